@@ -1,0 +1,100 @@
+/**
+ * The shape of a stream definition. A connector is data: the sync engine, the warehouse and the normalizer all
+ * interpret these objects, so adding a stream never means changing engine code.
+ */
+
+/** Column types a field can land in. Each maps to one DuckDB type (see `duckdbType`). */
+export type ScalarType =
+  | 'bigint'
+  | 'integer'
+  | 'double'
+  | `decimal(${number},${number})`
+  | 'text'
+  | 'boolean'
+  | 'timestamp'
+  | 'date'
+  | 'time'
+  | 'bigint[]'
+  | 'text[]'
+  | 'json';
+
+/**
+ * A field's type on the wire. Besides scalars:
+ * - `choice`: an `{id, value}` object, landing in two columns `<field>_id` (BIGINT) and `<field>` (TEXT);
+ * - `address`: an expanded address object, landing in prefixed columns (`home_address_city`, ...).
+ */
+export type FieldType = ScalarType | 'choice' | 'address';
+
+/** Where a stream's records live: account-wide, per event (`event_id` query parameter), or under a parent record. */
+export type StreamScope =
+  | 'account'
+  | 'event'
+  | {
+      /** The parent stream whose ids this stream is listed under (e.g. `data_lists`). */
+      parent: string;
+      /** The `{placeholder}` in `path` the parent id replaces. */
+      param: string;
+      /** The column the parent id is stored in on this stream's table. */
+      column: string;
+    };
+
+/** How the stream is read incrementally. */
+export type StreamKind =
+  /** An ordinary list endpoint, walked by keyset over `id`. */
+  | 'list'
+  /** The registration audit log: `start_time`/`end_time` windows, no id, append-only. */
+  | 'audit';
+
+export interface StreamDefinition {
+  readonly name: string;
+  /** Path relative to the base URL (which ends in `/v1`), may hold a `{placeholder}` for parent scopes. */
+  readonly path: string;
+  readonly scope: StreamScope;
+  readonly kind: StreamKind;
+  /** Primary key columns. */
+  readonly key: readonly string[];
+  /** Field usable as `search=<cursor>>=...` for incremental sync; null means snapshot the stream. */
+  readonly cursor: string | null;
+  /** Documented page maximum (the real service may grant less: the client trusts `_meta.perPage`). */
+  readonly maxPerPage: number;
+  /** Every field to request explicitly with `fields=` (default field sets are sparse), with its type. */
+  readonly fields: Readonly<Record<string, FieldType>>;
+  /** Related objects the endpoint accepts in `expand`, with their column type. Off unless configured. */
+  readonly expand?: Readonly<Record<string, FieldType>>;
+  /** Custom fields `c_<id>`: the stream whose records define them (id, name and type per definition). */
+  readonly customFields?: { readonly definitions: string };
+  /** Whether the facts page marks the path and shape as documented (true) or inferred (false). */
+  readonly verified: boolean;
+  /** One line for `evsync streams`. */
+  readonly description: string;
+}
+
+export function defineStream<const T extends StreamDefinition>(definition: T): T {
+  return definition;
+}
+
+/** A custom field discovered from a definitions stream (`c_<id>` columns). */
+export interface CustomField {
+  /** Physical column and API field name, `c_<id>`. */
+  readonly name: string;
+  /** Human label from the definition record (used by the readable views). */
+  readonly label: string;
+  /** `json` for choice-like fields (arrays of `{id, value}`), `text` otherwise. */
+  readonly type: ScalarType;
+}
+
+/**
+ * A stream as one run uses it: the catalogue definition with configuration overrides applied and the custom
+ * fields known at plan time.
+ */
+export interface ResolvedStream extends StreamDefinition {
+  /** The `expand` values this run requests (a subset of `expand`'s keys). Expanding caps pages at 200. */
+  readonly expandSelected: readonly string[];
+  readonly customFieldList: readonly CustomField[];
+}
+
+/** A value after normalization, ready for the warehouse. See `ScalarType` for which form each type takes. */
+export type NormalizedValue = string | number | boolean | null | readonly (string | number)[];
+
+/** One record normalized to physical column names. */
+export type NormalizedRow = Record<string, NormalizedValue>;
