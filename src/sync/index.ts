@@ -1,0 +1,4 @@
+export { formatTimestamp } from './clock.js';
+export { type PlanReport, planSync } from './plan-report.js';
+export { runSync } from './run.js';
+export type { ProgressEvent, StreamStats, SyncMode, SyncOptions, SyncResult, WalkMode } from './types.js';

@@ -1,0 +1,83 @@
+import type { ApiClient } from '../api/index.js';
+import type { Warehouse } from '../warehouse/index.js';
+import { LIST_CALL_CREDITS } from './plan.js';
+import { syncEngine } from './run.js';
+import type { SyncMode, SyncOptions } from './types.js';
+
+export interface PlanReport {
+  mode: SyncMode;
+  /** Whether the figures come from page-1 counts (true) or from the last runs' page counts (false). */
+  counted: boolean;
+  streams: Record<string, { items: number; calls: number; credits: number }>;
+  totalCalls: number;
+  totalCredits: number;
+  /** Rate-limit windows the credits need at the configured limit. */
+  windows: number;
+  /** Time to spend them: whole windows waited, plus the calls themselves at a typical pace. */
+  estimatedSeconds: number;
+  /** Credits spent by the plan itself (token and counting calls; their rows are kept, not wasted). */
+  spentCredits: number;
+  events: number;
+  /** Event-scoped streams cannot be priced before `events` has been synced once (without --count). */
+  warnings: string[];
+}
+
+/** Seconds a list call takes end to end, for the estimate only. */
+const TYPICAL_CALL_SECONDS = 0.25;
+
+/**
+ * What a sync would do and cost. Without `count` it spends nothing: items are priced from the page counts the last
+ * complete walks took (one page when unknown). With `count` it reads page 1 of every item (the call the sync would
+ * make first anyway), keeps those rows with their checkpoint, and prices the rest from the answers' counts.
+ */
+export async function planSync(
+  client: ApiClient,
+  warehouse: Warehouse,
+  options: SyncOptions & { count?: boolean },
+): Promise<PlanReport> {
+  const streams: PlanReport['streams'] = {};
+  const scopes = new Set<string>();
+  const result = await syncEngine(client, warehouse, options, {
+    execution: options.count ? 'count' : 'dry',
+    onItem: (item, firstPage) => {
+      const entry = streams[item.stream.name] ?? { items: 0, calls: 0, credits: 0 };
+      streams[item.stream.name] = entry;
+      entry.items += 1;
+      if (item.scope.key.startsWith('event:')) scopes.add(item.scope.key);
+      let calls = item.price / LIST_CALL_CREDITS;
+      if (firstPage?.totalCount != null) {
+        const perPage = Math.max(1, firstPage.perPage ?? item.stream.maxPerPage);
+        // The first page is already paid for: what remains is the rest of the walk.
+        calls = Math.max(0, Math.ceil(firstPage.totalCount / perPage) - 1);
+      }
+      entry.calls += calls;
+      entry.credits += calls * LIST_CALL_CREDITS;
+    },
+  });
+  const totalCalls = Object.values(streams).reduce((n, s) => n + s.calls, 0);
+  const totalCredits = totalCalls * LIST_CALL_CREDITS;
+  const ledger = client.ledger.snapshot();
+  const windowSeconds = (ledger.windowMs ?? 600_000) / 1000;
+  const available = Math.max(0, ledger.remaining);
+  const beyond = Math.max(0, totalCredits - available);
+  const windows = Math.max(1, Math.ceil(totalCredits / Math.max(1, ledger.limit)));
+  const waitWindows = Math.ceil(beyond / Math.max(1, ledger.limit));
+  const concurrency = Math.max(1, options.concurrency ?? 2);
+  const estimatedSeconds = Math.round(waitWindows * windowSeconds + (totalCalls * TYPICAL_CALL_SECONDS) / concurrency);
+  const warnings: string[] = [];
+  const eventScoped = Object.keys(streams).some((name) => name !== 'events' && scopes.size === 0);
+  if (!options.count && eventScoped && scopes.size === 0)
+    warnings.push('no events are known yet: event-scoped streams are not priced (run `evsync plan --count` or a sync)');
+  return {
+    mode: options.mode,
+    counted: options.count === true,
+    streams,
+    totalCalls,
+    totalCredits,
+    windows,
+    estimatedSeconds,
+    spentCredits: result.credits.total,
+    events: scopes.size,
+    warnings,
+  };
+}

@@ -1,0 +1,180 @@
+import type { ResolvedStream } from '../../connectors/types.js';
+import type { CursorState, ScopeRef } from '../warehouse/index.js';
+import { hoursBetween, parseTimestampUtc } from './clock.js';
+import { sweepScopeKey } from './scope.js';
+import type { SyncMode, WalkMode } from './types.js';
+import type { WorkItem } from './work-item.js';
+
+/** What the planner knows about an event scope (from the `events` table). */
+export interface EventInfo {
+  id: number;
+  status: string | null;
+  startDate: string | null;
+  endDate: string | null;
+  createdAt: string | null;
+}
+
+export interface PlanContext {
+  mode: SyncMode;
+  signpost: string;
+  now: Date;
+  cursors: ReadonlyMap<string, CursorState>;
+  /** When this run finishes an earlier partial run: scopes that run completed are not walked again. */
+  resumedStartedAt: Date | null;
+  snapshotEveryHours: number;
+  pastEventDays: number;
+  pastEventPollHours: number;
+  auditStart: 'event-created' | string;
+}
+
+export const LIST_CALL_CREDITS = 10;
+
+export function cursorId(stream: string, scope: string): string {
+  return `${stream}|${scope}`;
+}
+
+/** Cursor timestamps are written by the warehouse in UTC record format; tolerate ISO too. */
+function completedAt(cursor: CursorState): Date {
+  return /[zZ]|[+-]\d\d:?\d\d$/.test(cursor.updatedAt)
+    ? new Date(cursor.updatedAt)
+    : parseTimestampUtc(cursor.updatedAt);
+}
+
+function isPastEvent(event: EventInfo | undefined, ctx: PlanContext): boolean {
+  if (!event?.endDate) return false;
+  const ended = parseTimestampUtc(event.endDate.length === 10 ? `${event.endDate} 23:59:59` : event.endDate);
+  return (ctx.now.getTime() - ended.getTime()) / 86_400_000 > ctx.pastEventDays;
+}
+
+/** Live and upcoming events first, then the most recent past ones. */
+export function eventRank(event: EventInfo | undefined, ctx: PlanContext): number {
+  if (!event) return 0;
+  const today = ctx.now.toISOString().slice(0, 10);
+  const upcoming = event.status === 'live' || (event.startDate !== null && event.startDate.slice(0, 10) >= today);
+  if (upcoming) return 0;
+  return isPastEvent(event, ctx) ? 2 : 1;
+}
+
+const MODE_RANK: Record<WalkMode, number> = { incremental: 0, audit: 0, backfill: 1, snapshot: 1, sweep: 3 };
+
+function price(pages: number | null | undefined): number {
+  return LIST_CALL_CREDITS * Math.max(1, pages ?? 1);
+}
+
+/**
+ * The item for one stream and scope, or null when there is nothing to do (already done by the run this one
+ * resumes, a snapshot or a past event not yet due, or an empty window).
+ */
+export function planItem(
+  stream: ResolvedStream,
+  scope: ScopeRef,
+  ctx: PlanContext,
+  extra: { event?: EventInfo; customFieldNames?: readonly string[] } = {},
+): WorkItem | null {
+  const cursor = ctx.cursors.get(cursorId(stream.name, scope.key)) ?? null;
+  const open = cursor?.walk ?? null;
+  const resumedDone =
+    ctx.resumedStartedAt !== null && cursor !== null && !open && completedAt(cursor) >= ctx.resumedStartedAt;
+  if (resumedDone) return null;
+
+  const base = {
+    stream,
+    scope,
+    cursorKey: scope.key,
+    to: ctx.signpost,
+    previous: cursor,
+    customFieldNames: extra.customFieldNames,
+  };
+  const rank = eventRank(extra.event, ctx);
+
+  if (open) {
+    // An earlier run stopped inside this walk: finish it, in its own window.
+    return {
+      ...base,
+      mode: open.mode,
+      from: open.from,
+      to: open.to ?? ctx.signpost,
+      resume: open,
+      price: price(1),
+      priority: MODE_RANK[open.mode] * 10 + rank,
+    };
+  }
+
+  const incrementalTier = ctx.mode === 'incremental' && cursor !== null;
+  if (incrementalTier && rank === 2 && hoursBetween(cursor.updatedAt, ctx.now) < ctx.pastEventPollHours) return null;
+
+  if (stream.kind === 'audit') {
+    const start =
+      ctx.mode === 'incremental' && cursor?.watermark
+        ? cursor.watermark
+        : ctx.auditStart === 'event-created'
+          ? (extra.event?.createdAt ?? '2000-01-01 00:00:00')
+          : ctx.auditStart;
+    if (start >= ctx.signpost) return null;
+    return { ...base, mode: 'audit', from: start, resume: null, price: price(1), priority: rank };
+  }
+
+  if (!stream.cursor) {
+    const fresh =
+      ctx.mode === 'incremental' &&
+      cursor?.lastSweepAt != null &&
+      hoursBetween(cursor.lastSweepAt, ctx.now) < ctx.snapshotEveryHours;
+    if (fresh) return null;
+    return {
+      ...base,
+      mode: 'snapshot',
+      from: null,
+      resume: null,
+      price: price(cursor?.lastPages),
+      priority: 10 + rank,
+    };
+  }
+
+  if (ctx.mode === 'incremental' && cursor?.watermark) {
+    if (cursor.watermark >= ctx.signpost) return null;
+    return { ...base, mode: 'incremental', from: cursor.watermark, resume: null, price: price(1), priority: rank };
+  }
+  return {
+    ...base,
+    mode: 'backfill',
+    from: null,
+    resume: null,
+    price: price(cursor?.lastPages),
+    priority: 10 + rank,
+  };
+}
+
+/** A delete sweep of a cursor stream's scope, or null when not due. */
+export function planSweep(
+  stream: ResolvedStream,
+  scope: ScopeRef,
+  ctx: PlanContext,
+  policy: { force: boolean; everyHours: number },
+  event?: EventInfo,
+): WorkItem | null {
+  if (!stream.cursor || stream.kind !== 'list' || stream.key.length !== 1 || stream.key[0] !== 'id') return null;
+  const key = sweepScopeKey(scope);
+  const cursor = ctx.cursors.get(cursorId(stream.name, key)) ?? null;
+  const open = cursor?.walk ?? null;
+  if (!open) {
+    const due = policy.force || !cursor?.lastSweepAt || hoursBetween(cursor.lastSweepAt, ctx.now) >= policy.everyHours;
+    if (!due) return null;
+    if (ctx.resumedStartedAt !== null && cursor !== null && completedAt(cursor) >= ctx.resumedStartedAt) return null;
+  }
+  return {
+    stream,
+    scope,
+    mode: 'sweep',
+    cursorKey: key,
+    from: null,
+    to: ctx.signpost,
+    resume: open,
+    previous: cursor,
+    price: price(cursor?.lastPages),
+    priority: 30 + eventRank(event, ctx),
+  };
+}
+
+export function byPriority(a: WorkItem, b: WorkItem): number {
+  return a.priority - b.priority;
+}

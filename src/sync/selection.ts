@@ -1,0 +1,51 @@
+import { getStream, selectStreams } from '../../connectors/index.js';
+import type { StreamDefinition } from '../../connectors/types.js';
+
+/**
+ * The streams a run walks, in dependency order. A selection pulls in what it cannot run without: `events` for the
+ * event scopes, the parent of a parent-scoped stream, and the definitions of custom fields (so `c_<id>` columns
+ * are requested by name: default field sets never include them).
+ */
+export interface Selection {
+  /** Streams the user asked for. */
+  requested: StreamDefinition[];
+  /** Account-scoped streams (events first): they give the scopes of everything else. */
+  accountPhase: StreamDefinition[];
+  /** Event-scoped custom-field definitions and parent-scoped streams. */
+  dependentPhase: StreamDefinition[];
+  /** Everything else event-scoped. */
+  eventPhase: StreamDefinition[];
+  /** Streams added only because a requested one needs them. */
+  implied: string[];
+}
+
+function isEventScoped(s: StreamDefinition): boolean {
+  return s.scope === 'event';
+}
+
+export function resolveSelection(spec: string, options: { customFields: boolean }): Selection {
+  const requested = selectStreams(spec);
+  const names = new Set(requested.map((s) => s.name));
+  const implied: string[] = [];
+  const add = (name: string) => {
+    if (!names.has(name)) {
+      names.add(name);
+      implied.push(name);
+    }
+  };
+  for (const s of requested) {
+    if (s.scope === 'event') add('events');
+    if (typeof s.scope === 'object') add(s.scope.parent);
+    if (options.customFields && s.customFields) add(s.customFields.definitions);
+  }
+  const all = [...names].map((n) => getStream(n));
+  const definitionNames = new Set(all.flatMap((s) => (s.customFields ? [s.customFields.definitions] : [])));
+  const accountPhase = all
+    .filter((s) => s.scope === 'account')
+    .sort((a, b) => Number(b.name === 'events') - Number(a.name === 'events'));
+  const dependentPhase = all.filter(
+    (s) => typeof s.scope === 'object' || (isEventScoped(s) && definitionNames.has(s.name)),
+  );
+  const eventPhase = all.filter((s) => isEventScoped(s) && !definitionNames.has(s.name));
+  return { requested, accountPhase, dependentPhase, eventPhase, implied };
+}

@@ -1,0 +1,87 @@
+import type { StreamOverride } from '../../connectors/index.js';
+
+export type SyncMode = 'incremental' | 'backfill';
+
+/** What a sync should do. Everything has a default except the mode. */
+export interface SyncOptions {
+  mode: SyncMode;
+  /** 'core' | 'all' | a comma list of stream names. Default 'core'. */
+  streams?: string;
+  /** Only these event ids (event-scoped streams). */
+  events?: readonly number[];
+  /** Only events whose `status` is one of these. */
+  eventStatus?: readonly string[];
+  /** Only events starting on or after / before these dates (`YYYY-MM-DD`). */
+  eventsFrom?: string;
+  eventsTo?: string;
+  /** Run delete sweeps: true = every cursor stream now; 'auto' = when due and credits are spare; false = never. */
+  deletes?: boolean | 'auto';
+  /** Work items in flight at once. Default 2. */
+  concurrency?: number;
+  /** The signpost is the server's time minus this many seconds. Default 5. */
+  lagSeconds?: number;
+  /** IANA zone the service writes record timestamps in (only `expires_at` is documented as UTC). Default UTC. */
+  recordTimezone?: string;
+  /** Per-stream path, page cap and expand overrides (from evsync.config.json). */
+  overrides?: Readonly<Record<string, StreamOverride>>;
+  /** Snapshot streams (no cursor) are re-read when their last snapshot is older than this. 0 = every run. */
+  snapshotEveryHours?: number;
+  /** Delete sweeps in 'auto' mode run when the last one is older than this. */
+  sweepEveryHours?: number;
+  /** Events that ended more than `pastEventDays` ago are polled at most every `pastEventPollHours`. */
+  pastEventDays?: number;
+  pastEventPollHours?: number;
+  /** Where the audit log starts for an event never read before: its `created_at` (default) or a timestamp. */
+  auditStart?: 'event-created' | string;
+  /** Sync the custom-field definition streams the selected streams need (default true). */
+  customFields?: boolean;
+  /** Stop after the page in flight (clean shutdown). */
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+export type ProgressEvent =
+  | { type: 'plan'; items: number; streams: string[]; events: number }
+  | { type: 'item-start'; stream: string; scope: string; mode: WalkMode }
+  | {
+      type: 'page';
+      stream: string;
+      scope: string;
+      pages: number;
+      rows: number;
+      totalCount: number | null;
+      perPage: number | null;
+    }
+  | { type: 'item-done'; stream: string; scope: string; pages: number; rows: number; deleted: number }
+  | { type: 'item-failed'; stream: string; scope: string; error: string };
+
+export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'audit';
+
+export interface StreamStats {
+  inserted: number;
+  updated: number;
+  deleted: number;
+  rejected: number;
+  pages: number;
+  errors?: string[];
+}
+
+export interface SyncResult {
+  runId: string;
+  status: 'done' | 'partial' | 'failed';
+  /** Why the run is partial: the run budget, the max wait, or a stop request. */
+  reason: string | null;
+  signpost: string;
+  /** The earlier run this one finished, if it resumed one. */
+  resumed: string | null;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  credits: { list: number; other: number; token: number; total: number };
+  requests: number;
+  waitsMs: number;
+  rejected429: number;
+  streams: Record<string, StreamStats>;
+  items: { total: number; done: number; skipped: number; failed: number; pending: number };
+  errors: string[];
+}
