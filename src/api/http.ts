@@ -1,0 +1,115 @@
+import type { Dispatcher } from 'undici';
+
+export interface ExchangeRequest {
+  origin: string;
+  /** Absolute path on the origin, query included. */
+  path: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  headers: Record<string, string>;
+  body?: string | undefined;
+  headersMs: number;
+  bodyMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface Exchange {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  sentAt: number;
+  receivedAt: number;
+}
+
+/** Our own timeout fired (distinct from the caller's abort, which is never retried). */
+export class ExchangeTimeout extends Error {
+  constructor(readonly phase: 'headers' | 'body') {
+    super(`no ${phase === 'headers' ? 'response headers' : 'complete body'} in time`);
+    this.name = 'ExchangeTimeout';
+  }
+}
+
+/**
+ * One HTTP exchange, body read in full (`JSON.parse(await body.text())` later is the fast path). Headers and body
+ * each get their own timer, run here rather than by undici's options so they behave the same on any Dispatcher
+ * (MockAgent included) and fire on time. On every error path the body is consumed or destroyed, so no keep-alive
+ * socket is left holding a half-read response.
+ */
+export async function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<Exchange> {
+  const controller = new AbortController();
+  let timedOut: ExchangeTimeout | null = null;
+  const onCallerAbort = () => controller.abort(req.signal?.reason);
+  if (req.signal?.aborted) throw req.signal.reason;
+  req.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const arm = (phase: 'headers' | 'body', ms: number) =>
+    setTimeout(() => {
+      timedOut = new ExchangeTimeout(phase);
+      controller.abort(timedOut);
+    }, ms);
+
+  const sentAt = Date.now();
+  let timer = arm('headers', req.headersMs);
+  let response: Dispatcher.ResponseData | undefined;
+  try {
+    response = await dispatcher.request({
+      origin: req.origin,
+      path: req.path,
+      method: req.method,
+      headers: req.headers,
+      body: req.body ?? null,
+      signal: controller.signal,
+      // Ours fire first; these stay as a safety net for a Dispatcher that ignores the signal.
+      headersTimeout: req.headersMs + 1000,
+      bodyTimeout: req.bodyMs + 1000,
+    });
+    clearTimeout(timer);
+    timer = arm('body', req.bodyMs);
+    const text = await response.body.text();
+    return { status: response.statusCode, headers: response.headers, text, sentAt, receivedAt: Date.now() };
+  } catch (err) {
+    if (response && !response.body.destroyed) response.body.destroy();
+    throw timedOut ?? (req.signal?.aborted ? req.signal.reason : err);
+  } finally {
+    clearTimeout(timer);
+    req.signal?.removeEventListener('abort', onCallerAbort);
+  }
+}
+
+/** Codes of failures that happen before the request leaves this machine: safe to retry even for a POST. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+export function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  // undici nests the system error (`cause`) under its own.
+  for (let depth = 0; depth < 3 && e && typeof e === 'object'; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  const top = (err as { code?: unknown } | null)?.code;
+  return typeof top === 'string' ? top : undefined;
+}
+
+export function failedBeforeSending(err: unknown): boolean {
+  const code = errorCode(err);
+  return code !== undefined && NOT_SENT_CODES.has(code);
+}
+
+/** One header as a string (undici gives arrays for repeated headers). */
+export function header(headers: Exchange['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** An integer header, or undefined when absent or not an integer. */
+export function intHeader(headers: Exchange['headers'], name: string): number | undefined {
+  const v = header(headers, name);
+  if (v === undefined || !/^\s*-?\d+(\.\d+)?\s*$/.test(v)) return undefined;
+  return Number(v);
+}

@@ -1,0 +1,47 @@
+/** The API client layer: public surface. */
+export { ApiClient } from './client.js';
+export { formatApiTimestamp, parseApiTimestamp, parseHttpDate } from './clock.js';
+export { type Credentials, credentialsFromEnv, encodeCredentials, urlencodeRfc1738 } from './credentials.js';
+export {
+  ApiError,
+  type ApiErrorInit,
+  ApiUsageError,
+  BudgetExhaustedError,
+  type BudgetReason,
+  CredentialsRejectedError,
+  EvsyncApiError,
+  ForbiddenError,
+  MalformedResponseError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  TimeoutError,
+  UnauthorizedError,
+  ValidationError,
+} from './errors.js';
+export {
+  type CreditKind,
+  CreditLedger,
+  costOf,
+  type LedgerSnapshot,
+  LIST_COST,
+  OTHER_COST,
+  type WaitEvent,
+} from './ledger.js';
+export { idOf } from './pagination.js';
+export { type ListQuery, MAX_IDS } from './query.js';
+export { redact } from './redact.js';
+export type {
+  ApiClientEvents,
+  CallOptions,
+  ClientOptions,
+  ClientStats,
+  KeysetPage,
+  KeysetQuery,
+  ListPage,
+  PageMeta,
+  RequestEvent,
+  RetryEvent,
+  SendOptions,
+  TokenEvent,
+} from './types.js';

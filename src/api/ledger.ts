@@ -1,0 +1,489 @@
+import { EventEmitter } from 'node:events';
+import { BudgetExhaustedError } from './errors.js';
+
+/** What a call is charged as: list calls cost 10 credits, everything else (the token call too) 1. */
+export type CreditKind = 'list' | 'other' | 'token';
+export const LIST_COST = 10;
+export const OTHER_COST = 1;
+export function costOf(kind: CreditKind): number {
+  return kind === 'list' ? LIST_COST : OTHER_COST;
+}
+
+/** A `X-Rate-Limit-Reset` beyond this is absurd and ignored (the configured window is used instead). */
+const MAX_RESET_SECONDS = 86_400;
+/** A 429 that says "reset in 0 s" still gets this pause, so a confused server cannot make us spin. */
+const MIN_429_PAUSE_MS = 50;
+
+export interface LedgerOptions {
+  limit: number;
+  windowMs: number;
+  reserveCredits?: number;
+  runBudget?: number | null;
+  now?: () => number;
+}
+
+export interface RateLimitHeaders {
+  limit?: number | undefined;
+  remaining?: number | undefined;
+  resetSeconds?: number | undefined;
+}
+
+/** Credits held for one call from before it is sent until its answer (or its refund). */
+export interface Reservation {
+  readonly id: number;
+  readonly cost: number;
+  readonly kind: CreditKind;
+  /** The ledger window it was charged to; an answer to an older window's call cannot lower this window's count. */
+  windowId: number;
+  /** Cost of this window's answers received before it was sent: those calls were surely processed before it. */
+  answeredAtSend: number;
+  open: boolean;
+}
+
+export interface LedgerSnapshot {
+  limit: number;
+  /** Credits this process may still spend in the window without waiting: after in-flight calls and the reserve. */
+  remaining: number;
+  /** Estimated window reset (server-rounded seconds tightened over answers); null before the first call. */
+  resetAt: Date | null;
+  spent: { list: number; other: number; token: number };
+  waitedMs: number;
+  rejected429: number;
+  runBudgetLeft: number | null;
+  /** Credits reserved by calls not answered yet. */
+  inFlight: number;
+  windowMs: number;
+}
+
+export interface WaitEvent {
+  ms: number;
+  until: Date;
+  reason: 'window' | '429';
+}
+
+export interface AcquireOptions {
+  method: string;
+  path: string;
+  signal?: AbortSignal | undefined;
+  /** How much longer this call may wait for a window reset; Infinity when unbounded. */
+  maxWaitMs?: number;
+  /** Jump the queue (the token call: every queued call needs it). */
+  priority?: boolean;
+}
+
+interface Waiter {
+  cost: number;
+  kind: CreditKind;
+  opts: AcquireOptions;
+  deadline: number;
+  resolve: (r: Reservation) => void;
+  reject: (e: unknown) => void;
+  cleanup: () => void;
+}
+
+type LedgerEvents = { wait: [WaitEvent]; update: [] };
+
+/**
+ * The credit ledger of one credential. Credits are reserved before a call is sent, so concurrent calls never
+ * overshoot; each answer's `X-Rate-Limit-*` headers then correct the count, because another process may share the
+ * credential and the server's window is the truth.
+ *
+ * `remaining` here is the server's remaining minus our unanswered calls. An answer's Remaining R says how many were
+ * left after that call; our calls still unanswered may or may not be in it, so the truth lies in [R - U, R] where U
+ * bounds the cost of our calls possibly processed after it. The count is clamped into that interval: exact when the
+ * process is alone, lowered when someone else spends, raised when the server charged less or its window rolled.
+ */
+export class CreditLedger extends EventEmitter<LedgerEvents> {
+  limit: number;
+  readonly windowMs: number;
+  readonly reserveCredits: number;
+  readonly runBudget: number | null;
+  private readonly now: () => number;
+
+  private remaining: number;
+  private resetAt: number | null = null;
+  /** Whether resetAt came from a Reset header (tighten by min) or is a fallback guess (replace by the first header). */
+  private resetFromHeader = false;
+  private windowId = 0;
+  private reservedInWindow = 0;
+  private answeredInWindow = 0;
+  private readonly inflight = new Set<Reservation>();
+  private readonly spentBy = { list: 0, other: 0, token: 0 };
+  private waited = 0;
+  private waitingSince: number | null = null;
+  private announcedUntil: number | null = null;
+  private blockReason: 'window' | '429' = 'window';
+  private rejected = 0;
+  private waiters: Waiter[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private nextId = 1;
+
+  constructor(options: LedgerOptions) {
+    super();
+    if (!(options.limit > 0) || !(options.windowMs > 0))
+      throw new RangeError('rateLimit: limit and windowMs must be > 0');
+    this.limit = options.limit;
+    this.windowMs = options.windowMs;
+    this.reserveCredits = Math.max(0, options.reserveCredits ?? 0);
+    this.runBudget = options.runBudget ?? null;
+    this.now = options.now ?? Date.now;
+    this.remaining = this.limit;
+  }
+
+  get spentTotal(): number {
+    return this.spentBy.list + this.spentBy.other + this.spentBy.token;
+  }
+
+  get rejected429(): number {
+    return this.rejected;
+  }
+
+  snapshot(): LedgerSnapshot {
+    this.roll();
+    const now = this.now();
+    let inFlight = 0;
+    for (const r of this.inflight) inFlight += r.cost;
+    return {
+      limit: this.limit,
+      remaining: Math.max(0, this.remaining - this.reserveCredits),
+      resetAt: this.resetAt === null ? null : new Date(this.resetAt),
+      spent: { ...this.spentBy },
+      waitedMs: this.waited + (this.waitingSince === null ? 0 : now - this.waitingSince),
+      rejected429: this.rejected,
+      runBudgetLeft: this.runBudget === null ? null : Math.max(0, this.runBudget - this.spentTotal),
+      inFlight,
+      windowMs: this.windowMs,
+    };
+  }
+
+  /**
+   * Reserves the credits for one call, waiting for the window to reset when they do not fit. Rejects with
+   * BudgetExhaustedError when the run budget would be exceeded or the reset is further away than `maxWaitMs`.
+   */
+  acquire(kind: CreditKind, opts: AcquireOptions): Promise<Reservation> {
+    const cost = costOf(kind);
+    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
+    this.roll();
+    const refusal = this.refusal(cost, opts);
+    if (refusal) return Promise.reject(refusal);
+    if ((opts.priority || this.waiters.length === 0) && this.fits(cost)) return Promise.resolve(this.grant(kind));
+
+    const now = this.now();
+    const until = this.resetAt ?? now + this.windowMs;
+    const maxWait = opts.maxWaitMs ?? Number.POSITIVE_INFINITY;
+    if (until - now > maxWait) return Promise.reject(this.maxWaitError(cost, opts, until));
+
+    return new Promise<Reservation>((resolve, reject) => {
+      const deadline = now + maxWait;
+      let deadlineTimer: NodeJS.Timeout | null = null;
+      const onAbort = () => {
+        this.dropWaiter(waiter);
+        reject(opts.signal?.reason);
+      };
+      const waiter: Waiter = {
+        cost,
+        kind,
+        opts,
+        deadline,
+        resolve,
+        reject,
+        cleanup: () => {
+          opts.signal?.removeEventListener('abort', onAbort);
+          if (deadlineTimer) clearTimeout(deadlineTimer);
+        },
+      };
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      if (Number.isFinite(deadline)) {
+        // Backstop: the reset estimate may move past the deadline without any answer arriving to notice it.
+        deadlineTimer = setTimeout(
+          () => {
+            if (!this.waiters.includes(waiter)) return;
+            this.dropWaiter(waiter);
+            reject(this.maxWaitError(cost, opts, this.resetAt ?? this.now() + this.windowMs));
+          },
+          Math.max(0, deadline - now),
+        );
+      }
+      if (opts.priority) this.waiters.unshift(waiter);
+      else this.waiters.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** Records the moment a reserved call is actually dispatched (it may have waited for a token meanwhile). */
+  markSent(r: Reservation): void {
+    r.answeredAtSend = r.windowId === this.windowId ? this.answeredInWindow : 0;
+  }
+
+  /** Gives the credits back: the call never reached the server (aborted, refused connection, no token). */
+  release(r: Reservation): void {
+    if (!r.open) return;
+    r.open = false;
+    this.inflight.delete(r);
+    this.spentBy[r.kind] -= r.cost;
+    this.remaining += r.cost;
+    this.reservedInWindow -= r.cost;
+    this.pump();
+  }
+
+  /** An answer arrived (any status but 429): correct the count from its headers. */
+  settle(r: Reservation, h: RateLimitHeaders, receivedAt: number): void {
+    this.applyAnswer(r, h, receivedAt);
+    this.pump();
+  }
+
+  /**
+   * A 429: nothing more may be sent until the reset it announces (or, without a usable header, `fallbackMs`).
+   * The rejected call is not counted as spent (the server refuses before charging). Returns the instant to wait for.
+   */
+  rateLimited(r: Reservation, h: RateLimitHeaders, receivedAt: number, fallbackMs: number): Date {
+    this.applyAnswer(r, h, receivedAt);
+    this.spentBy[r.kind] -= r.cost;
+    this.rejected += 1;
+    this.remaining = Math.min(this.remaining, 0);
+    const s = validReset(h.resetSeconds);
+    this.resetAt = s === null ? this.now() + fallbackMs : receivedAt + Math.max(s * 1000, MIN_429_PAUSE_MS);
+    this.resetFromHeader = s !== null;
+    this.blockReason = '429';
+    this.announcedUntil = null;
+    this.pump();
+    return new Date(this.resetAt);
+  }
+
+  /** Stops timers and fails queued calls; for client shutdown. */
+  close(reason: unknown): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) {
+      w.cleanup();
+      w.reject(reason);
+    }
+    this.endWaiting();
+  }
+
+  private applyAnswer(r: Reservation, h: RateLimitHeaders, receivedAt: number): void {
+    if (!r.open) return;
+    r.open = false;
+    this.inflight.delete(r);
+    const current = r.windowId === this.windowId;
+    if (current) this.answeredInWindow += r.cost;
+    if (h.limit !== undefined && Number.isInteger(h.limit) && h.limit > 0) this.limit = h.limit;
+    const s = validReset(h.resetSeconds);
+    const candidate = s === null ? null : receivedAt + s * 1000;
+
+    const R = h.remaining;
+    if (R !== undefined && Number.isFinite(R) && R >= 0) {
+      // Calls of ours that the server may have processed after this one (not counted in R yet).
+      const base = current ? r.answeredAtSend : 0;
+      const uMax = Math.max(0, this.reservedInWindow - base - r.cost);
+      if (R - uMax > this.remaining) {
+        // More credits than our bookkeeping allows: the window rolled on the server's side, or it charged less.
+        const serverRolled =
+          candidate !== null &&
+          this.resetAt !== null &&
+          this.resetFromHeader &&
+          candidate > this.resetAt + this.windowMs / 2;
+        if (serverRolled) {
+          this.startWindow(candidate, true);
+          this.remaining = R - this.inflightCost();
+        } else {
+          this.remaining = R - uMax;
+        }
+      } else if (current && R < this.remaining) {
+        // Fewer than we think: another process is spending on this credential.
+        this.remaining = R;
+      }
+    }
+    // An older window's answer may carry that window's reset: only this window's answers tighten the estimate.
+    if (candidate !== null && r.windowId === this.windowId) {
+      if (this.resetAt === null || !this.resetFromHeader || candidate < this.resetAt) this.resetAt = candidate;
+      this.resetFromHeader = true;
+    }
+    this.emit('update');
+  }
+
+  private inflightCost(): number {
+    let sum = 0;
+    for (const r of this.inflight) sum += r.cost;
+    return sum;
+  }
+
+  /** Opens a new window. Calls still in flight are charged to it: the server may process them after its reset. */
+  private startWindow(resetAt: number | null, fromHeader: boolean): void {
+    this.windowId += 1;
+    this.resetAt = resetAt;
+    this.resetFromHeader = fromHeader && resetAt !== null;
+    const carried = this.inflightCost();
+    this.remaining = this.limit - carried;
+    this.reservedInWindow = carried;
+    this.answeredInWindow = 0;
+    this.blockReason = 'window';
+    this.announcedUntil = null;
+  }
+
+  /** Time-based rollover: the estimate is never early when the server rounds Reset up, so past it, credits are back. */
+  private roll(): void {
+    if (this.resetAt === null || this.now() < this.resetAt) return;
+    // The next reset is unknown until an answer says: set on the first grant (an upper bound) or by a header.
+    this.startWindow(null, false);
+    this.emit('update');
+  }
+
+  private fits(cost: number): boolean {
+    return this.remaining - this.reserveCredits >= cost;
+  }
+
+  private refusal(cost: number, opts: AcquireOptions): BudgetExhaustedError | null {
+    if (this.runBudget !== null && this.spentTotal + cost > this.runBudget) {
+      const left = Math.max(0, this.runBudget - this.spentTotal);
+      return new BudgetExhaustedError(
+        `run budget of ${this.runBudget} credits reached (${left} left, the call needs ${cost})`,
+        {
+          method: opts.method,
+          path: opts.path,
+          reason: 'run-budget',
+          resetAt: this.resetAt === null ? null : new Date(this.resetAt),
+          needed: cost,
+          remaining: left,
+        },
+      );
+    }
+    if (cost > this.limit - this.reserveCredits) {
+      return new BudgetExhaustedError(
+        `a call costing ${cost} credits never fits a window of ${this.limit} minus a reserve of ${this.reserveCredits}`,
+        {
+          method: opts.method,
+          path: opts.path,
+          reason: 'max-wait',
+          resetAt: null,
+          needed: cost,
+          remaining: Math.max(0, this.remaining - this.reserveCredits),
+        },
+      );
+    }
+    return null;
+  }
+
+  private maxWaitError(cost: number, opts: AcquireOptions, until: number): BudgetExhaustedError {
+    const seconds = Math.ceil((until - this.now()) / 1000);
+    return new BudgetExhaustedError(
+      `rate-limit window resets in ${seconds}s, beyond the allowed wait; ${cost} credits needed, ${Math.max(0, Math.floor(this.remaining - this.reserveCredits))} usable`,
+      {
+        method: opts.method,
+        path: opts.path,
+        reason: 'max-wait',
+        resetAt: new Date(until),
+        needed: cost,
+        remaining: Math.max(0, this.remaining - this.reserveCredits),
+      },
+    );
+  }
+
+  private grant(kind: CreditKind): Reservation {
+    const cost = costOf(kind);
+    const now = this.now();
+    this.remaining -= cost;
+    this.reservedInWindow += cost;
+    this.spentBy[kind] += cost;
+    if (this.resetAt === null) {
+      // The window began at or before now, so it resets by now + windowMs at the latest.
+      this.resetAt = now + this.windowMs;
+      this.resetFromHeader = false;
+    }
+    const r: Reservation = {
+      id: this.nextId++,
+      cost,
+      kind,
+      windowId: this.windowId,
+      answeredAtSend: this.answeredInWindow,
+      open: true,
+    };
+    this.inflight.add(r);
+    this.emit('update');
+    return r;
+  }
+
+  private dropWaiter(w: Waiter): void {
+    const i = this.waiters.indexOf(w);
+    if (i >= 0) this.waiters.splice(i, 1);
+    w.cleanup();
+    if (this.waiters.length === 0) this.endWaiting();
+    this.pump();
+  }
+
+  /** Serves queued calls in order while they fit (FIFO, so small calls cannot starve a list call). */
+  private pump(): void {
+    this.roll();
+    while (this.waiters.length > 0) {
+      const w = this.waiters[0]!;
+      const refusal = this.refusal(w.cost, w.opts);
+      if (refusal) {
+        this.waiters.shift();
+        w.cleanup();
+        w.reject(refusal);
+        continue;
+      }
+      if (!this.fits(w.cost)) break;
+      this.waiters.shift();
+      w.cleanup();
+      w.resolve(this.grant(w.kind));
+    }
+    if (this.resetAt !== null) {
+      const resetAt = this.resetAt;
+      for (const w of [...this.waiters]) {
+        if (resetAt > w.deadline) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.cleanup();
+          w.reject(this.maxWaitError(w.cost, w.opts, resetAt));
+        }
+      }
+    }
+    if (this.waiters.length === 0) {
+      this.endWaiting();
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      return;
+    }
+    this.beginWaiting();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    const now = this.now();
+    if (this.resetAt === null) this.resetAt = now + this.windowMs;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.pump();
+      },
+      Math.max(0, this.resetAt - now) + 1,
+    );
+  }
+
+  private beginWaiting(): void {
+    const now = this.now();
+    if (this.waitingSince === null) this.waitingSince = now;
+    if (this.resetAt !== null && this.announcedUntil !== this.resetAt) {
+      this.announcedUntil = this.resetAt;
+      this.emit('wait', {
+        ms: Math.max(0, this.resetAt - now),
+        until: new Date(this.resetAt),
+        reason: this.blockReason,
+      });
+    }
+  }
+
+  private endWaiting(): void {
+    if (this.waitingSince !== null) this.waited += this.now() - this.waitingSince;
+    this.waitingSince = null;
+    this.announcedUntil = null;
+  }
+}
+
+function validReset(seconds: number | undefined): number | null {
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0 || seconds > MAX_RESET_SECONDS) return null;
+  return seconds;
+}
