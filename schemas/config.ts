@@ -1,0 +1,135 @@
+/**
+ * `evsync.config.json`: everything about a deployment that is not a secret. Strict: an unknown key is an error (a
+ * typo must not silently fall back to a default), and every message says what was expected so the CLI can print
+ * `evsync.config.json: streams.registrants.maxPerPage: expected a positive integer`.
+ *
+ * Secrets are never read from this file (it gets committed and copied): the client secret and the pre-encoded
+ * credentials come from the environment only, and the CLI refuses a file that holds one.
+ */
+import { z } from 'zod';
+
+const positiveInt = (what = 'a positive integer') => {
+  const error = `expected ${what}`;
+  return z.number({ error }).int({ error }).positive({ error });
+};
+
+const nonNegativeInt = () => {
+  const error = 'expected an integer >= 0';
+  return z.number({ error }).int({ error }).min(0, { error });
+};
+
+const nonNegativeNumber = () => {
+  const error = 'expected a number >= 0';
+  return z.number({ error }).min(0, { error });
+};
+
+/** `90s`, `15m`, `1h`, `1h30m`, `500ms`, or `0`. Returns milliseconds, or null when the text is not a duration. */
+export function parseDuration(text: string): number | null {
+  const t = text.trim().toLowerCase();
+  if (t === '0') return 0;
+  if (!/^(\d+(\.\d+)?(ms|h|m|s))+$/.test(t)) return null;
+  let total = 0;
+  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)) {
+    const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
+    total += Number(n) * factor;
+  }
+  return Math.round(total);
+}
+
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The service's base URL always ends in `/v1` (real: https://api.swoogo.com/api/v1). */
+export function baseUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'expected an absolute http(s) URL ending in /v1';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'expected an http(s) URL ending in /v1';
+  if (!/\/v1\/?$/.test(url.pathname)) return `must end in /v1 (e.g. https://api.swoogo.com/api/v1), got ${value}`;
+  if (url.search || url.hash) return 'must not carry a query or fragment';
+  return null;
+}
+
+const timeZone = z.string({ error: 'expected an IANA time zone name' }).refine(isTimeZone, {
+  error: 'expected an IANA time zone name such as UTC or America/New_York',
+});
+
+export const streamOverrideSchema = z.strictObject({
+  /** The list path, for endpoints whose path is unverified (`/webhook-groups`). */
+  path: z
+    .string({ error: 'expected a path starting with /' })
+    .regex(/^\/[^\s?#]*$/, { error: 'expected a path starting with / (no query, no spaces)' })
+    .optional(),
+  /** Page cap override: the public docs contradict themselves (1000 vs 200). */
+  maxPerPage: positiveInt().optional(),
+  /** Expansions to request (caps the page at 200). */
+  expand: z
+    .array(z.string({ error: 'expected a list of names' }).min(1), { error: 'expected a list of names' })
+    .optional(),
+});
+
+export const configSchema = z.strictObject({
+  /** Editors use it for completion; ignored by evsync. */
+  $schema: z.string().optional(),
+  baseUrl: z
+    .string({ error: 'expected a URL ending in /v1' })
+    .refine((v) => baseUrlProblem(v) === null, { error: 'expected an http(s) URL ending in /v1' })
+    .optional(),
+  /** The DuckDB file; relative paths are relative to the config file. */
+  db: z.string({ error: 'expected a file path' }).min(1, { error: 'expected a file path' }).optional(),
+  /** Not a secret (the secret comes from EVSYNC_CLIENT_SECRET). */
+  clientId: z.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' }).optional(),
+  /** The service's limit per credential; only change it for a simulator or a negotiated plan. */
+  rateLimit: z
+    .strictObject({ credits: positiveInt(), windowSeconds: positiveInt() }, { error: 'expected an object' })
+    .optional(),
+  /** Credits never spent, left for other tools sharing the credential. */
+  reserveCredits: nonNegativeInt().optional(),
+  /** Credits one run may spend at most (`--budget`). */
+  budget: positiveInt().optional(),
+  /** Longest wait for a rate-limit window before stopping with exit 3 (`--max-wait`), e.g. `15m`. */
+  maxWait: z
+    .string({ error: 'expected a duration such as 90s, 15m, 1h or 0' })
+    .refine((v) => parseDuration(v) !== null, { error: 'expected a duration such as 90s, 15m, 1h or 0' })
+    .optional(),
+  concurrency: positiveInt().optional(),
+  lagSeconds: nonNegativeNumber().optional(),
+  /** Zone the service writes record timestamps in (check with `evsync check`). */
+  recordTimezone: timeZone.optional(),
+  snapshotEveryHours: nonNegativeNumber().optional(),
+  sweepEveryHours: nonNegativeNumber().optional(),
+  pastEventDays: nonNegativeNumber().optional(),
+  pastEventPollHours: nonNegativeNumber().optional(),
+  streams: z.record(z.string(), streamOverrideSchema, { error: 'expected an object of stream names' }).optional(),
+  schedule: z
+    .strictObject(
+      {
+        cron: z.string({ error: 'expected a cron expression' }).min(1).optional(),
+        tz: timeZone.optional(),
+      },
+      { error: 'expected an object' },
+    )
+    .optional(),
+});
+
+export type EvsyncConfig = z.infer<typeof configSchema>;
+export type StreamOverrideConfig = z.infer<typeof streamOverrideSchema>;
+
+/** Keys that would hold a secret: refused with a pointer to the environment variable instead. */
+export const SECRET_KEYS: Readonly<Record<string, string>> = {
+  clientSecret: 'EVSYNC_CLIENT_SECRET',
+  secret: 'EVSYNC_CLIENT_SECRET',
+  credentials: 'EVSYNC_CREDENTIALS',
+  encoded: 'EVSYNC_CREDENTIALS',
+  token: 'EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET',
+  password: 'EVSYNC_CLIENT_SECRET',
+};

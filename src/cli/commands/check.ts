@@ -1,0 +1,200 @@
+/**
+ * `evsync check`: can a sync run? Credentials and token, the rate-limit state from the headers, the clock, the
+ * record time zone, and the database. Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
+ */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ApiClient, ListPage } from '../../api/index.js';
+import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
+import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
+import { ExitCode, errorMessage } from '../errors.js';
+import { formatDuration, formatNumber, toJson } from '../output/format.js';
+
+type Status = 'ok' | 'warn' | 'fail';
+
+interface CheckItem {
+  name: string;
+  status: Status;
+  message: string;
+}
+
+export interface CheckReport {
+  ok: boolean;
+  baseUrl: string;
+  who: string;
+  checks: CheckItem[];
+  tokenExpiresAt: string | null;
+  rateLimit: { limit: number; remaining: number; resetAt: string | null } | null;
+  clockOffsetMs: number | null;
+  newestUpdatedAt: string | null;
+  recordSkewSeconds: number | null;
+  creditsSpent: number;
+}
+
+const HOUR = 3_600_000;
+
+/**
+ * How a record's `updated_at` sits against the server's time, in the configured record zone. A record in the
+ * future, or one that is a near-exact whole number of hours old, suggests the service writes another zone.
+ */
+export function judgeRecordTime(
+  newest: string,
+  serverNow: Date,
+  zone: string,
+): { status: Status; message: string; skewSeconds: number } {
+  const server = formatTimestamp(serverNow, zone);
+  const skewMs = parseTimestampUtc(server).getTime() - parseTimestampUtc(newest.slice(0, 19)).getTime();
+  const skewSeconds = Math.round(skewMs / 1000);
+  const hours = Math.round(skewMs / HOUR);
+  const nearWholeHour = hours !== 0 && Math.abs(skewMs - hours * HOUR) <= 5 * 60_000;
+  const hint = `set "recordTimezone" in evsync.config.json to the zone the service writes (now ${zone})`;
+  if (skewMs < -120_000) {
+    return {
+      status: 'warn',
+      skewSeconds,
+      message: `newest updated_at (${newest}) is ${formatDuration(-skewMs)} ahead of the server's time in ${zone}: record timestamps look like another time zone (about UTC${hours <= 0 ? '+' : '-'}${Math.abs(hours)}); ${hint}`,
+    };
+  }
+  if (nearWholeHour && Math.abs(hours) <= 14) {
+    return {
+      status: 'warn',
+      skewSeconds,
+      message: `newest updated_at (${newest}) is almost exactly ${Math.abs(hours)}h behind the server's time in ${zone}: if a record changed just now, timestamps are in another zone; ${hint}`,
+    };
+  }
+  if (skewMs < HOUR) {
+    return {
+      status: 'ok',
+      skewSeconds,
+      message: `newest updated_at (${newest}) is ${formatDuration(skewMs)} before server time: record timestamps match ${zone}`,
+    };
+  }
+  return {
+    status: 'ok',
+    skewSeconds,
+    message: `newest updated_at (${newest}) is ${formatDuration(skewMs)} old: too old to calibrate the record time zone (change a record and run check again)`,
+  };
+}
+
+async function newestEvent(client: ApiClient): Promise<ListPage> {
+  // The cheapest call that says something about record time: one record, newest first. Still 10 credits.
+  return client.list('/events', { sort: '-updated_at', perPage: 1, page: 1, fields: ['id', 'updated_at'] });
+}
+
+async function check(ctx: Ctx): Promise<number> {
+  const conn = connection(ctx);
+  // Never wait for a window here: a check answers now.
+  const client = await createClient(ctx, conn, { maxWait: 0 });
+  const checks: CheckItem[] = [];
+  const add = (name: string, status: Status, message: string) => {
+    checks.push({ name, status, message });
+    if (!ctx.json) {
+      const mark =
+        status === 'ok' ? ctx.style.green('✓') : status === 'warn' ? ctx.style.yellow('!') : ctx.style.red('✗');
+      ctx.out.write(`${mark} ${name}: ${message}\n`);
+    }
+  };
+  const report: CheckReport = {
+    ok: false,
+    baseUrl: conn.baseUrl,
+    who: conn.who,
+    checks,
+    tokenExpiresAt: null,
+    rateLimit: null,
+    clockOffsetMs: null,
+    newestUpdatedAt: null,
+    recordSkewSeconds: null,
+    creditsSpent: 0,
+  };
+  try {
+    add('service', 'ok', `${conn.baseUrl} as ${conn.who}`);
+    let tokenOk = false;
+    try {
+      await client.ensureToken();
+      tokenOk = true;
+      const expires = client.tokenExpiresAt;
+      report.tokenExpiresAt = expires?.toISOString() ?? null;
+      add('credentials', 'ok', `token obtained${expires ? `, valid until ${expires.toISOString()}` : ''}`);
+    } catch (err) {
+      add('credentials', 'fail', errorMessage(err));
+    }
+
+    if (tokenOk) {
+      try {
+        const page = await newestEvent(client);
+        add(
+          'list call',
+          'ok',
+          `GET /events answered (${formatNumber(page.meta.totalCount)} events; this call cost 10 credits)`,
+        );
+        const newest = page.items[0]?.updated_at;
+        const offset = client.clockOffsetMs;
+        report.clockOffsetMs = Math.round(offset);
+        if (Math.abs(offset) > 60_000) {
+          add(
+            'clock',
+            'warn',
+            `local clock is ${formatDuration(Math.abs(offset))} ${offset > 0 ? 'behind' : 'ahead of'} the server's Date header; evsync uses the server's time, but check NTP`,
+          );
+        } else add('clock', 'ok', `local clock within ${formatDuration(Math.abs(offset))} of the server's Date header`);
+        if (typeof newest === 'string' && newest !== '') {
+          report.newestUpdatedAt = newest;
+          const zone = ctx.config.values.recordTimezone ?? 'UTC';
+          const j = judgeRecordTime(newest, client.serverNow(), zone);
+          report.recordSkewSeconds = j.skewSeconds;
+          add('record time zone', j.status, j.message);
+        } else add('record time zone', 'warn', 'no event with updated_at to calibrate against');
+      } catch (err) {
+        add('list call', 'fail', errorMessage(err));
+      }
+    }
+
+    const snap = client.ledger.snapshot();
+    report.rateLimit = { limit: snap.limit, remaining: snap.remaining, resetAt: snap.resetAt?.toISOString() ?? null };
+    const reset = snap.resetAt ? `, window resets in ${formatDuration(snap.resetAt.getTime() - Date.now())}` : '';
+    add(
+      'rate limit',
+      snap.remaining < 10 ? 'warn' : 'ok',
+      `${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left${reset}${snap.remaining < 10 ? ' (a sync will wait for the reset)' : ''}`,
+    );
+    report.creditsSpent = snap.spent.list + snap.spent.other + snap.spent.token;
+
+    const db = ctx.config.db;
+    if (existsSync(db)) {
+      try {
+        const w = await openWarehouse(ctx, { readOnly: true });
+        await w.close();
+        add('database', 'ok', `${db} opens`);
+      } catch (err) {
+        add('database', 'fail', errorMessage(err));
+      }
+    } else add('database', 'ok', `${db} does not exist yet (the first sync creates it)`);
+  } finally {
+    await client.close();
+  }
+  report.ok = checks.every((c) => c.status !== 'fail');
+  if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
+  else
+    ctx.out.write(
+      `${report.ok ? 'a sync can run' : 'a sync cannot run: fix the failures above'} (this check spent ${report.creditsSpent} credits)\n`,
+    );
+  return report.ok ? ExitCode.Done : ExitCode.Failure;
+}
+
+export function registerCheckCommand(program: Command, app: App): void {
+  program
+    .command('check')
+    .description('check credentials, token, rate limit, clocks and database: can a sync run?')
+    .addHelpText(
+      'after',
+      `
+Spends 11 credits: the token call (1) and one list call (10) for the newest event.
+
+Examples:
+  $ evsync check
+  $ evsync check --json | jq .rateLimit
+
+Exit 0 when a sync can run, 1 when something fails (e.g. credentials rejected), 2 when configuration is missing.`,
+    )
+    .action(action(app, check));
+}

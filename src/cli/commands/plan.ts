@@ -1,0 +1,78 @@
+/**
+ * `evsync plan`: what a sync or backfill would do and cost before doing it. Without --count it spends nothing
+ * (priced from the last runs' page counts); with --count it reads page 1 of every item (the call the sync would
+ * make first anyway: its rows are kept) and says how many credits that took.
+ */
+import type { Command } from 'commander';
+import type { PlanReport } from '../../sync/plan-report.js';
+import type { Warehouse } from '../../warehouse/index.js';
+import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
+import { ExitCode } from '../errors.js';
+import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type SelectionFlags } from '../options.js';
+import { formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
+import { syncOptionsFrom } from './sync.js';
+
+interface PlanFlags extends SelectionFlags, BudgetFlags {
+  backfill?: boolean;
+  count?: boolean;
+  deletes?: boolean;
+}
+
+export function renderPlan(report: PlanReport): string {
+  const rows = Object.entries(report.streams).map(([stream, s]) => ({
+    stream,
+    items: s.items,
+    calls: s.calls,
+    credits: s.credits,
+  }));
+  const table = rows.length > 0 ? formatTable(['stream', 'items', 'calls', 'credits'], rows) : '(nothing to do)\n';
+  const lines = [
+    `${report.mode}: ${formatNumber(report.totalCalls)} list calls, ${formatNumber(report.totalCredits)} credits, ${report.events} events in scope`,
+    `needs ${report.windows} rate-limit window(s); estimated ${formatDuration(report.estimatedSeconds * 1000)} at the configured budget`,
+    report.counted
+      ? `counting spent ${formatNumber(report.spentCredits)} credits (page 1 of each item; those rows are kept)`
+      : `spent ${formatNumber(report.spentCredits)} credits (priced from earlier runs; --count reads page 1 of each item for exact counts)`,
+  ];
+  return `${table}${lines.join('\n')}\n`;
+}
+
+async function plan(ctx: Ctx, flags: PlanFlags): Promise<number> {
+  const conn = connection(ctx);
+  const options = syncOptionsFrom(ctx, flags, flags.backfill ? 'backfill' : 'incremental');
+  const client = await createClient(ctx, conn, flags);
+  let warehouse: Warehouse | null = null;
+  try {
+    warehouse = await openWarehouse(ctx);
+    const { planSync } = await import('../../sync/plan-report.js');
+    if (flags.count) ctx.log.info('counting: one page-1 call (10 credits) per item…');
+    const report = await planSync(client, warehouse, { ...options, count: flags.count === true });
+    if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
+    else ctx.out.write(renderPlan(report));
+    for (const w of report.warnings) ctx.log.warn(w);
+    return ExitCode.Done;
+  } finally {
+    await warehouse?.close();
+    await client.close();
+  }
+}
+
+export function registerPlanCommand(program: Command, app: App): void {
+  const cmd = program
+    .command('plan')
+    .description('price a sync or backfill in calls, credits, windows and time before running it');
+  addSelectionOptions(cmd);
+  addBudgetOptions(cmd);
+  cmd
+    .option('--backfill', 'price a full backfill instead of an incremental sync')
+    .option('--count', 'read page 1 of every item to count rows exactly (spends 10 credits per item; rows are kept)')
+    .option('--deletes', 'include delete sweeps for every cursor stream')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ evsync plan                          # incremental sync, priced from earlier runs (no credits spent)
+  $ evsync plan --backfill --count       # exact: one page-1 call per item, rows kept for the sync
+  $ evsync plan --streams all --json | jq .totalCredits`,
+    )
+    .action(action<PlanFlags>(app, plan));
+}

@@ -1,0 +1,246 @@
+/**
+ * `evsync sync` (incremental) and `evsync backfill` (full, resumable): the engine under the credit budget.
+ * Exit 0 done, 3 partial (state saved: the same command resumes), 1 failed.
+ */
+import type { Command } from 'commander';
+import type { ApiClient } from '../../api/index.js';
+import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../sync/index.js';
+import type { Warehouse } from '../../warehouse/index.js';
+import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
+import { ExitCode } from '../errors.js';
+import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type SelectionFlags } from '../options.js';
+import { formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
+import { createLogger, type Logger } from '../output/logger.js';
+import { SyncProgress } from '../output/progress.js';
+
+export interface SyncFlags extends SelectionFlags, BudgetFlags {
+  deletes?: boolean;
+  parquetOut?: string;
+}
+
+/** Engine options from flags over the config file; the engine's own defaults for the rest. */
+export function syncOptionsFrom(
+  ctx: Ctx,
+  flags: SelectionFlags & BudgetFlags & { deletes?: boolean },
+  mode: SyncMode,
+): SyncOptions {
+  const v = ctx.config.values;
+  const o: SyncOptions = { mode };
+  if (flags.streams !== undefined) o.streams = flags.streams;
+  if (flags.events) o.events = flags.events;
+  if (flags.eventStatus) o.eventStatus = flags.eventStatus;
+  if (flags.eventsFrom) o.eventsFrom = flags.eventsFrom;
+  if (flags.eventsTo) o.eventsTo = flags.eventsTo;
+  // --deletes forces sweeps now; without it the engine sweeps when due and only with spare credits.
+  o.deletes = flags.deletes ? true : 'auto';
+  const concurrency = flags.concurrency ?? v.concurrency;
+  if (concurrency !== undefined) o.concurrency = concurrency;
+  if (v.lagSeconds !== undefined) o.lagSeconds = v.lagSeconds;
+  if (v.recordTimezone !== undefined) o.recordTimezone = v.recordTimezone;
+  if (v.snapshotEveryHours !== undefined) o.snapshotEveryHours = v.snapshotEveryHours;
+  if (v.sweepEveryHours !== undefined) o.sweepEveryHours = v.sweepEveryHours;
+  if (v.pastEventDays !== undefined) o.pastEventDays = v.pastEventDays;
+  if (v.pastEventPollHours !== undefined) o.pastEventPollHours = v.pastEventPollHours;
+  if (v.streams) o.overrides = v.streams;
+  return o;
+}
+
+/**
+ * Progress for one run: the live display on a terminal, else plain log lines for what matters (waits, failures).
+ * Returns the logger to use while it is up (it keeps log lines from tearing the display).
+ */
+export function attachProgress(
+  ctx: Ctx,
+  client: ApiClient,
+): { onProgress: (e: ProgressEvent) => void; log: Logger; dispose: () => void } {
+  if (ctx.showProgress) {
+    const display = new SyncProgress(ctx.err, ctx.style, () => client.ledger.snapshot());
+    const log = createLogger(display.logStream, ctx.style, ctx.verbosity);
+    const onWait = (w: { ms: number; until: Date; reason: string }) => display.onWait(w);
+    client.on('wait', onWait);
+    return {
+      onProgress: (e) => {
+        display.onEvent(e);
+        if (e.type === 'item-failed') log.warn(e.error);
+      },
+      log,
+      dispose: () => {
+        client.off('wait', onWait);
+        display.stop();
+      },
+    };
+  }
+  const log = ctx.log;
+  const onWait = (w: { ms: number; until: Date; reason: string }) => {
+    const why = w.reason === '429' ? 'the service answered 429' : 'credits used up for this window';
+    log.info(`waiting ${formatDuration(w.ms)} for the rate-limit window (${why}), until ${w.until.toISOString()}`);
+  };
+  client.on('wait', onWait);
+  return {
+    onProgress: (e) => {
+      if (e.type === 'item-failed') log.warn(e.error);
+      else if (e.type === 'plan') log.debug(`plan: ${e.streams.length} streams, ${e.events} events in scope`);
+      else if (e.type === 'item-done') log.debug(`${e.stream} ${e.scope}: ${e.pages} pages, ${e.rows} rows`);
+    },
+    log,
+    dispose: () => {
+      client.off('wait', onWait);
+    },
+  };
+}
+
+/** Which partitions a run wrote: per stream, the event ids (null for account-scoped tables). */
+export class TouchedPartitions {
+  readonly byStream = new Map<string, Set<number | null>>();
+  onProgress(e: ProgressEvent): void {
+    if ((e.type === 'page' && e.rows > 0) || (e.type === 'item-done' && (e.rows > 0 || e.deleted > 0))) {
+      const set = this.byStream.get(e.stream) ?? new Set();
+      const m = /^event:(\d+)/.exec(e.scope);
+      set.add(m ? Number(m[1]) : null);
+      this.byStream.set(e.stream, set);
+    }
+  }
+}
+
+export function summaryTable(result: SyncResult): string {
+  const rows = Object.entries(result.streams).map(([stream, s]) => ({
+    stream,
+    inserted: s.inserted,
+    updated: s.updated,
+    deleted: s.deleted,
+    rejected: s.rejected,
+    pages: s.pages,
+  }));
+  if (rows.length === 0) return '';
+  return formatTable(['stream', 'inserted', 'updated', 'deleted', 'rejected', 'pages'], rows);
+}
+
+export function statusLine(result: SyncResult): string {
+  const c = result.credits;
+  const items = result.items;
+  return [
+    `${result.status} in ${formatDuration(result.durationMs)}`,
+    `credits ${formatNumber(c.total)} (list ${formatNumber(c.list)}, token ${formatNumber(c.token)}, other ${formatNumber(c.other)})`,
+    `${formatNumber(result.requests)} requests`,
+    `items ${items.done}/${items.total} done${items.pending ? `, ${items.pending} pending` : ''}${items.failed ? `, ${items.failed} failed` : ''}`,
+    result.waitsMs > 0 ? `waited ${formatDuration(result.waitsMs)}` : null,
+  ]
+    .filter((p): p is string => p !== null)
+    .join(' · ');
+}
+
+export function exitCodeOf(result: SyncResult): number {
+  return result.status === 'done' ? ExitCode.Done : result.status === 'partial' ? ExitCode.Partial : ExitCode.Failure;
+}
+
+/** Tells the user what happened beyond the table: what to do after a partial run, what failed. */
+export function explain(log: Logger, result: SyncResult, command: string): void {
+  if (result.status === 'partial') {
+    log.warn(
+      `stopped before the end (${result.reason ?? 'budget or time limit'}); state is saved: run the same command again (\`${command}\`) to resume`,
+    );
+  }
+  for (const e of result.errors) log.error(e);
+}
+
+async function exportTouched(
+  ctx: Ctx,
+  warehouse: Warehouse,
+  out: string,
+  touched: TouchedPartitions,
+  log: Logger,
+): Promise<void> {
+  if (touched.byStream.size === 0) {
+    log.info(`--parquet-out: the run wrote nothing, nothing exported`);
+    return;
+  }
+  const partitions = [...touched.byStream].map(([table, ids]) => ({
+    table,
+    eventIds: [...ids].filter((id): id is number => id !== null),
+  }));
+  const report = await warehouse.exportParquet({ out, tables: partitions.map((p) => p.table), partitions });
+  log.info(`parquet: exported ${partitions.length} table(s) to ${out}`);
+  ctx.log.debug(`export: ${toJson(report)}`);
+}
+
+/** The command as the user typed it, to tell them what to run again. Quotes what a shell would need quoted. */
+export function commandLine(argv: readonly string[]): string {
+  return ['evsync', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
+}
+
+async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
+  const conn = connection(ctx);
+  const options = syncOptionsFrom(ctx, flags, mode);
+  const client = await createClient(ctx, conn, flags);
+  let warehouse: Warehouse | null = null;
+  const progress = attachProgress(ctx, client);
+  const stop = stopSignal(ctx, (why) => progress.log.warn(`${why}: finishing the page in flight and saving state…`));
+  try {
+    warehouse = await openWarehouse(ctx);
+    const { runSync } = await import('../../sync/index.js');
+    const touched = new TouchedPartitions();
+    progress.log.info(
+      `${mode === 'backfill' ? 'backfill' : 'sync'} of ${options.streams ?? 'core'} into ${ctx.config.db} (${conn.who})`,
+    );
+    const result = await runSync(client, warehouse, {
+      ...options,
+      signal: stop.signal,
+      onProgress: (e) => {
+        touched.onProgress(e);
+        progress.onProgress(e);
+      },
+    });
+    progress.dispose();
+    if (flags.parquetOut && result.status !== 'failed')
+      await exportTouched(ctx, warehouse, flags.parquetOut, touched, ctx.log);
+    if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);
+    else {
+      ctx.out.write(summaryTable(result));
+      ctx.out.write(`${statusLine(result)}\n`);
+    }
+    explain(ctx.log, result, name);
+    return exitCodeOf(result);
+  } finally {
+    progress.dispose();
+    stop.dispose();
+    await warehouse?.close();
+    await client.close();
+  }
+}
+
+function describe(cmd: Command, mode: SyncMode): Command {
+  addSelectionOptions(cmd);
+  addBudgetOptions(cmd);
+  return cmd
+    .option('--deletes', 'run delete sweeps now for every cursor stream (default: when due, with spare credits)')
+    .option('--parquet-out <dir>', 'also export the partitions this run wrote to Parquet (Hive layout)')
+    .addHelpText(
+      'after',
+      mode === 'incremental'
+        ? `
+Examples:
+  $ evsync sync                                  # core streams, every event
+  $ evsync sync --streams registrants,sessions --event-status live --budget 600
+  $ evsync sync --json | jq .credits.total
+
+Exit codes: 0 done, 3 partial (budget or max wait reached; run the same command again to resume), 1 failed, 2 usage.`
+        : `
+Examples:
+  $ evsync backfill --streams all
+  $ evsync backfill --events 101,102 --max-wait 0   # stop (exit 3) instead of waiting for a window
+
+A backfill is resumable: when it stops early (exit 3), run the same command again; it continues from the saved
+checkpoints and spends no credits twice.`,
+    );
+}
+
+export function registerSyncCommands(program: Command, app: App): void {
+  describe(
+    program.command('sync').description('incremental sync: fetch what changed since the last run'),
+    'incremental',
+  ).action(action<SyncFlags>(app, (ctx, flags) => runSyncCommand(ctx, flags, 'incremental', commandLine(app.argv))));
+  describe(
+    program.command('backfill').description('full sync of the selected streams (resumable, within the budget)'),
+    'backfill',
+  ).action(action<SyncFlags>(app, (ctx, flags) => runSyncCommand(ctx, flags, 'backfill', commandLine(app.argv))));
+}

@@ -1,0 +1,178 @@
+/**
+ * What a command's action works with: the streams, a logger, the resolved configuration, and factories for the API
+ * client and the warehouse. DuckDB and undici are imported lazily here, so `evsync --help` stays fast.
+ */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ApiClient } from '../api/index.js';
+import type { Warehouse } from '../warehouse/index.js';
+import {
+  type Connection,
+  type GlobalOptions,
+  maxWaitMs,
+  type ResolvedConfig,
+  requireConnection,
+  resolveConfig,
+} from './config.js';
+import { CliError, errorMessage, UsageError } from './errors.js';
+import type { CliIo, ScrubbedStream } from './output/io.js';
+import { createLogger, type Logger, type Verbosity } from './output/logger.js';
+import { colorWanted, createStyle, type Style } from './output/style.js';
+
+/** State of one `main()` call, shared by every command registered on its program. */
+export interface App {
+  io: CliIo;
+  /** The arguments as given (without node and the script), to tell the user what to run again. */
+  argv: readonly string[];
+  stdout: ScrubbedStream;
+  stderr: ScrubbedStream;
+  /** Set by the command's action; `main` returns it. */
+  exitCode: number;
+  /** Known once a command starts; `main` prints stacks only when verbose. */
+  verbosity: Verbosity;
+}
+
+export interface Ctx {
+  app: App;
+  io: CliIo;
+  out: ScrubbedStream;
+  err: ScrubbedStream;
+  log: Logger;
+  style: Style;
+  config: ResolvedConfig;
+  json: boolean;
+  verbosity: Verbosity;
+  /** Live progress is for a person at a terminal: not when piped, with --json or with --quiet. */
+  showProgress: boolean;
+}
+
+export function createContext(app: App, cmd: Command): Ctx {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  if (g.quiet && g.verbose) throw new UsageError('--quiet and --verbose cannot be used together');
+  const verbosity: Verbosity = g.quiet ? 'quiet' : g.verbose ? 'verbose' : 'normal';
+  app.verbosity = verbosity;
+  const style = createStyle(colorWanted(app.stderr, app.io.env, g.color));
+  const log = createLogger(app.stderr, style, verbosity);
+  const config = resolveConfig(g, app.io.env, app.io.cwd);
+  if (config.file) log.debug(`config file: ${config.file}`);
+  log.debug(`database: ${config.db} (from ${config.dbSource})`);
+  const json = g.json === true;
+  return {
+    app,
+    io: app.io,
+    out: app.stdout,
+    err: app.stderr,
+    log,
+    style,
+    config,
+    json,
+    verbosity,
+    showProgress: app.stderr.isTTY && !json && verbosity !== 'quiet',
+  };
+}
+
+/** Base URL and credentials, with their secrets registered for scrubbing before anything can print them. */
+export function connection(ctx: Ctx): Connection {
+  const conn = requireConnection(ctx.config);
+  ctx.out.addSecrets(conn.secrets);
+  ctx.err.addSecrets(conn.secrets);
+  ctx.log.debug(`service: ${conn.baseUrl} as ${conn.who}`);
+  return conn;
+}
+
+export interface ClientFlags {
+  budget?: number | undefined;
+  maxWait?: number | undefined;
+  concurrency?: number | undefined;
+}
+
+export async function createClient(ctx: Ctx, conn: Connection, flags: ClientFlags = {}): Promise<ApiClient> {
+  const { ApiClient } = await import('../api/index.js');
+  const v = ctx.config.values;
+  const budget = flags.budget ?? v.budget;
+  const wait = maxWaitMs(flags.maxWait, ctx.config);
+  const client = new ApiClient({
+    baseUrl: conn.baseUrl,
+    credentials: conn.credentials,
+    ...(v.rateLimit ? { rateLimit: { limit: v.rateLimit.credits, windowMs: v.rateLimit.windowSeconds * 1000 } } : {}),
+    ...(v.reserveCredits !== undefined ? { reserveCredits: v.reserveCredits } : {}),
+    ...(wait !== undefined ? { maxWaitMs: wait } : {}),
+    ...(budget !== undefined ? { runBudget: budget } : {}),
+  });
+  ctx.log.debug(
+    `client: budget ${budget ?? 'unlimited'}, max wait ${wait === undefined ? 'unlimited' : `${wait} ms`}, rate limit ${
+      v.rateLimit ? `${v.rateLimit.credits}/${v.rateLimit.windowSeconds}s` : 'service default'
+    }`,
+  );
+  return client;
+}
+
+export interface OpenOptions {
+  readOnly?: boolean;
+  /** Fail with a helpful message instead of creating an empty database. */
+  mustExist?: boolean;
+}
+
+export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<Warehouse> {
+  const db = ctx.config.db;
+  if (opts.mustExist && !existsSync(db)) {
+    throw new CliError(`no warehouse at ${db}: run \`evsync sync\` first, or point --db / EVSYNC_DB at it`);
+  }
+  const { Warehouse, DatabaseInUseError } = await import('../warehouse/index.js');
+  try {
+    return await Warehouse.open(db, { readOnly: opts.readOnly === true });
+  } catch (err) {
+    if (err instanceof DatabaseInUseError) {
+      throw new CliError(`${errorMessage(err)}; wait for it to finish (or stop it) and try again`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * One AbortSignal for "stop cleanly": the io's stop signal (tests), and SIGINT/SIGTERM for the real process. The
+ * first signal asks for a clean stop; the handlers are removed then, so a second Ctrl-C kills the process at once.
+ */
+export function stopSignal(ctx: Ctx, onStop?: (why: string) => void): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const stop = (why: string) => {
+    if (controller.signal.aborted) return;
+    onStop?.(why);
+    controller.abort(new Error(why));
+    removeSignals();
+  };
+  const onSigint = () => stop('SIGINT');
+  const onSigterm = () => stop('SIGTERM');
+  const removeSignals = () => {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+  };
+  if (ctx.io.handleSignals) {
+    process.once('SIGINT', onSigint);
+    process.once('SIGTERM', onSigterm);
+  }
+  const external = ctx.io.stop;
+  const onExternal = () => stop('stop requested');
+  if (external?.aborted) stop('stop requested');
+  else external?.addEventListener('abort', onExternal, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      removeSignals();
+      external?.removeEventListener('abort', onExternal);
+    },
+  };
+}
+
+/** Wraps a command body: builds the context, runs it, records the exit code for `main`. */
+export function action<O>(
+  app: App,
+  body: (ctx: Ctx, opts: O, args: string[]) => Promise<number>,
+): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    const positional = args.slice(0, -2).filter((a): a is string => typeof a === 'string');
+    const ctx = createContext(app, cmd);
+    app.exitCode = await body(ctx, cmd.opts() as O, positional);
+  };
+}

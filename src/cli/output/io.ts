@@ -1,0 +1,81 @@
+/**
+ * Where the CLI reads its environment and writes its output. Everything goes through one `CliIo` so tests run
+ * `main()` in-process with captured streams and their own environment, and so secrets can be scrubbed in one place.
+ */
+
+/** The part of a writable stream the CLI uses; `process.stdout` fits, and so does a test's string buffer. */
+export interface OutStream {
+  write(chunk: string): unknown;
+  /** True only for a terminal: progress and colour are shown only there. */
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface CliIo {
+  stdout: OutStream;
+  stderr: OutStream;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /**
+   * A clean-stop request from outside, as SIGINT/SIGTERM are: long commands (sync, schedule) finish the page in
+   * flight, save state and return. Tests abort it instead of sending signals to their own process.
+   */
+  stop?: AbortSignal;
+  /** Whether to listen for SIGINT/SIGTERM (the real process: yes; tests: no). */
+  handleSignals?: boolean;
+}
+
+export function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    handleSignals: true,
+  };
+}
+
+/**
+ * Wraps a stream so that no registered secret can reach it, whatever code path produced the text. The API client
+ * redacts its own errors; this is the last line, for the strings the CLI itself handles (environment values).
+ */
+export class ScrubbedStream implements OutStream {
+  private readonly secrets: string[] = [];
+
+  constructor(private readonly inner: OutStream) {}
+
+  get isTTY(): boolean {
+    return this.inner.isTTY === true;
+  }
+
+  get columns(): number | undefined {
+    return this.inner.columns;
+  }
+
+  addSecrets(values: readonly string[]): void {
+    for (const v of values) {
+      // Very short values would blank out ordinary words; the client's own redaction covers those patterns.
+      if (v.length >= 4 && !this.secrets.includes(v)) this.secrets.push(v);
+    }
+    this.secrets.sort((a, b) => b.length - a.length);
+  }
+
+  write(chunk: string): unknown {
+    let out = chunk;
+    for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
+    return this.inner.write(out);
+  }
+}
+
+/** A stream that remembers what was written: for tests and for commands that buffer output. */
+export class BufferStream implements OutStream {
+  text = '';
+  constructor(
+    readonly isTTY = false,
+    readonly columns = 100,
+  ) {}
+  write(chunk: string): boolean {
+    this.text += chunk;
+    return true;
+  }
+}
