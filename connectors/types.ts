@@ -91,6 +91,11 @@ export interface ResolvedStream extends StreamDefinition {
   /** The `expand` values this run requests (a subset of `expand`'s keys). Expanding caps pages at 200. */
   readonly expandSelected: readonly string[];
   readonly customFieldList: readonly CustomField[];
+  /**
+   * Columns discovered by schema evolution in earlier runs (fields the records carried that the definition does not
+   * declare), with the type they were created with. `physicalColumns` appends them after the custom fields.
+   */
+  readonly extraFields?: Readonly<Record<string, ScalarType>>;
 }
 
 /** A value after normalization, ready for the warehouse. See `ScalarType` for which form each type takes. */

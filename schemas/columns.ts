@@ -39,7 +39,7 @@ function columnsOfField(field: string, type: FieldType): ColumnSpec[] {
 
 /**
  * The table's data columns, in a stable order: declared fields, the scope column when the API does not return it,
- * selected expansions, then custom fields. System columns (`_synced_at`, ...) are the warehouse's business.
+ * selected expansions, custom fields, then fields discovered by schema evolution. System columns (`_synced_at`, ...) are the warehouse's business.
  */
 export function physicalColumns(stream: ResolvedStream): ColumnSpec[] {
   const columns: ColumnSpec[] = [];
@@ -60,6 +60,10 @@ export function physicalColumns(stream: ResolvedStream): ColumnSpec[] {
     if (type) columnsOfField(key, type).forEach(add);
   }
   for (const custom of stream.customFieldList) add({ name: custom.name, type: custom.type, source: custom.name });
+  // Columns added by schema evolution last, so earlier columns keep their positions as the table grows.
+  if (stream.extraFields) {
+    for (const [name, type] of Object.entries(stream.extraFields)) add({ name, type, source: name });
+  }
   return columns;
 }
 
@@ -98,4 +102,32 @@ export function duckdbType(type: ScalarType): string {
     default:
       return type.toUpperCase();
   }
+}
+
+const PLAIN_TYPES: ReadonlySet<string> = new Set([
+  'bigint',
+  'integer',
+  'double',
+  'text',
+  'boolean',
+  'timestamp',
+  'date',
+  'time',
+  'bigint[]',
+  'text[]',
+  'json',
+]);
+
+/** `decimal(p,s)` with DuckDB's limits: 1 <= p <= 38, 0 <= s <= p. */
+export function decimalParams(type: string): { precision: number; scale: number } | null {
+  const m = /^decimal\((\d{1,2}),(\d{1,2})\)$/.exec(type);
+  if (!m) return null;
+  const precision = Number(m[1]);
+  const scale = Number(m[2]);
+  return precision >= 1 && precision <= 38 && scale <= precision ? { precision, scale } : null;
+}
+
+/** Whether a string read back from configuration or the database is a column type (runtime check). */
+export function isScalarType(type: string): type is ScalarType {
+  return PLAIN_TYPES.has(type) || decimalParams(type) !== null;
 }

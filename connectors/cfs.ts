@@ -1,0 +1,49 @@
+import { defineStream } from './types.js';
+
+/** Call for speakers: the contacts who answer it, their submissions and the reviews of those. */
+
+export const cfsContacts = defineStream({
+  name: 'cfs_contacts',
+  path: '/cfs-contacts',
+  scope: 'event',
+  kind: 'list',
+  key: ['id'],
+  cursor: 'updated_at',
+  maxPerPage: 1000,
+  fields: {
+    id: 'bigint',
+    email: 'text',
+    first_name: 'text',
+    last_name: 'text',
+    created_at: 'timestamp',
+    updated_at: 'timestamp',
+  },
+  verified: true,
+  description: 'Call-for-speakers contacts of an event (record fields undocumented)',
+});
+
+export const cfsSubmissions = defineStream({
+  name: 'cfs_submissions',
+  path: '/cfs-submissions',
+  scope: 'event',
+  kind: 'list',
+  key: ['id'],
+  cursor: 'updated_at',
+  maxPerPage: 1000,
+  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  verified: false,
+  description: 'Call-for-speakers submissions (fields undocumented)',
+});
+
+export const cfsReviews = defineStream({
+  name: 'cfs_reviews',
+  path: '/cfs-reviews',
+  scope: 'event',
+  kind: 'list',
+  key: ['id'],
+  cursor: 'updated_at',
+  maxPerPage: 1000,
+  fields: { id: 'bigint', created_at: 'timestamp', updated_at: 'timestamp' },
+  verified: false,
+  description: 'Reviews of call-for-speakers submissions (fields undocumented)',
+});

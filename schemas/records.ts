@@ -1,0 +1,80 @@
+/**
+ * Zod record schemas, generated from the stream definitions so that the catalogue stays the one place a field's
+ * type is written down. A schema accepts any object (unknown fields are tolerated: the spec leaves most fields
+ * "not shown"), requires the key fields, converts every declared field with the same converters the normalizer
+ * uses, and outputs the row of physical columns.
+ *
+ * The sync's hot path does not parse records with these: `createNormalizer` (normalize.ts) runs the same
+ * converters in a compiled loop, several times faster (measured in test/unit/normalize-throughput.ts). These
+ * schemas are the structural statement of each record type, used where speed does not matter (single records,
+ * webhook payloads, the simulator's conformance checks) and held to agree with the normalizer by tests.
+ */
+import { z } from 'zod';
+import { catalogue, resolveStream } from '../connectors/index.js';
+import type { NormalizedRow, NormalizedValue, ResolvedStream } from '../connectors/types.js';
+import { type ColumnSpec, physicalColumns } from './columns.js';
+import { type Converter, columnConverter, columnFailureReason, INVALID } from './normalize.js';
+
+export type RecordSchema = z.ZodType<NormalizedRow, unknown>;
+
+/** The schema of one field on the wire: converts its raw value to the values of the columns it feeds. */
+function fieldSchema(specs: readonly ColumnSpec[], isKey: readonly boolean[]) {
+  const converters: Converter[] = specs.map(columnConverter);
+  return z
+    .unknown()
+    .optional()
+    .transform((value, ctx): NormalizedValue[] => {
+      const out: NormalizedValue[] = [];
+      for (let i = 0; i < specs.length; i++) {
+        const converted = converters[i]!(value);
+        if (converted === INVALID) {
+          ctx.addIssue({ code: 'custom', message: columnFailureReason(specs[i]!, value) });
+          return z.NEVER;
+        }
+        if (isKey[i] && (converted === null || converted === '')) {
+          ctx.addIssue({ code: 'custom', message: `key field "${specs[i]!.name}" is missing or empty` });
+          return z.NEVER;
+        }
+        out.push(converted);
+      }
+      return out;
+    });
+}
+
+/** The zod schema of a resolved stream's records; output: the row of its physical columns. */
+export function recordSchema(stream: ResolvedStream): RecordSchema {
+  const columns = physicalColumns(stream);
+  const bySource = new Map<string, ColumnSpec[]>();
+  for (const column of columns) {
+    const list = bySource.get(column.source);
+    if (list) list.push(column);
+    else bySource.set(column.source, [column]);
+  }
+  const shape: Record<string, ReturnType<typeof fieldSchema>> = {};
+  for (const [source, specs] of bySource) {
+    shape[source] = fieldSchema(
+      specs,
+      specs.map((s) => stream.key.includes(s.name)),
+    );
+  }
+  return z.looseObject(shape).transform((parsed) => {
+    const row: NormalizedRow = {};
+    const values = parsed as Record<string, NormalizedValue[]>;
+    for (const [source, specs] of bySource) {
+      const vs = values[source]!;
+      for (let i = 0; i < specs.length; i++) row[specs[i]!.name] = vs[i]!;
+    }
+    return row;
+  });
+}
+
+let defaults: ReadonlyMap<string, RecordSchema> | undefined;
+
+/**
+ * The record schema of every catalogue stream as documented (no expansions, no custom fields), by stream name.
+ * Built on first use.
+ */
+export function catalogueRecordSchemas(): ReadonlyMap<string, RecordSchema> {
+  defaults ??= new Map(catalogue.map((def) => [def.name, recordSchema(resolveStream(def))]));
+  return defaults;
+}
