@@ -84,7 +84,7 @@ export interface BudgetFlags {
 export function addSelectionOptions(cmd: Command): Command {
   return cmd
     .addOption(
-      new Option('--streams <list>', 'streams to sync: core, all, or a comma list of names (see `evsync streams`)')
+      new Option('--streams <list>', 'streams: core (default), all, or a comma list of names (see `evsync streams`)')
         .argParser(parseStreamsFlag)
         .default(undefined, 'core'),
     )

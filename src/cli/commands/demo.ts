@@ -1,0 +1,142 @@
+/**
+ * `evsync demo`: the whole job on the embedded simulator, no credentials needed. Starts the seeded `small` service
+ * on a free loopback port, backfills the core streams into ./evsync-demo.duckdb (replaced each time), then shows
+ * what landed, the credits spent against the 2000-credit window, and three answers from the analytics views.
+ */
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { SyncResult } from '../../sync/index.js';
+import { type App, action, type Ctx } from '../context.js';
+import { ExitCode } from '../errors.js';
+import { formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
+import { columnNames } from './query.js';
+import { attachProgress, exitCodeOf, explain, summaryTable } from './sync.js';
+
+export const DEMO_DB = 'evsync-demo.duckdb';
+
+/** Questions the analytics views answer; each is plain SQL a user can copy into `evsync query`. */
+export const DEMO_QUESTIONS: readonly { title: string; sql: string }[] = [
+  {
+    title: 'Registrations and revenue per event',
+    sql: `SELECT e.id AS event_id, e.name, e.status, count(r.id) AS registrants,
+       sum(CASE WHEN r.registration_status <> 'cancelled' THEN r.individual_gross ELSE 0 END) AS gross
+  FROM events e LEFT JOIN registrants r ON r.event_id = e.id AND r._deleted_at IS NULL
+ WHERE e._deleted_at IS NULL
+ GROUP BY ALL ORDER BY registrants DESC LIMIT 10`,
+  },
+  {
+    title: 'Registrants by status',
+    sql: `SELECT registration_status, count(*) AS registrants
+  FROM registrants WHERE _deleted_at IS NULL GROUP BY 1 ORDER BY 2 DESC`,
+  },
+  {
+    title: 'Sessions with the most registrants signed up',
+    sql: `SELECT s.event_id, s.name AS session, count(*) AS signed_up
+  FROM registrants r, unnest(r.session_ids) AS t(session_id)
+  JOIN sessions s ON s.id = t.session_id AND s.event_id = r.event_id
+ WHERE r._deleted_at IS NULL AND s._deleted_at IS NULL
+ GROUP BY ALL ORDER BY signed_up DESC LIMIT 5`,
+  },
+];
+
+interface DemoReport {
+  baseUrl: string;
+  db: string;
+  result: SyncResult;
+  tables: Record<string, number>;
+  creditLimit: number;
+  answers: { title: string; sql: string; columns: string[]; rows: Row[] }[];
+}
+
+async function demo(ctx: Ctx): Promise<number> {
+  const started = Date.now();
+  // Always its own file in the current directory: the demo deletes it first, so it must never be the user's warehouse.
+  const db = resolve(ctx.io.cwd, DEMO_DB);
+  for (const f of [db, `${db}.wal`]) rmSync(f, { force: true });
+
+  ctx.log.info('starting the embedded simulator (seeded "small" dataset) on a free loopback port…');
+  const { startSimulator } = await import('../../simulator/index.js');
+  const sim = await startSimulator({ size: 'small', port: 0, host: '127.0.0.1' });
+  const { ApiClient } = await import('../../api/index.js');
+  const { Warehouse } = await import('../../warehouse/index.js');
+  const account = sim.accounts[0];
+  if (!account) throw new Error('the simulator has no account');
+  const client = new ApiClient({
+    baseUrl: sim.baseUrl,
+    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+  });
+  ctx.out.addSecrets([account.clientSecret, account.encoded]);
+  ctx.err.addSecrets([account.clientSecret, account.encoded]);
+  let warehouse: Awaited<ReturnType<typeof Warehouse.open>> | null = null;
+  const progress = attachProgress(ctx, client);
+  try {
+    warehouse = await Warehouse.open(db);
+    const { runSync } = await import('../../sync/index.js');
+    progress.log.info(`${sim.baseUrl} (account "${account.name}"): backfill of the core streams into ${db}`);
+    const result = await runSync(client, warehouse, { mode: 'backfill', streams: 'core' });
+    progress.dispose();
+    await warehouse.createAnalyticsViews();
+    const tables = await warehouse.tableCounts();
+    const limit = client.ledger.snapshot().limit;
+    const answers: DemoReport['answers'] = [];
+    for (const q of DEMO_QUESTIONS) {
+      try {
+        const r = await warehouse.query(q.sql);
+        answers.push({ ...q, columns: columnNames(r.columns), rows: r.rows as Row[] });
+      } catch (err) {
+        ctx.log.warn(`${q.title}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (ctx.json) {
+      const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit: limit, answers };
+      ctx.out.write(`${toJson(report, 2)}\n`);
+    } else {
+      const s = ctx.style;
+      const out = (text: string) => ctx.out.write(text);
+      out(`\n${s.bold('What landed')} (${db})\n`);
+      out(
+        formatTable(
+          ['table', 'rows'],
+          Object.entries(tables).map(([table, rows]) => ({ table, rows })),
+        ),
+      );
+      out(`\n${s.bold('Sync')}\n${summaryTable(result)}`);
+      const c = result.credits;
+      out(
+        `\n${s.bold('Credits')}: ${formatNumber(c.total)} spent of the ${formatNumber(limit)}-credit window (${formatNumber(c.list / 10)} list calls x 10 + ${formatNumber(c.token + c.other)} for tokens and other calls), ${formatNumber(result.requests)} requests, ${formatDuration(result.durationMs)}\n`,
+      );
+      for (const a of answers) {
+        out(`\n${s.bold(a.title)}\n${formatTable(a.columns, a.rows)}`);
+      }
+      out(
+        `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${DEMO_DB} "select * from analytics.<view>"\n`,
+      );
+    }
+    explain(ctx.log, result, 'evsync demo');
+    return result.status === 'partial' ? ExitCode.Partial : exitCodeOf(result);
+  } finally {
+    progress.dispose();
+    await warehouse?.close();
+    await client.close();
+    await sim.close();
+  }
+}
+
+export function registerDemoCommand(program: Command, app: App): void {
+  program
+    .command('demo')
+    .description('run the whole job on the embedded simulator: backfill, rows per table, credits, analytics')
+    .addHelpText(
+      'after',
+      `
+Needs no credentials and no network: the simulator runs in-process on 127.0.0.1. The warehouse is
+./${DEMO_DB} in the current directory (deleted and rebuilt each time).
+
+Examples:
+  $ evsync demo
+  $ evsync demo --json | jq .tables
+  $ evsync query --db ${DEMO_DB} "select * from registrants limit 5"`,
+    )
+    .action(action(app, demo));
+}
