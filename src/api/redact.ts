@@ -24,7 +24,10 @@ export function forgetSecret(secret: string): void {
 
 const PATTERNS: [RegExp, string][] = [
   [/\b(Bearer|Basic)(\s+|%20|\+)[A-Za-z0-9._~+/%-]+=*/gi, `$1$2${REDACTED}`],
-  [/("?(?:access_token|client_secret|authorization|password|token)"?\s*[:=]\s*"?)[^"&\s,}]+/gi, `$1${REDACTED}`],
+  [
+    /("?(?:access_token|client_secret|authorization|password|token)"?\s*[:=]\s*"?)(?!(?:Bearer|Basic)\b)[^"&\s,}]+/gi,
+    `$1${REDACTED}`,
+  ],
 ];
 
 /** Removes every registered secret and anything shaped like a credential from `text`. */

@@ -1,0 +1,200 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../../src/api/client.js';
+import { MalformedResponseError } from '../../src/api/index.js';
+import { listQueryPairs, toQueryString } from '../../src/api/query.js';
+import { envelope, type FakeRequest, fakeService, makeClient, queryOf, withToken } from './helpers.js';
+
+/** A fake list endpoint over rows with ids 1..n honouring sort=id, search id>N, page, per-page (capped at `cap`). */
+function rowsEndpoint(n: number, cap: number, links: 'relative' | 'absolute' = 'relative', idAsString = false) {
+  return (req: FakeRequest) => {
+    const q = queryOf(req);
+    const perPage = Math.min(Number(q.get('per-page') ?? 20), cap);
+    const page = Number(q.get('page') ?? 1);
+    const after = /(?:^|&)id>(\d+)/.exec(q.get('search') ?? '')?.[1];
+    const matching = Array.from({ length: n }, (_, i) => i + 1).filter(
+      (id) => after === undefined || id > Number(after),
+    );
+    const items = matching
+      .slice((page - 1) * perPage, page * perPage)
+      .map((id) => ({ id: idAsString ? String(id) : id, name: `r${id}` }));
+    return {
+      body: envelope(
+        items,
+        { totalCount: matching.length, pageCount: Math.ceil(matching.length / perPage), currentPage: page, perPage },
+        links,
+      ),
+    };
+  };
+}
+
+let client: ApiClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  client = undefined;
+});
+
+async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of gen) out.push(x);
+  return out;
+}
+
+describe('keyset', () => {
+  it('an exact multiple of the page size costs no extra empty call', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(3000, 1000)));
+    client = makeClient(svc);
+    const pages = await collect(
+      client.keyset<{ id: number }>('/registrants', { perPage: 1000, params: { event_id: 9 } }),
+    );
+    expect(pages.map((p) => [p.items.length, p.lastId, p.done])).toEqual([
+      [1000, 1000, false],
+      [1000, 2000, false],
+      [1000, 3000, true],
+    ]);
+    expect(svc.dataCalls()).toHaveLength(3);
+    expect(client.stats().spent.list).toBe(30);
+  });
+
+  it('sends sort=id, page=1, per-page and the id condition joined with & inside search (%26)', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(5, 1000)));
+    client = makeClient(svc);
+    await collect(
+      client.keyset('/registrants', {
+        perPage: 2,
+        afterId: 1,
+        params: { event_id: 12 },
+        search: ['updated_at>=2024-01-01 00:00:00', 'updated_at<2024-02-01 00:00:00'],
+        fields: ['id', 'updated_at'],
+      }),
+    );
+    const first = svc.dataCalls()[0]!;
+    expect(first.path).toBe(
+      '/registrants?event_id=12&fields=id,updated_at&search=updated_at%3E%3D2024-01-01%2000%3A00%3A00%26updated_at%3C2024-02-01%2000%3A00%3A00%26id%3E1&sort=id&page=1&per-page=2',
+    );
+    const q = queryOf(svc.dataCalls()[1]!);
+    expect(q.get('search')).toBe('updated_at>=2024-01-01 00:00:00&updated_at<2024-02-01 00:00:00&id>3');
+    expect(q.get('page')).toBe('1');
+    expect(q.get('sort')).toBe('id');
+    expect(q.getAll('search')).toHaveLength(1);
+  });
+
+  it('omits the id condition without afterId', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(3, 1000)));
+    client = makeClient(svc);
+    await collect(client.keyset('/registrants', { perPage: 10 }));
+    expect(queryOf(svc.dataCalls()[0]!).get('search')).toBeNull();
+  });
+
+  it('trusts the answer when the server caps the page at 200 although 1000 was asked', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(450, 200)));
+    client = makeClient(svc);
+    const pages = await collect(client.keyset<{ id: number }>('/contacts', { perPage: 1000 }));
+    expect(pages.map((p) => [p.items.length, p.meta.perPage, p.done])).toEqual([
+      [200, 200, false],
+      [200, 200, false],
+      [50, 200, true],
+    ]);
+    expect(svc.dataCalls()).toHaveLength(3);
+  });
+
+  it('ends on an empty scope with one call', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(0, 1000)));
+    client = makeClient(svc);
+    const pages = await collect(client.keyset('/registrants', { perPage: 1000, afterId: 77 }));
+    expect(pages).toHaveLength(1);
+    expect(pages[0]).toMatchObject({ items: [], lastId: 77, done: true });
+  });
+
+  it('accepts ids as numeric strings and never follows _links (absolute or relative)', async () => {
+    for (const links of ['relative', 'absolute'] as const) {
+      const svc = fakeService(withToken(rowsEndpoint(5, 2, links, true)));
+      client = makeClient(svc);
+      const pages = await collect(client.keyset<{ id: string }>('/registrants', { perPage: 2 }));
+      expect(pages.map((p) => p.lastId)).toEqual([2, 4, 5]);
+      expect(svc.dataCalls().every((c) => c.path.startsWith('/registrants?') && c.path.includes('page=1&'))).toBe(true);
+      await client.close();
+    }
+  });
+
+  it('an out-of-order or repeated id is a loud error', async () => {
+    const svc = fakeService(
+      withToken(() => ({
+        body: envelope([{ id: 5 }, { id: 3 }], { totalCount: 2, pageCount: 1, perPage: 10 }),
+      })),
+    );
+    client = makeClient(svc);
+    await expect(collect(client.keyset('/registrants', { perPage: 10 }))).rejects.toBeInstanceOf(
+      MalformedResponseError,
+    );
+    const svc2 = fakeService(
+      withToken(() => ({ body: envelope([{ id: 5 }], { totalCount: 1, pageCount: 1, perPage: 10 }) })),
+    );
+    await client.close();
+    client = makeClient(svc2);
+    // Asked for id>5, got 5 again: continuing would loop or lose rows.
+    await expect(collect(client.keyset('/registrants', { perPage: 10, afterId: 5 }))).rejects.toThrow(/keyset order/);
+  });
+
+  it('an item without an integer id is a loud error', async () => {
+    const svc = fakeService(
+      withToken(() => ({ body: envelope([{ id: 'abc' }], { totalCount: 1, pageCount: 1, perPage: 10 }) })),
+    );
+    client = makeClient(svc);
+    await expect(collect(client.keyset('/registrants', { perPage: 10 }))).rejects.toThrow(/integer id/);
+  });
+
+  it('early return stops without another call', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(100, 1000)));
+    client = makeClient(svc);
+    for await (const p of client.keyset('/registrants', { perPage: 10 })) {
+      expect(p.items).toHaveLength(10);
+      break;
+    }
+    expect(svc.dataCalls()).toHaveLength(1);
+  });
+});
+
+describe('offset pages', () => {
+  it('follows _meta.pageCount and the granted perPage', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(450, 200)));
+    client = makeClient(svc);
+    const pages = await collect(client.pages('/contacts', { perPage: 1000, sort: 'id' }));
+    expect(pages.map((p) => p.items.length)).toEqual([200, 200, 50]);
+    expect(svc.dataCalls().map((c) => [queryOf(c).get('page'), queryOf(c).get('per-page')])).toEqual([
+      ['1', '1000'],
+      ['2', '200'],
+      ['3', '200'],
+    ]);
+  });
+
+  it('an exact multiple costs no extra call', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(40, 1000)));
+    client = makeClient(svc);
+    expect(await collect(client.pages('/registrants', { perPage: 20 }))).toHaveLength(2);
+    expect(svc.dataCalls()).toHaveLength(2);
+  });
+});
+
+describe('query string', () => {
+  it('encodes & = > and spaces inside values, keeps commas, uses per-page', () => {
+    expect(
+      toQueryString(
+        listQueryPairs({
+          search: ['status=*in*confirmed|attended', "last_name=*beginswith*O'Br"],
+          searchCondition: 'or',
+          expand: ['homeAddress', 'workAddress'],
+          ids: [1, 2, 3],
+          perPage: 200,
+        }),
+      ),
+    ).toBe(
+      "expand=homeAddress,workAddress&ids=1,2,3&search=status%3D*in*confirmed%7Cattended%26last_name%3D*beginswith*O'Br&searchCondition=or&per-page=200",
+    );
+  });
+
+  it('refuses more than 100 ids, non-positive ids and a condition containing &', () => {
+    expect(() => listQueryPairs({ ids: Array.from({ length: 101 }, (_, i) => i + 1) })).toThrow(/at most 100/);
+    expect(() => listQueryPairs({ ids: [0] })).toThrow(/positive/);
+    expect(() => listQueryPairs({ search: ['a=1&b=2'] })).toThrow(/one condition/);
+  });
+});
