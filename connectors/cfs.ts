@@ -30,7 +30,8 @@ export const cfsSubmissions = defineStream({
   key: ['id'],
   cursor: 'updated_at',
   maxPerPage: 1000,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  // A submission is a talk proposal: its name may come as `title`; both are requested (unknown names are ignored).
+  fields: { id: 'bigint', name: 'text', title: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
   verified: false,
   description: 'Call-for-speakers submissions (fields undocumented)',
 });
