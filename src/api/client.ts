@@ -7,6 +7,7 @@ import { parseApiTimestamp, parseHttpDate, ServerClock } from './clock.js';
 import { encodeCredentials, secretsOf } from './credentials.js';
 import {
   ApiUsageError,
+  BudgetExhaustedError,
   EvsyncApiError,
   MalformedResponseError,
   NetworkError,
@@ -451,14 +452,24 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
 
       if (ex.status === 429) {
         rateLimited += 1;
-        const fallback = Math.min(this.ledger.windowMs, Math.max(1000, this.baseDelayMs) * 2 ** (rateLimited - 1));
-        this.ledger.rateLimited(reservation, limits, ex.receivedAt, fallback);
+        const window = this.ledger.windowMs;
+        const { until, blocked } = this.ledger.rateLimited(reservation, limits, ex.receivedAt, {
+          fallbackMs: Math.min(window, Math.max(1000, this.baseDelayMs) * 2 ** (rateLimited - 1)),
+          transientMs: Math.min(window, Math.max(50, this.baseDelayMs) * 2 ** (rateLimited - 1)),
+        });
         if (rateLimited > Math.max(10, this.attempts * 2)) {
           throw httpError(ex, this.errorContext(spec)) as RateLimitedError;
         }
-        continue; // the next acquire waits for the reset (and counts it against maxWaitMs)
+        // Blocked: the next acquire waits for the reset (counted against maxWaitMs there).
+        if (!blocked) waited += await this.pause429(spec, until, this.maxWaitMs - waited);
+        continue;
       }
-      this.ledger.settle(reservation, limits, ex.receivedAt);
+      if (ex.status === 401 && token) {
+        // No credential was identified: the answer's rate headers are not ours, and nothing was charged.
+        this.ledger.settleUncharged(reservation);
+      } else {
+        this.ledger.settle(reservation, limits, ex.receivedAt);
+      }
 
       if (ex.status === 401 && token) {
         if (authRetried) throw httpError(ex, this.errorContext(spec));
@@ -516,6 +527,26 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
       `${spec.method} ${spec.path}: ${code ? `${code}: ` : ''}${(err as Error).message ?? String(err)}`,
       init,
     );
+  }
+
+  /** A transient 429 (credits left per the headers): pause briefly, within what is left of maxWaitMs. */
+  private async pause429(spec: CallSpec<unknown>, until: Date, allowedMs: number): Promise<number> {
+    const ms = Math.max(0, until.getTime() - Date.now());
+    if (ms > allowedMs) {
+      const snap = this.ledger.snapshot();
+      throw new BudgetExhaustedError(`429 pause of ${ms} ms exceeds the allowed wait`, {
+        method: spec.method,
+        path: spec.path,
+        reason: 'max-wait',
+        resetAt: until,
+        needed: costOf(spec.kind),
+        remaining: snap.remaining,
+      });
+    }
+    this.emit('wait', { ms, until, reason: '429' });
+    await sleep(ms, spec.signal);
+    this.ledger.noteWait(ms);
+    return ms;
   }
 
   private async backoff(spec: CallSpec<unknown>, attempt: number, reason: string): Promise<void> {

@@ -102,8 +102,12 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
 
   private remaining: number;
   private resetAt: number | null = null;
-  /** Whether resetAt came from a Reset header (tighten by min) or is a fallback guess (replace by the first header). */
-  private resetFromHeader = false;
+  /**
+   * Where resetAt came from. `guess`: first grant + window. `answer`: first answer's receive time + window (an upper
+   * bound whether the server's windows are periodic or start at the first call; used when Reset is missing).
+   * `header`: min over this window's answers of receive time + Reset. A header replaces a guess, then tightens.
+   */
+  private resetSource: 'guess' | 'answer' | 'header' = 'guess';
   private windowId = 0;
   private reservedInWindow = 0;
   private answeredInWindow = 0;
@@ -232,22 +236,45 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     this.pump();
   }
 
+  /** An answer whose rate headers say nothing about this credential (a 401: no credential identified). */
+  settleUncharged(r: Reservation): void {
+    this.release(r);
+  }
+
   /**
-   * A 429: nothing more may be sent until the reset it announces (or, without a usable header, `fallbackMs`).
-   * The rejected call is not counted as spent (the server refuses before charging). Returns the instant to wait for.
+   * A 429. The rejected call is not counted as spent (the server refuses before charging).
+   * - Remaining says the credits are gone (or is missing): nothing more is sent until the reset the answer announces
+   *   (without a usable Reset: `fallbackMs`); `blocked` is true and the next acquire waits for it.
+   * - Remaining says credits are left: a transient refusal (overload), not the budget. Waiting for the window would
+   *   waste it; the caller pauses `transientMs` instead (`blocked` false).
    */
-  rateLimited(r: Reservation, h: RateLimitHeaders, receivedAt: number, fallbackMs: number): Date {
+  rateLimited(
+    r: Reservation,
+    h: RateLimitHeaders,
+    receivedAt: number,
+    backoff: { fallbackMs: number; transientMs: number },
+  ): { until: Date; blocked: boolean } {
     this.applyAnswer(r, h, receivedAt);
     this.spentBy[r.kind] -= r.cost;
     this.rejected += 1;
+    const R = h.remaining;
+    if (R !== undefined && Number.isFinite(R) && R - this.reserveCredits >= r.cost) {
+      this.pump();
+      return { until: new Date(this.now() + backoff.transientMs), blocked: false };
+    }
     this.remaining = Math.min(this.remaining, 0);
     const s = validReset(h.resetSeconds);
-    this.resetAt = s === null ? this.now() + fallbackMs : receivedAt + Math.max(s * 1000, MIN_429_PAUSE_MS);
-    this.resetFromHeader = s !== null;
+    this.resetAt = s === null ? this.now() + backoff.fallbackMs : receivedAt + Math.max(s * 1000, MIN_429_PAUSE_MS);
+    this.resetSource = s === null ? 'answer' : 'header';
     this.blockReason = '429';
     this.announcedUntil = null;
     this.pump();
-    return new Date(this.resetAt);
+    return { until: new Date(this.resetAt), blocked: true };
+  }
+
+  /** Time a caller spent pausing outside the queue (a transient 429), for the waited total. */
+  noteWait(ms: number): void {
+    this.waited += Math.max(0, ms);
   }
 
   /** Stops timers and fails queued calls; for client shutdown. */
@@ -283,7 +310,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
         const serverRolled =
           candidate !== null &&
           this.resetAt !== null &&
-          this.resetFromHeader &&
+          this.resetSource === 'header' &&
           candidate > this.resetAt + this.windowMs / 2;
         if (serverRolled) {
           this.startWindow(candidate, true);
@@ -297,9 +324,15 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
       }
     }
     // An older window's answer may carry that window's reset: only this window's answers tighten the estimate.
-    if (candidate !== null && r.windowId === this.windowId) {
-      if (this.resetAt === null || !this.resetFromHeader || candidate < this.resetAt) this.resetAt = candidate;
-      this.resetFromHeader = true;
+    if (r.windowId === this.windowId) {
+      if (candidate !== null) {
+        if (this.resetAt === null || this.resetSource !== 'header' || candidate < this.resetAt)
+          this.resetAt = candidate;
+        this.resetSource = 'header';
+      } else if (this.resetSource === 'guess') {
+        this.resetAt = receivedAt + this.windowMs;
+        this.resetSource = 'answer';
+      }
     }
     this.emit('update');
   }
@@ -314,7 +347,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   private startWindow(resetAt: number | null, fromHeader: boolean): void {
     this.windowId += 1;
     this.resetAt = resetAt;
-    this.resetFromHeader = fromHeader && resetAt !== null;
+    this.resetSource = fromHeader && resetAt !== null ? 'header' : 'guess';
     const carried = this.inflightCost();
     this.remaining = this.limit - carried;
     this.reservedInWindow = carried;
@@ -390,7 +423,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     if (this.resetAt === null) {
       // The window began at or before now, so it resets by now + windowMs at the latest.
       this.resetAt = now + this.windowMs;
-      this.resetFromHeader = false;
+      this.resetSource = 'guess';
     }
     const r: Reservation = {
       id: this.nextId++,

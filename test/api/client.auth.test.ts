@@ -109,6 +109,8 @@ describe('token', () => {
     expect(svc.tokenCalls()).toHaveLength(2);
     expect(svc.dataCalls()).toHaveLength(2);
     expect(svc.dataCalls()[0]!.headers.authorization).not.toBe(svc.dataCalls()[1]!.headers.authorization);
+    // The 401 identified no credential: not charged, and its rate headers are not applied.
+    expect(client.stats().spent).toEqual({ list: 10, other: 0, token: 2 });
   });
 
   it('a second 401 is an error', async () => {

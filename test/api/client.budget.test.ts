@@ -123,6 +123,21 @@ describe('429', () => {
     expect(client.stats().rejected429).toBe(2);
   });
 
+  it('a 429 while the headers say credits are left is transient: a short pause, not the window', async () => {
+    const svc = fakeService(
+      withToken((_r, n) => (n === 0 ? { status: 429, body: '', headers: rateHeaders(1500, 500) } : page())),
+    );
+    client = makeClient(svc);
+    const waits: WaitEvent[] = [];
+    client.on('wait', (e) => waits.push(e));
+    const started = Date.now();
+    await client.list('/registrants');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]!.reason).toBe('429');
+    expect(client.stats().rejected429).toBe(1);
+  });
+
   it('a 429 whose reset is beyond maxWait stops with max-wait', async () => {
     const svc = fakeService(withToken(() => ({ status: 429, body: '', headers: rateHeaders(0, 300) })));
     client = makeClient(svc, { maxWaitMs: 5_000 });

@@ -78,6 +78,21 @@ describe('CreditLedger', () => {
       l.settle(r, { remaining: 1990, resetSeconds: s }, clock.t);
     }
     expect(l.snapshot().resetAt?.getTime()).toBe(t0 + 10_000);
+    expect(l.snapshot().remaining).toBe(1990);
+  });
+
+  it('without a Reset header, bounds the reset by the first answer of the window + window', async () => {
+    const { l, clock } = ledger({ windowMs: 10_000 });
+    const t0 = clock.t;
+    const r1 = await l.acquire('list', ctx);
+    expect(l.snapshot().resetAt?.getTime()).toBe(t0 + 10_000); // a guess from the grant
+    clock.t += 300; // the answer took 300 ms: the server window may have started as late as that
+    l.settle(r1, { remaining: 1990 }, clock.t);
+    expect(l.snapshot().resetAt?.getTime()).toBe(t0 + 10_300);
+    clock.t += 500;
+    const r2 = await l.acquire('list', ctx);
+    l.settle(r2, { remaining: 1980 }, clock.t);
+    expect(l.snapshot().resetAt?.getTime()).toBe(t0 + 10_300); // later answers do not move it
   });
 
   it('rolls over at the estimated reset: credits are back, in-flight calls charged to the new window', async () => {
