@@ -1,0 +1,165 @@
+import type { SimulatorSize } from '../types.js';
+
+/**
+ * Event lifecycle states the simulator uses for `events.status`:
+ * - `draft`: not published; registration not open; no registrants.
+ * - `live`: published, registration open, the event is running now (check-ins and session attendance exist).
+ * - `closed`: registration closed, the event starts in a few days.
+ * - `completed`: the event took place (attended / no_show registrants).
+ * - `cancelled`: the event was called off; most registrants are cancelled.
+ * - `archived`: long past and archived.
+ */
+export const EVENT_STATUSES = ['draft', 'live', 'closed', 'completed', 'cancelled', 'archived'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export interface EventPlan {
+  status: EventStatus;
+  registrants: number;
+  /** Apply to Attend: registrants start `pending` and are approved or denied. */
+  applyToAttend?: boolean;
+  free?: boolean;
+}
+
+export interface AccountPlan {
+  name: string;
+  events: EventPlan[];
+  contacts: number;
+  webhooks: number;
+  dataLists: number;
+  dataListItems: number;
+}
+
+const e = (status: EventStatus, registrants: number, extra: Partial<EventPlan> = {}): EventPlan => ({
+  status,
+  registrants,
+  ...extra,
+});
+
+/** `small`'s first account: the demo. Its full sync of every stream fits one 2000-credit window. */
+const SMALL_MAIN: AccountPlan = {
+  name: 'Northwind Events',
+  events: [
+    e('live', 1150),
+    e('live', 140, { applyToAttend: true }),
+    e('closed', 180),
+    e('completed', 320),
+    e('archived', 90, { free: true }),
+    e('cancelled', 35),
+    e('draft', 0),
+  ],
+  contacts: 2100,
+  webhooks: 4,
+  dataLists: 2,
+  dataListItems: 12,
+};
+
+const SMALL_OTHER: AccountPlan = {
+  name: 'Contoso Conferences',
+  events: [
+    e('live', 400),
+    e('completed', 250, { applyToAttend: true }),
+    e('closed', 120),
+    e('archived', 60),
+    e('cancelled', 20),
+    e('draft', 0),
+  ],
+  contacts: 700,
+  webhooks: 2,
+  dataLists: 1,
+  dataListItems: 8,
+};
+
+function spread(count: number, total: number, statuses: readonly EventStatus[]): EventPlan[] {
+  // Uneven but deterministic sizes: event k gets a share proportional to (count - k / 2).
+  const weights = Array.from({ length: count }, (_, k) => count - k / 2);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  return weights.map((w, k) => {
+    const status = statuses[k % statuses.length]!;
+    return e(status, status === 'draft' ? 0 : Math.round((total * w) / sum), {
+      applyToAttend: k % 7 === 1,
+      free: k % 9 === 4,
+    });
+  });
+}
+
+const MIX: readonly EventStatus[] = [
+  'live',
+  'live',
+  'closed',
+  'completed',
+  'completed',
+  'archived',
+  'cancelled',
+  'draft',
+];
+
+export function accountPlans(size: SimulatorSize): AccountPlan[] {
+  switch (size) {
+    case 'tiny':
+      return [
+        {
+          name: 'Northwind Events',
+          events: [e('live', 40, { applyToAttend: true }), e('completed', 30), e('draft', 0)],
+          contacts: 60,
+          webhooks: 2,
+          dataLists: 1,
+          dataListItems: 5,
+        },
+        {
+          name: 'Contoso Conferences',
+          events: [e('closed', 25), e('cancelled', 12), e('archived', 20, { free: true })],
+          contacts: 40,
+          webhooks: 1,
+          dataLists: 1,
+          dataListItems: 3,
+        },
+      ];
+    case 'small':
+      return [SMALL_MAIN, SMALL_OTHER];
+    case 'medium':
+      return [
+        {
+          name: 'Northwind Events',
+          events: spread(20, 50_000, MIX),
+          contacts: 20_000,
+          webhooks: 8,
+          dataLists: 3,
+          dataListItems: 40,
+        },
+        { ...SMALL_OTHER, events: spread(8, 10_000, MIX), contacts: 5_000 },
+      ];
+    case 'large':
+      return [
+        {
+          name: 'Northwind Events',
+          events: spread(52, 1_200_000, MIX),
+          contacts: 150_000,
+          webhooks: 12,
+          dataLists: 4,
+          dataListItems: 200,
+        },
+        SMALL_OTHER,
+      ];
+  }
+}
+
+/** Per-event counts of the smaller streams, scaled with the registrant count. */
+export function eventScale(registrants: number) {
+  const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, Math.round(v)));
+  return {
+    sessions: clamp(6 + registrants / 40, 6, 90),
+    tracks: clamp(3 + registrants / 400, 3, 6),
+    locations: clamp(3 + registrants / 300, 3, 8),
+    speakers: clamp(4 + registrants / 60, 4, 120),
+    sponsors: clamp(3 + registrants / 150, 3, 25),
+    regTypes: clamp(3 + registrants / 500, 3, 7),
+    packages: clamp(2 + registrants / 600, 2, 5),
+    discounts: clamp(4 + registrants / 25, 4, 260),
+    questions: 4,
+    websites: registrants > 500 ? 2 : 1,
+    pages: clamp(4 + registrants / 300, 4, 14),
+    badges: registrants > 300 ? 3 : 1,
+    invitationLists: clamp(1 + registrants / 500, 1, 5),
+    cfsContacts: clamp(registrants / 30, 0, 150),
+  };
+}
