@@ -30,7 +30,7 @@ export const cfsSubmissions = defineStream({
   key: ['id'],
   cursor: 'updated_at',
   maxPerPage: 1000,
-  // A submission is a talk proposal: its name may come as `title`; both are requested (unknown names are ignored).
+  // A submission is a talk proposal: its name may come as `title` instead of `name`, so both are requested.
   fields: { id: 'bigint', name: 'text', title: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
   verified: false,
   description: 'Call-for-speakers submissions (fields undocumented)',

@@ -5,9 +5,9 @@
  * uses, and outputs the row of physical columns.
  *
  * The sync's hot path does not parse records with these: `createNormalizer` (normalize.ts) runs the same
- * converters in a compiled loop, several times faster (measured in test/unit/normalize-throughput.ts). These
- * schemas are the structural statement of each record type, used where speed does not matter (single records,
- * webhook payloads, the simulator's conformance checks) and held to agree with the normalizer by tests.
+ * converters in generated code, 15-20x faster (numbers in normalize.ts; script test/unit/normalize-throughput.ts).
+ * These schemas are the structural statement of each record type, for code where speed does not matter (single
+ * records, webhook payloads, simulator checks), and tests hold them to the normalizer's results.
  */
 import { z } from 'zod';
 import { catalogue, resolveStream } from '../connectors/index.js';

@@ -187,6 +187,10 @@ describe('decimals', () => {
   it('canonicalizes strings and numbers to the column scale', () => {
     expect(row({ amount: '-166.00' }).amount).toBe('-166.00');
     expect(row({ amount: 5 }).amount).toBe('5.00');
+    expect(row({ amount: -5 }).amount).toBe('-5.00');
+    expect(row({ amount: -0 }).amount).toBe('0.00');
+    expect(row({ amount: 9999999999 }).amount).toBe('9999999999.00');
+    expect(row({ rate: 0 }).rate).toBe('0.0000');
     expect(row({ amount: '5' }).amount).toBe('5.00');
     expect(row({ amount: '007.5' }).amount).toBe('7.50');
     expect(row({ amount: '+.5' }).amount).toBe('0.50');
@@ -213,6 +217,7 @@ describe('decimals', () => {
     );
     expect(reason({ id: 1, amount: '12345678901.00' })).toMatch(/overflows decimal\(12,2\)/);
     expect(reason({ id: 1, amount: '9999999999.995' })).toMatch(/overflows/);
+    expect(reason({ id: 1, amount: 10000000000 })).toMatch(/overflows decimal\(12,2\)/);
     expect(reason({ id: 1, rate: 1000 })).toMatch(/field "rate".*overflows decimal\(7,4\)/);
     expect(reason({ id: 1, amount: '.' })).toMatch(/not a decimal/);
     expect(reason({ id: 1, amount: true })).toMatch(/boolean true to decimal/);
