@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { customFieldsFromDefinitions, getStream, resolveStream } from '../../connectors/index.js';
+import type { NormalizedRow, ResolvedStream } from '../../connectors/types.js';
+import { physicalColumns } from '../../schemas/columns.js';
+import { createNormalizer } from '../../schemas/normalize.js';
+import { ApiClient, type ClientOptions } from '../../src/api/index.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import { Warehouse } from '../../src/warehouse/index.js';
+
+/** A simulator, a client of its first account and a fresh warehouse file: what every engine test starts from. */
+export interface Harness {
+  sim: Simulator;
+  dir: string;
+  dbPath: string;
+  warehouse: Warehouse;
+  client(options?: Partial<ClientOptions>): ApiClient;
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: SimulatorOptions = {}): Promise<Harness> {
+  const sim = await startSimulator({ size: 'tiny', seed: 7, ...options });
+  const dir = mkdtempSync(join(tmpdir(), 'evsync-test-'));
+  const dbPath = join(dir, 'test.duckdb');
+  const warehouse = await Warehouse.open(dbPath);
+  const clients: ApiClient[] = [];
+  const account = sim.accounts[0]!;
+  return {
+    sim,
+    dir,
+    dbPath,
+    warehouse,
+    client(extra = {}) {
+      const c = new ApiClient({
+        baseUrl: sim.baseUrl,
+        credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+        retry: { attempts: 6, baseDelayMs: 5, maxDelayMs: 50 },
+        ...extra,
+      });
+      clients.push(c);
+      return c;
+    },
+    async close() {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await warehouse.close().catch(() => undefined);
+      await sim.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The stream resolved the way the engine resolves it, custom fields from the source's definitions. */
+export function resolvedFromTruth(sim: Simulator, name: string): ResolvedStream {
+  const def = getStream(name);
+  const customs = def.customFields
+    ? customFieldsFromDefinitions(sim.truth(def.customFields.definitions).records)
+    : [];
+  return resolveStream(def, { customFields: customs });
+}
+
+/** One comparable form for a value from either side (warehouse JSON output or normalized source). */
+export function canon(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return value.map((v) => String(v)).join(',');
+  if (typeof value === 'object') return JSON.stringify(value);
+  if (typeof value === 'string' && /^[[{]/.test(value)) {
+    try {
+      return JSON.stringify(JSON.parse(value));
+    } catch {
+      return value;
+    }
+  }
+  return String(value);
+}
+
+function keyOf(row: Record<string, unknown>, key: readonly string[]): string {
+  return key.map((k) => canon(row[k])).join('|');
+}
+
+export interface Difference {
+  missing: string[];
+  extra: string[];
+  changed: { key: string; column: string; source: string | null; warehouse: string | null }[];
+}
+
+/**
+ * The current rows of a stream's table against the source's current records, column by column. Empty lists mean
+ * the warehouse equals the source exactly.
+ */
+export async function compareStream(sim: Simulator, warehouse: Warehouse, name: string): Promise<Difference> {
+  const stream = resolvedFromTruth(sim, name);
+  const normalizer = createNormalizer(stream);
+  const source = new Map<string, NormalizedRow>();
+  for (const raw of sim.truth(name).records) {
+    const r = normalizer.normalize(raw);
+    if (!r.ok) throw new Error(`source record of ${name} does not normalize: ${r.reason}`);
+    source.set(keyOf(r.row, stream.key), r.row);
+  }
+  const columns = physicalColumns(stream).map((c) => c.name);
+  const { rows } = await warehouse.query(`SELECT * FROM "${name}" WHERE _deleted_at IS NULL`);
+  const stored = new Map(rows.map((row) => [keyOf(row, stream.key), row]));
+  const diff: Difference = { missing: [], extra: [], changed: [] };
+  for (const [key, row] of source) {
+    const got = stored.get(key);
+    if (!got) {
+      diff.missing.push(key);
+      continue;
+    }
+    for (const column of columns) {
+      // The scope column is filled from the scope when the endpoint does not return it.
+      if (!(column in row) || (row[column] === null && column === 'event_id')) continue;
+      const a = canon(row[column]);
+      const b = canon(got[column]);
+      if (a !== b) diff.changed.push({ key, column, source: a, warehouse: b });
+    }
+  }
+  for (const key of stored.keys()) if (!source.has(key)) diff.extra.push(key);
+  return diff;
+}
+
+/** Sum over scopes of 10 * max(1, ceil(rows / cap)): the fewest credits a full read of a stream can cost. */
+export function lowerBoundCredits(sim: Simulator, name: string, eventIds: readonly number[]): number {
+  const def = getStream(name);
+  const records = sim.truth(name).records;
+  const cap = def.maxPerPage;
+  const pages = (n: number) => Math.max(1, Math.ceil(n / cap));
+  if (def.scope === 'account') return 10 * pages(records.length);
+  if (def.scope === 'event') {
+    // Some event-scoped records (transactions, line items) do not carry event_id: their registrant does.
+    const registrantEvent = new Map(sim.truth('registrants').records.map((r) => [Number(r.id), Number(r.event_id)]));
+    const perEvent = new Map<number, number>();
+    for (const r of records) {
+      const eventId = r.event_id != null ? Number(r.event_id) : registrantEvent.get(Number(r.registrant_id));
+      if (eventId !== undefined) perEvent.set(eventId, (perEvent.get(eventId) ?? 0) + 1);
+    }
+    return eventIds.reduce((sum, id) => sum + 10 * pages(perEvent.get(id) ?? 0), 0);
+  }
+  throw new Error(`lower bound of parent-scoped ${name} is not computed here`);
+}
