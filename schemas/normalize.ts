@@ -289,9 +289,10 @@ function toTime(v: unknown): Converted {
 
 function idList(items: readonly unknown[]): Converted {
   const out: number[] = [];
-  for (const item of items) {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
     const n = toBigint(typeof item === 'string' ? item.trim() : item);
-    if (n === INVALID) return fail(`item ${out.length}: ${failureDetail || 'not an id'}`);
+    if (n === INVALID) return fail(`item ${i}: ${failureDetail || 'not an id'}`);
     if (n !== null) out.push(n as number);
   }
   return out;
