@@ -285,11 +285,10 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     );
   }
 
-  /** Local clock corrected by the offset measured from `Date` headers. */
+  /** Local clock corrected by the offset measured from `Date` headers (the local clock if answers carry none). */
   serverNow(): Date {
     const ms = this.clock.nowMs();
-    if (ms === null)
-      throw new ApiUsageError('serverNow: no answer with a Date header seen yet; await ensureToken() first');
+    if (ms === null) throw new ApiUsageError('serverNow: no answer seen yet; await ensureToken() first');
     return new Date(ms);
   }
 

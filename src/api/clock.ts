@@ -31,10 +31,13 @@ const SAMPLES = 9;
 export class ServerClock {
   private readonly offsets: number[] = [];
   private offset: number | null = null;
+  /** An answer arrived; if none carried a Date header, the local clock is all there is. */
+  private answered = false;
 
   constructor(private readonly localNow: () => number = Date.now) {}
 
   observe(serverDate: Date | null, sentAt: number, receivedAt: number): void {
+    this.answered = true;
     if (!serverDate) return;
     const sample = serverDate.getTime() + 500 - (sentAt + receivedAt) / 2;
     this.offsets.push(sample);
@@ -43,6 +46,7 @@ export class ServerClock {
     this.offset = sorted[Math.floor(sorted.length / 2)] ?? sample;
   }
 
+  /** Whether a Date header has been seen (otherwise nowMs() is the local clock, or null before any answer). */
   get hasSample(): boolean {
     return this.offset !== null;
   }
@@ -52,8 +56,9 @@ export class ServerClock {
     return this.offset ?? 0;
   }
 
-  /** Server time now in epoch ms, or null before any answer carried a Date header. */
+  /** Server time now in epoch ms; the local time when answers came without a Date header; null before any answer. */
   nowMs(): number | null {
-    return this.offset === null ? null : this.localNow() + this.offset;
+    if (this.offset === null) return this.answered ? this.localNow() : null;
+    return this.localNow() + this.offset;
   }
 }

@@ -167,3 +167,13 @@ describe('token', () => {
     expect(client.stats().spent.token).toBe(3);
   });
 });
+
+describe('server clock without Date headers', () => {
+  it('serverNow falls back to the local clock once an answer arrived', async () => {
+    const svc = fakeService(withToken(ok, () => ({ body: tokenReply().body })));
+    const c = makeClient(svc);
+    await c.ensureToken();
+    expect(Math.abs(c.serverNow().getTime() - Date.now())).toBeLessThan(100);
+    await c.close();
+  });
+});
