@@ -13,7 +13,9 @@ import { registerExportCommand } from './commands/export.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerQueryCommand } from './commands/query.js';
 import { registerScheduleCommand } from './commands/schedule.js';
+import { registerSimulatorCommand } from './commands/simulator.js';
 import { registerStatusCommand } from './commands/status.js';
+import { registerStreamsCommand } from './commands/streams.js';
 import { registerSyncCommands } from './commands/sync.js';
 import type { App } from './context.js';
 import { CliError, ExitCode, UsageError } from './errors.js';
@@ -97,6 +99,8 @@ export function buildProgram(app: App = createApp(processIo())): Command {
   registerScheduleCommand(program, app);
   registerExportCommand(program, app);
   registerQueryCommand(program, app);
+  registerStreamsCommand(program);
+  registerSimulatorCommand(program);
   registerDemoCommand(program, app);
   return program;
 }
@@ -108,7 +112,9 @@ function reportError(app: App, err: unknown): number {
     // Commander already printed its message (or the help / version) through configureOutput.
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return ExitCode.Done;
     if (err.code === 'commander.help') return err.exitCode === 0 ? ExitCode.Done : ExitCode.Usage;
-    return ExitCode.Usage;
+    // Commander's own parse errors are usage errors; commands that call this.error() choose their exit code.
+    if (err.code.startsWith('commander.')) return ExitCode.Usage;
+    return err.exitCode;
   }
   if (err instanceof UsageError) {
     print(err.message);

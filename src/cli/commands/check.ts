@@ -176,7 +176,7 @@ async function check(ctx: Ctx): Promise<number> {
   if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
   else
     ctx.out.write(
-      `${report.ok ? 'a sync can run' : 'a sync cannot run: fix the failures above'} (this check spent ${report.creditsSpent} credits)\n`,
+      `${report.ok ? 'a sync can run' : 'a sync cannot run: fix the failures above'} (this check spent ${report.creditsSpent} credit${report.creditsSpent === 1 ? '' : 's'})\n`,
     );
   return report.ok ? ExitCode.Done : ExitCode.Failure;
 }
