@@ -1,0 +1,130 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { FaultSpec, SimulatorOptions, SimulatorSize } from '../../simulator/index.js';
+
+const HELP = `
+Serves the embedded simulator of the event-management API: seeded data for two accounts, the spec's
+authentication, credits and rate-limit headers, list semantics, faults and mutations.
+
+Examples:
+  $ evsync simulator                                   # small data set on a free port
+  $ evsync simulator --port 8080 --size tiny --json    # one JSON line with baseUrl and credentials
+  $ evsync simulator --rate-limit 50/2 --token-ttl 60  # compressed window and short tokens for tests
+  $ evsync simulator --mutate 5 --control              # 5 changes/s per account; /_control/* endpoints
+  $ evsync simulator --faults errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header
+  $ evsync simulator --record-tz America/New_York      # record timestamps in New York wall time
+
+Fault spec (comma-separated):
+  errors=<rate>      answer 500/502/503 to that fraction of data requests
+  latency=<ms>       add this delay to every response
+  resets=<rate>      send headers and part of the body, then drop the connection
+  malformed=<rate>   answer 200 with a truncated JSON body
+  slow=<rate>:<ms>   hold that fraction for <ms> before any header (trips client timeouts)
+  storm429=<rate>    answer 429 although credits are left
+  no-reset-header    leave out X-Rate-Limit-Reset
+
+Control endpoints (--control, loopback only): GET /_control/counters?account=0, POST /_control/counters/reset,
+POST /_control/mutate {"n":10}, GET /_control/truth?stream=registrants&account=0, POST /_control/clock
+{"advance":3600}, POST /_control/faults {<FaultSpec>}.
+Approve/deny (Apply to Attend): POST /v1/registrants/{id}/approve and POST /v1/registrants/{id}/deny.
+`;
+
+function integer(name: string, min: number) {
+  return (text: string): number => {
+    const n = Number(text);
+    if (!/^\d+$/.test(text.trim()) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    return n;
+  };
+}
+
+function nonNegative(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number >= 0');
+  return n;
+}
+
+interface SimulatorFlags {
+  port: number;
+  host: string;
+  seed: number;
+  size: SimulatorSize;
+  rateLimit: string;
+  tokenTtl: number;
+  mutate: number;
+  faults?: string;
+  recordTz: string;
+  control?: boolean;
+  json?: boolean;
+}
+
+export function registerSimulatorCommand(program: Command): void {
+  program
+    .command('simulator')
+    .description('serve the embedded simulator of the API (no credentials or network needed)')
+    .option('--port <n>', 'port to listen on; 0 picks a free port', integer('port', 0), 0)
+    .option('--host <address>', 'address to bind (control endpoints need loopback)', '127.0.0.1')
+    .option('--seed <n>', 'data seed: the same seed gives the same data', integer('seed', 0), 1)
+    .addOption(
+      new Option('--size <size>', 'data set size: tiny (tests), small (demo), medium, large (1M+ registrants)')
+        .choices(['tiny', 'small', 'medium', 'large'])
+        .default('small'),
+    )
+    .option('--rate-limit <credits/seconds>', 'credits per window per credential, e.g. 50/2', '2000/600')
+    .option('--token-ttl <seconds>', 'access token lifetime', integer('token-ttl', 1), 1800)
+    .option('--mutate <per-second>', 'background changes per second per account', nonNegative, 0)
+    .option('--faults <spec>', 'inject faults, e.g. errors=0.05,latency=20 (see below)')
+    .option('--record-tz <zone>', 'IANA zone record timestamps are written in (expires_at stays UTC)', 'UTC')
+    .option('--control', 'expose /_control/* endpoints (loopback only)')
+    .option('--json', 'print one JSON line {baseUrl, accounts} instead of the human summary')
+    .addHelpText('after', HELP)
+    .action(async (flags: SimulatorFlags, command: Command) => {
+      const { parseFaults, parseRateLimit, startSimulator } = await import('../../simulator/index.js');
+      let faults: FaultSpec | undefined;
+      let rateLimit: SimulatorOptions['rateLimit'];
+      try {
+        faults = flags.faults ? parseFaults(flags.faults) : undefined;
+        rateLimit = parseRateLimit(flags.rateLimit);
+      } catch (e) {
+        command.error(`error: ${(e as Error).message}`, { exitCode: 2 });
+      }
+      const sim = await startSimulator({
+        port: flags.port,
+        host: flags.host,
+        seed: flags.seed,
+        size: flags.size,
+        rateLimit,
+        tokenTtlSeconds: flags.tokenTtl,
+        mutationsPerSecond: flags.mutate,
+        faults,
+        recordTimezone: flags.recordTz,
+        control: flags.control === true,
+      }).catch((e: Error) => command.error(`error: ${e.message}`, { exitCode: e instanceof RangeError ? 2 : 1 }));
+
+      if (flags.json) {
+        const accounts = sim.accounts.map(({ clientId, clientSecret, encoded }) => ({
+          clientId,
+          clientSecret,
+          encoded,
+        }));
+        process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, accounts })}\n`);
+      } else {
+        const lines = [`evsync simulator listening on ${sim.baseUrl} (size ${flags.size}, seed ${flags.seed})`];
+        sim.accounts.forEach((a, i) => {
+          lines.push(`account ${i}: ${a.name}`, `  client id:     ${a.clientId}`, `  client secret: ${a.clientSecret}`);
+          lines.push(`  encoded:       ${a.encoded}`);
+        });
+        if (flags.control) lines.push(`control: ${sim.baseUrl.replace(/\/v1$/, '')}/_control/counters`);
+        lines.push('Press Ctrl+C to stop.');
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          sim.close().then(resolve, resolve);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+    });
+}
