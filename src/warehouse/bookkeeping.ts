@@ -1,0 +1,256 @@
+/**
+ * The `_evsync` schema: what the warehouse knows about its own syncs. Every table is created here.
+ *
+ * _evsync.meta            key VARCHAR PK, value VARCHAR                      -- schema_version of this layout
+ * _evsync.runs            run_id VARCHAR PK, kind VARCHAR ('sync' | 'backfill' | ...), args JSON (the options the
+ *                         run was started with), status VARCHAR ('running' until finished, then 'done' | 'partial' |
+ *                         'failed'), started_at TIMESTAMP (UTC), finished_at TIMESTAMP, credits JSON (credits spent
+ *                         by kind), requests BIGINT, waits_ms BIGINT, rejected_429 BIGINT, streams JSON (per stream:
+ *                         inserted, updated, deleted, rejected, pages, errors), error VARCHAR, pid INTEGER
+ * _evsync.cursors         stream VARCHAR, scope VARCHAR (PK stream+scope; scope 'account', 'event:12', or what the
+ *                         engine chooses, e.g. 'event:12/sweep'), watermark VARCHAR ('YYYY-MM-DD HH:MM:SS', the
+ *                         committed high-water mark), walk_mode VARCHAR, walk_id VARCHAR, walk_from VARCHAR,
+ *                         walk_to VARCHAR (the signpost), walk_last_key BIGINT (keyset position), walk_pages BIGINT,
+ *                         walk_rows BIGINT (the open walk, all null when none), last_pages BIGINT, last_sweep_at
+ *                         VARCHAR, updated_at VARCHAR. Times are kept as the engine wrote them (server clock).
+ * _evsync.credits         run_id VARCHAR, recorded_at TIMESTAMP (UTC), credit_limit BIGINT, remaining BIGINT,
+ *                         reset_at TIMESTAMP, spent BIGINT (sum of the snapshot's spent-by-kind), snapshot JSON (the
+ *                         ledger snapshot as given)
+ * _evsync.rejected        run_id VARCHAR, stream VARCHAR, scope VARCHAR, raw JSON (the record as received), reason
+ *                         VARCHAR, at TIMESTAMP (UTC)
+ * _evsync.schema_changes  at TIMESTAMP (UTC), run_id VARCHAR (null for changes made by ensureTable), table_name
+ *                         VARCHAR, column_name VARCHAR, change VARCHAR ('add_column' | 'widen'), origin VARCHAR
+ *                         ('definition': a column of the catalogue; 'evolution': a field the records carried),
+ *                         from_type VARCHAR (null for add_column), to_type VARCHAR (evsync column types:
+ *                         'bigint', 'text', 'decimal(12,2)', ...), reason VARCHAR
+ * _evsync.seen            stream VARCHAR, scope VARCHAR, walk_id VARCHAR, id BIGINT: ids a snapshot or sweep walk
+ *                         saw, until markMissing settles the walk
+ * _evsync.custom_fields   table_name VARCHAR, column_name VARCHAR (PK both), label VARCHAR, updated_at TIMESTAMP:
+ *                         readable names for `c_<id>` columns (the `analytics.<table>_labeled` views)
+ */
+import type { Db, ResultRow } from './connection.js';
+import { timestampText, utcNow } from './sql.js';
+import type { CursorState, CursorWalk, RunSummary } from './types.js';
+
+export const SCHEMA_VERSION = '1';
+
+const DDL = [
+  `CREATE SCHEMA IF NOT EXISTS _evsync`,
+  `CREATE SCHEMA IF NOT EXISTS analytics`,
+  `CREATE TABLE IF NOT EXISTS _evsync.meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
+  `CREATE TABLE IF NOT EXISTS _evsync.runs (
+     run_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, args JSON, status VARCHAR NOT NULL,
+     started_at TIMESTAMP NOT NULL, finished_at TIMESTAMP, credits JSON, requests BIGINT, waits_ms BIGINT,
+     rejected_429 BIGINT, streams JSON, error VARCHAR, pid INTEGER)`,
+  `CREATE TABLE IF NOT EXISTS _evsync.cursors (
+     stream VARCHAR NOT NULL, scope VARCHAR NOT NULL, watermark VARCHAR,
+     walk_mode VARCHAR, walk_id VARCHAR, walk_from VARCHAR, walk_to VARCHAR, walk_last_key BIGINT,
+     walk_pages BIGINT, walk_rows BIGINT, last_pages BIGINT, last_sweep_at VARCHAR, updated_at VARCHAR,
+     PRIMARY KEY (stream, scope))`,
+  `CREATE TABLE IF NOT EXISTS _evsync.credits (
+     run_id VARCHAR, recorded_at TIMESTAMP NOT NULL, credit_limit BIGINT, remaining BIGINT, reset_at TIMESTAMP,
+     spent BIGINT, snapshot JSON)`,
+  `CREATE TABLE IF NOT EXISTS _evsync.rejected (
+     run_id VARCHAR, stream VARCHAR NOT NULL, scope VARCHAR, raw JSON, reason VARCHAR, at TIMESTAMP NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS _evsync.schema_changes (
+     at TIMESTAMP NOT NULL, run_id VARCHAR, table_name VARCHAR NOT NULL, column_name VARCHAR NOT NULL,
+     change VARCHAR NOT NULL, origin VARCHAR NOT NULL, from_type VARCHAR, to_type VARCHAR NOT NULL, reason VARCHAR)`,
+  `CREATE TABLE IF NOT EXISTS _evsync.seen (stream VARCHAR NOT NULL, scope VARCHAR NOT NULL, walk_id VARCHAR NOT NULL,
+     id BIGINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS _evsync.custom_fields (
+     table_name VARCHAR NOT NULL, column_name VARCHAR NOT NULL, label VARCHAR NOT NULL, updated_at TIMESTAMP,
+     PRIMARY KEY (table_name, column_name))`,
+];
+
+export async function createBookkeeping(db: Db): Promise<void> {
+  await db.transaction(async () => {
+    for (const sql of DDL) await db.run(sql);
+    await db.run(`INSERT OR IGNORE INTO _evsync.meta VALUES ('schema_version', ?)`, [SCHEMA_VERSION]);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// runs and credits
+
+/** A sortable, unique run id: UTC start time plus a random suffix (two runs may start in the same second). */
+export function newRunId(now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const suffix = Math.floor(Math.random() * 0x1000000)
+    .toString(16)
+    .padStart(6, '0');
+  return `${stamp}-${suffix}`;
+}
+
+function json(value: unknown): string {
+  try {
+    return JSON.stringify(value ?? null) ?? 'null';
+  } catch {
+    // BigInt or a cycle: keep something readable rather than failing the bookkeeping write.
+    return JSON.stringify(String(value));
+  }
+}
+
+export async function startRun(db: Db, kind: string, args: Record<string, unknown>): Promise<string> {
+  const runId = newRunId();
+  await db.run(
+    `INSERT INTO _evsync.runs (run_id, kind, args, status, started_at, pid) VALUES (?, ?, ?, 'running', ?, ?)`,
+    [runId, kind, json(args), utcNow(), process.pid],
+  );
+  return runId;
+}
+
+export async function finishRun(db: Db, runId: string, s: RunSummary): Promise<void> {
+  const changed = await db.run(
+    `UPDATE _evsync.runs SET status = ?, finished_at = ?, credits = ?, requests = ?, waits_ms = ?, rejected_429 = ?,
+       streams = ?, error = ? WHERE run_id = ?`,
+    [
+      s.status,
+      timestampText(s.finishedAt) ?? utcNow(),
+      json(s.credits),
+      Math.round(s.requests),
+      Math.round(s.waitsMs),
+      Math.round(s.rejected429),
+      json(s.streams),
+      s.error ?? null,
+      runId,
+    ],
+  );
+  if (changed === 0) throw new Error(`finishRun: no run ${runId} in _evsync.runs`);
+}
+
+function numberOf(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : null;
+}
+
+export async function recordCredits(db: Db, runId: string, snapshot: Record<string, unknown>): Promise<void> {
+  const spentBy = snapshot.spent;
+  let spent: number | null = null;
+  if (spentBy && typeof spentBy === 'object') {
+    spent = 0;
+    for (const v of Object.values(spentBy)) spent += numberOf(v) ?? 0;
+  } else {
+    spent = numberOf(spentBy);
+  }
+  const resetAt = snapshot.resetAt;
+  const reset = resetAt instanceof Date ? resetAt.toISOString() : typeof resetAt === 'string' ? resetAt : null;
+  await db.run(`INSERT INTO _evsync.credits VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+    runId,
+    utcNow(),
+    numberOf(snapshot.limit),
+    numberOf(snapshot.remaining),
+    timestampText(reset),
+    spent,
+    json(snapshot),
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// cursors
+
+const CURSOR_COLUMNS = `stream, scope, watermark, walk_mode, walk_id, walk_from, walk_to, walk_last_key, walk_pages,
+  walk_rows, last_pages, last_sweep_at, updated_at`;
+
+export const SAVE_CURSOR_SQL = `INSERT OR REPLACE INTO _evsync.cursors
+  (stream, scope, watermark, walk_mode, walk_id, walk_from, walk_to, walk_last_key, walk_pages, walk_rows,
+   last_pages, last_sweep_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+export function cursorParams(c: CursorState): unknown[] {
+  const w = c.walk;
+  return [
+    c.stream,
+    c.scope,
+    c.watermark,
+    w?.mode ?? null,
+    w?.walkId ?? null,
+    w?.from ?? null,
+    w?.to ?? null,
+    w?.lastKey ?? null,
+    w ? w.pages : null,
+    w ? w.rows : null,
+    c.lastPages,
+    c.lastSweepAt,
+    c.updatedAt,
+  ];
+}
+
+export async function saveCursor(db: Db, c: CursorState): Promise<void> {
+  await db.run(SAVE_CURSOR_SQL, cursorParams(c));
+}
+
+function num(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+function str(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
+
+function cursorFromRow(r: ResultRow): CursorState {
+  const walk: CursorWalk | null =
+    r.walk_mode === null || r.walk_mode === undefined
+      ? null
+      : {
+          mode: String(r.walk_mode) as CursorWalk['mode'],
+          walkId: String(r.walk_id ?? ''),
+          from: str(r.walk_from),
+          to: str(r.walk_to),
+          lastKey: num(r.walk_last_key),
+          pages: num(r.walk_pages) ?? 0,
+          rows: num(r.walk_rows) ?? 0,
+        };
+  return {
+    stream: String(r.stream),
+    scope: String(r.scope),
+    watermark: str(r.watermark),
+    walk,
+    lastPages: num(r.last_pages),
+    lastSweepAt: str(r.last_sweep_at),
+    updatedAt: String(r.updated_at ?? ''),
+  };
+}
+
+export async function getCursor(db: Db, stream: string, scope: string): Promise<CursorState | null> {
+  const r = await db.query(`SELECT ${CURSOR_COLUMNS} FROM _evsync.cursors WHERE stream = ? AND scope = ?`, [
+    stream,
+    scope,
+  ]);
+  const row = r.rows[0];
+  return row ? cursorFromRow(row) : null;
+}
+
+export async function listCursors(db: Db): Promise<CursorState[]> {
+  const r = await db.query(`SELECT ${CURSOR_COLUMNS} FROM _evsync.cursors ORDER BY stream, scope`);
+  return r.rows.map(cursorFromRow);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// rejected records
+
+function rawJson(raw: unknown): string {
+  if (raw === undefined) return 'null';
+  return json(raw);
+}
+
+export async function recordRejected(
+  db: Db,
+  runId: string,
+  stream: string,
+  scope: string,
+  rejected: readonly { raw: unknown; reason: string }[],
+): Promise<void> {
+  if (rejected.length === 0) return;
+  const at = utcNow();
+  // One statement for the whole list (usually a handful): a JSON array of [raw, reason] pairs unnested in SQL.
+  const payload = JSON.stringify(rejected.map((r) => [rawJson(r.raw), String(r.reason)]));
+  await db.run(
+    `INSERT INTO _evsync.rejected (run_id, stream, scope, raw, reason, at)
+     SELECT ?, ?, ?, CAST(p->>0 AS JSON), p->>1, CAST(? AS TIMESTAMP)
+       FROM (SELECT unnest(CAST(CAST(? AS JSON) AS JSON[])) AS p)`,
+    [runId, stream, scope, at, payload],
+  );
+}

@@ -1,0 +1,174 @@
+/**
+ * Stream tables from connector definitions, and their evolution.
+ *
+ * One table per stream in schema `main`, named as the stream; the data columns of `physicalColumns` in order,
+ * then the system columns `_synced_at` (when evsync last wrote the row, UTC), `_run_id` (the run that wrote it)
+ * and `_deleted_at` (when the record was found gone from the source; null while it exists), and the stream's key
+ * as PRIMARY KEY. Columns are only ever added or widened, never dropped or narrowed: data once synced stays.
+ */
+import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
+import { duckdbType, isScalarType, physicalColumns } from '../../schemas/columns.js';
+import type { Db } from './connection.js';
+import { ident, identList, utcNow } from './sql.js';
+import { conversionSql, isWidening, scalarTypeOf } from './widen.js';
+
+export const SYSTEM_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'] as const;
+
+/** Columns of one table as they are in the database: name -> evsync type (null for a type evsync never creates). */
+export type TableColumns = Map<string, ScalarType | null>;
+
+/** Column names schema evolution may create: no leading underscore (system columns), identifier characters. */
+const COLUMN_NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
+export function isEvolvableName(name: string): boolean {
+  return COLUMN_NAME_RE.test(name);
+}
+
+export async function readTableColumns(db: Db, table: string): Promise<TableColumns | null> {
+  const r = await db.query(
+    `SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ?
+      ORDER BY column_index`,
+    [table],
+  );
+  if (r.rows.length === 0) return null;
+  const columns: TableColumns = new Map();
+  for (const row of r.rows) columns.set(String(row.column_name), scalarTypeOf(String(row.data_type)));
+  return columns;
+}
+
+export async function listStreamTables(db: Db): Promise<string[]> {
+  // Stream tables are the base tables of `main` that carry the system columns (a user's own tables are left out).
+  const r = await db.query(
+    `SELECT table_name FROM duckdb_columns() WHERE schema_name = 'main' AND column_name = '_deleted_at'
+      AND table_name IN (SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary)
+      ORDER BY table_name`,
+  );
+  return r.rows.map((row) => String(row.table_name));
+}
+
+/** The declared data columns (definition, scope, expansions, custom fields), without schema-evolution extras. */
+export function declaredColumns(stream: ResolvedStream): Map<string, ScalarType> {
+  const declared = new Map<string, ScalarType>();
+  for (const c of physicalColumns({ ...stream, extraFields: undefined })) declared.set(c.name, c.type);
+  return declared;
+}
+
+export function createTableSql(stream: ResolvedStream): string {
+  const columns = physicalColumns(stream);
+  const names = new Set(columns.map((c) => c.name));
+  for (const k of stream.key) {
+    if (!names.has(k)) throw new Error(`stream ${stream.name}: key column ${k} is not among its columns`);
+  }
+  const defs = columns.map((c) => `${ident(c.name)} ${duckdbType(c.type)}`);
+  defs.push(`"_synced_at" TIMESTAMP`, `"_run_id" VARCHAR`, `"_deleted_at" TIMESTAMP`);
+  defs.push(`PRIMARY KEY (${identList(stream.key)})`);
+  return `CREATE TABLE IF NOT EXISTS ${ident(stream.name)} (\n  ${defs.join(',\n  ')}\n)`;
+}
+
+export interface SchemaChange {
+  table: string;
+  column: string;
+  change: 'add_column' | 'widen';
+  origin: 'definition' | 'evolution';
+  from: ScalarType | null;
+  to: ScalarType;
+  reason: string;
+}
+
+export async function recordSchemaChange(db: Db, runId: string | null, c: SchemaChange): Promise<void> {
+  await db.run(`INSERT INTO _evsync.schema_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    utcNow(),
+    runId,
+    c.table,
+    c.column,
+    c.change,
+    c.origin,
+    c.from,
+    c.to,
+    c.reason,
+  ]);
+}
+
+/** ALTER TABLE for one change (ADD COLUMN is instant; a widening rewrites the column). */
+export async function applySchemaChange(db: Db, c: SchemaChange): Promise<void> {
+  const table = ident(c.table);
+  const column = ident(c.column);
+  if (c.change === 'add_column') {
+    await db.run(`ALTER TABLE ${table} ADD COLUMN ${column} ${duckdbType(c.to)}`);
+  } else {
+    if (c.from === null) throw new Error(`widen ${c.table}.${c.column}: unknown current type`);
+    await db.run(
+      `ALTER TABLE ${table} ALTER COLUMN ${column} SET DATA TYPE ${duckdbType(c.to)} USING ${conversionSql(column, c.from, c.to)}`,
+    );
+  }
+}
+
+/**
+ * Creates the stream's table, or brings an existing one up to the definition: adds the columns it lacks and widens
+ * columns whose declared type is now wider (never narrows). Returns the changes made (recorded in schema_changes).
+ */
+export async function ensureTable(db: Db, stream: ResolvedStream): Promise<SchemaChange[]> {
+  const existing = await readTableColumns(db, stream.name);
+  if (!existing) {
+    await db.run(createTableSql(stream));
+    return [];
+  }
+  const extras = stream.extraFields ?? {};
+  const changes: SchemaChange[] = [];
+  for (const c of physicalColumns(stream)) {
+    const origin = c.name in extras ? 'evolution' : 'definition';
+    if (!existing.has(c.name)) {
+      changes.push({
+        table: stream.name,
+        column: c.name,
+        change: 'add_column',
+        origin,
+        from: null,
+        to: c.type,
+        reason: origin === 'definition' ? 'column of the stream definition' : 'field found by schema evolution',
+      });
+      continue;
+    }
+    const current = existing.get(c.name) ?? null;
+    // Extras were created with the type of their first values and may have been widened since: keep the table's.
+    if (current !== null && current !== c.type && origin === 'definition' && isWidening(current, c.type)) {
+      changes.push({
+        table: stream.name,
+        column: c.name,
+        change: 'widen',
+        origin,
+        from: current,
+        to: c.type,
+        reason: `the definition declares ${c.type}`,
+      });
+    }
+  }
+  if (changes.length === 0) return [];
+  await db.transaction(async () => {
+    for (const change of changes) {
+      await applySchemaChange(db, change);
+      await recordSchemaChange(db, null, change);
+    }
+  });
+  return changes;
+}
+
+/**
+ * Columns schema evolution added to a stream's table in earlier runs, with their current type (after any
+ * widening), so the engine can resolve them in the next run. Columns the definition now declares are left out.
+ */
+export async function existingExtraFields(db: Db, def: StreamDefinition): Promise<Record<string, ScalarType>> {
+  const columns = await readTableColumns(db, def.name);
+  if (!columns) return {};
+  const r = await db.query(
+    `SELECT DISTINCT column_name FROM _evsync.schema_changes WHERE table_name = ? AND origin = 'evolution'`,
+    [def.name],
+  );
+  const out: Record<string, ScalarType> = {};
+  for (const row of r.rows) {
+    const name = String(row.column_name);
+    const type = columns.get(name);
+    if (name in def.fields || type === undefined || type === null || !isScalarType(type)) continue;
+    out[name] = type;
+  }
+  return out;
+}

@@ -1,0 +1,22 @@
+/** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
+export { newRunId, SCHEMA_VERSION } from './bookkeeping.js';
+export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
+export { SYSTEM_COLUMNS } from './ddl.js';
+export type { MarkMissingInput } from './deletes.js';
+export { DatabaseInUseError, WarehouseError } from './errors.js';
+export type {
+  CursorState,
+  CursorWalk,
+  CustomFieldLabel,
+  ExportOptions,
+  ExportResult,
+  LoadPageInput,
+  LoadResult,
+  PartitionSelection,
+  RunStreamSummary,
+  RunSummary,
+  ScopeRef,
+} from './types.js';
+export { VIEWS } from './views.js';
+export { type OpenOptions, Warehouse } from './warehouse.js';
+export { fits, widen } from './widen.js';

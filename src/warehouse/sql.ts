@@ -1,0 +1,44 @@
+/**
+ * SQL text helpers. Column names come from the API (custom fields, schema evolution), so every identifier is
+ * quoted, and the few literals we splice into SQL text (paths, names in DDL) are quoted too. Values otherwise
+ * travel as bound parameters.
+ */
+
+/** `name` as a quoted DuckDB identifier. */
+export function ident(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** `schema.table`, both quoted. */
+export function qualified(schema: string, table: string): string {
+  return `${ident(schema)}.${ident(table)}`;
+}
+
+/** A string as a SQL literal. */
+export function literal(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+/** A comma list of quoted identifiers. */
+export function identList(names: readonly string[]): string {
+  return names.map(ident).join(', ');
+}
+
+/** Now as UTC `YYYY-MM-DD HH:MM:SS.mmm` (the form TIMESTAMP columns take as text). */
+export function utcNow(): string {
+  return new Date().toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/**
+ * A timestamp string as given by a caller, in the `YYYY-MM-DD HH:MM:SS` form TIMESTAMP columns take: ISO strings
+ * with `Z` or an offset are converted to UTC, zone-less ones are kept as they are (they are already in the
+ * service's clock). Returns null for null or unparsable input.
+ */
+export function timestampText(value: string | null | undefined): string | null {
+  if (value === null || value === undefined || value === '') return null;
+  if (/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(value)) {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? null : new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+  }
+  return /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/.test(value) ? value.replace('T', ' ') : null;
+}

@@ -1,0 +1,114 @@
+import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
+
+/**
+ * Which slice of a stream's table a walk covers: `account` (the whole table), `event:12` (rows with event_id 12),
+ * `data_list:5` (rows with data_list_id 5). `column` is the table column holding the scope id, null for account.
+ */
+export interface ScopeRef {
+  key: string;
+  column: string | null;
+  value: number | null;
+}
+
+export interface LoadPageInput {
+  stream: ResolvedStream;
+  scope: ScopeRef;
+  runId: string;
+  /** Normalized rows; they may carry columns the table lacks (listed in `newColumns`, or inferred). */
+  rows: NormalizedRow[];
+  /** Schema evolution: columns to add (ALTER TABLE ADD COLUMN, recorded in `_evsync.schema_changes`). */
+  newColumns?: Record<string, ScalarType>;
+  /** Records that failed validation or normalization: kept in `_evsync.rejected` with the raw JSON. */
+  rejected: { raw: unknown; reason: string }[];
+  /** Ids seen by a snapshot or id sweep walk, recorded in `_evsync.seen` for `markMissing`. */
+  seen?: { walkId: string; ids: number[] };
+  /** Default true; false for id sweeps (only `seen`, `rejected` and the cursor are written). */
+  upsert?: boolean;
+  /** Saved in the same transaction as the rows it covers. */
+  cursor?: CursorState;
+}
+
+export interface LoadResult {
+  inserted: number;
+  updated: number;
+  rejected: number;
+  /** Rows whose key existed with identical values (and not deleted): left untouched. */
+  unchanged?: number;
+}
+
+export interface CursorWalk {
+  mode: 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'audit';
+  walkId: string;
+  from: string | null;
+  to: string | null;
+  lastKey: number | null;
+  pages: number;
+  rows: number;
+}
+
+export interface CursorState {
+  stream: string;
+  scope: string;
+  /** `YYYY-MM-DD HH:MM:SS`: the next incremental window starts here (the committed high-water mark). */
+  watermark: string | null;
+  /** The walk in progress (resumed after a crash or a partial run), null when none is open. */
+  walk: null | CursorWalk;
+  /** Pages the last complete walk of this scope took (prices the next one). */
+  lastPages: number | null;
+  /** When the last complete delete sweep (or snapshot) finished. */
+  lastSweepAt: string | null;
+  updatedAt: string;
+}
+
+export interface RunStreamSummary {
+  inserted: number;
+  updated: number;
+  deleted: number;
+  rejected: number;
+  pages: number;
+  errors?: string[];
+}
+
+export interface RunSummary {
+  status: 'done' | 'partial' | 'failed';
+  finishedAt?: string;
+  credits: Record<string, number>;
+  requests: number;
+  waitsMs: number;
+  rejected429: number;
+  streams: Record<string, RunStreamSummary>;
+  error?: string | null;
+}
+
+/** One partition set to rewrite: the shape `partitions` may also take in `exportParquet`. */
+export interface PartitionSelection {
+  table: string;
+  eventIds: number[];
+}
+
+export interface ExportOptions {
+  /** Output directory: `<out>/<table>/event_id=<id>/*.parquet` or `<out>/<table>/*.parquet`. */
+  out: string;
+  /** Stream tables to export (default: every stream table). */
+  tables?: string[];
+  /** Also rows whose `_deleted_at` is set (default: current rows only). */
+  includeDeleted?: boolean;
+  /**
+   * Rewrite only these event partitions of these tables (their folders are deleted first, then written again);
+   * other partitions on disk stay as they are. Tables without event_id are rewritten whole.
+   */
+  partitions?: Record<string, number[]> | PartitionSelection[];
+}
+
+export interface ExportResult {
+  /** Parquet files on disk for the exported tables after the export. */
+  files: number;
+  tables: string[];
+}
+
+export interface CustomFieldLabel {
+  /** Physical column, `c_<id>`. */
+  name: string;
+  /** Readable name used by the `analytics.<table>_labeled` view. */
+  label: string;
+}

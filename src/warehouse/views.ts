@@ -1,0 +1,351 @@
+/**
+ * Ready views in schema `analytics`, over current rows only (`_deleted_at IS NULL`). A view is created when the
+ * tables it needs exist (optional ones, such as `events` for the event name, are joined when present, else the
+ * column is NULL) and dropped otherwise, so no view is left pointing at a missing table.
+ *
+ * Definitions used throughout:
+ * - expected attendee: a registrant whose registration_status is not cancelled, denied or pending;
+ * - checked in: `checked_in_at` set or registration_status 'attended';
+ * - a session selection: the session's id in a registrant's `session_ids` (registrant not cancelled or denied);
+ * - session attendance: a `session_attendance` row with `check_in_date` set (distinct registrants);
+ * - settled transaction: status not pending, failed, declined, void(ed), cancel(l)ed or error; refunds are the
+ *   negative amounts, so net revenue is the plain sum.
+ *
+ * Plus `analytics.<table>_labeled` for each table with custom fields whose labels are known: every column, with
+ * `c_<id>` columns renamed to their labels.
+ */
+import type { Db } from './connection.js';
+import { listStreamTables, readTableColumns } from './ddl.js';
+import { ident, literal } from './sql.js';
+
+interface ViewContext {
+  has(table: string): boolean;
+  /** `name` of the event joined as `ev` (when the events table exists) or NULL. */
+  eventName: string;
+  /** LEFT JOIN of events as `ev` on `<col>`, or nothing. */
+  eventJoin(column: string): string;
+}
+
+interface ViewDef {
+  name: string;
+  requires: string[];
+  sql(ctx: ViewContext): string;
+}
+
+const NOT_EXPECTED = `('cancelled', 'denied', 'pending')`;
+const NOT_SELECTING = `('cancelled', 'denied')`;
+const UNSETTLED = `('pending', 'failed', 'declined', 'void', 'voided', 'cancelled', 'canceled', 'error')`;
+const STATUSES = ['confirmed', 'pending', 'approved', 'denied', 'cancelled', 'attended', 'no_show'];
+
+const settledTransactions = `SELECT t.registrant_id, t.amount FROM main.transactions t
+    WHERE t._deleted_at IS NULL AND t.amount IS NOT NULL
+      AND lower(coalesce(t.status, '')) NOT IN ${UNSETTLED}`;
+
+function revenueBy(
+  dimension: string,
+  select: (ctx: ViewContext) => string,
+  join: (ctx: ViewContext) => string,
+): (ctx: ViewContext) => string {
+  return (ctx) => `WITH tx AS (${settledTransactions})
+SELECT r.event_id, ${ctx.eventName} AS event_name, ${select(ctx)},
+       count(DISTINCT r.id) AS registrants,
+       count(*) AS transactions,
+       coalesce(sum(tx.amount) FILTER (WHERE tx.amount > 0), 0) AS payments,
+       coalesce(-sum(tx.amount) FILTER (WHERE tx.amount < 0), 0) AS refunds,
+       coalesce(sum(tx.amount), 0) AS net_revenue
+  FROM tx JOIN main.registrants r ON r.id = tx.registrant_id AND r._deleted_at IS NULL
+  ${join(ctx)}
+  ${ctx.eventJoin('r.event_id')}
+ GROUP BY ALL
+ ORDER BY r.event_id, ${dimension}`;
+}
+
+const sessionStats = `selections AS (
+    SELECT sel.session_id, count(DISTINCT sel.registrant_id) AS selections
+      FROM (SELECT unnest(session_ids) AS session_id, id AS registrant_id FROM main.registrants
+             WHERE _deleted_at IS NULL AND coalesce(registration_status, '') NOT IN ${NOT_SELECTING}) sel
+     GROUP BY sel.session_id),
+  attended AS (
+    SELECT DISTINCT session_id, registrant_id FROM main.session_attendance
+     WHERE _deleted_at IS NULL AND check_in_date IS NOT NULL),
+  attendance AS (SELECT session_id, count(*) AS attendees FROM attended GROUP BY session_id),
+  selected_attended AS (
+    SELECT a.session_id, count(*) AS checked_in
+      FROM attended a
+      JOIN (SELECT unnest(session_ids) AS session_id, id AS registrant_id FROM main.registrants
+             WHERE _deleted_at IS NULL AND coalesce(registration_status, '') NOT IN ${NOT_SELECTING}) s
+        ON s.session_id = a.session_id AND s.registrant_id = a.registrant_id
+     GROUP BY a.session_id)`;
+
+export const VIEWS: ViewDef[] = [
+  {
+    name: 'registrations_daily',
+    requires: ['registrants'],
+    sql: (ctx) => `SELECT r.event_id, ${ctx.eventName} AS event_name,
+       CAST(coalesce(r.registered_at, r.created_at) AS DATE) AS day,
+       r.registration_status AS status,
+       count(*) AS registrations
+  FROM main.registrants r ${ctx.eventJoin('r.event_id')}
+ WHERE r._deleted_at IS NULL
+ GROUP BY 1, 2, 3, 4
+ ORDER BY r.event_id, day, status`,
+  },
+  {
+    name: 'registration_status_by_event',
+    requires: ['registrants'],
+    sql: (ctx) => `SELECT r.event_id, ${ctx.eventName} AS event_name, count(*) AS registrants,
+       ${STATUSES.map((s) => `count(*) FILTER (WHERE r.registration_status = ${literal(s)}) AS ${ident(s)}`).join(',\n       ')},
+       count(*) FILTER (WHERE r.registration_status IS NULL
+                          OR r.registration_status NOT IN (${STATUSES.map(literal).join(', ')})) AS other
+  FROM main.registrants r ${ctx.eventJoin('r.event_id')}
+ WHERE r._deleted_at IS NULL
+ GROUP BY 1, 2
+ ORDER BY r.event_id`,
+  },
+  {
+    // Registrants leave 'pending' for 'approved' or 'denied'; the current statuses give the outcome so far.
+    name: 'approval_conversion',
+    requires: ['registrants'],
+    sql: (ctx) => `SELECT r.event_id, ${ctx.eventName} AS event_name,
+       count(*) FILTER (WHERE r.registration_status = 'pending') AS pending,
+       count(*) FILTER (WHERE r.registration_status = 'approved') AS approved,
+       count(*) FILTER (WHERE r.registration_status = 'denied') AS denied,
+       approved + denied AS decided,
+       pending + decided AS requests,
+       round(approved / nullif(decided, 0), 4) AS approval_rate,
+       round(denied / nullif(decided, 0), 4) AS denial_rate,
+       round(decided / nullif(requests, 0), 4) AS decision_rate
+  FROM main.registrants r ${ctx.eventJoin('r.event_id')}
+ WHERE r._deleted_at IS NULL
+ GROUP BY 1, 2
+HAVING requests > 0
+ ORDER BY r.event_id`,
+  },
+  {
+    name: 'checkin_by_event',
+    requires: ['registrants'],
+    sql: (ctx) => `SELECT r.event_id, ${ctx.eventName} AS event_name,
+       count(*) FILTER (WHERE r.expected) AS expected,
+       count(*) FILTER (WHERE r.expected AND r.checked_in) AS checked_in,
+       round(checked_in / nullif(expected, 0), 4) AS checkin_rate
+  FROM (SELECT event_id,
+               coalesce(registration_status, '') NOT IN ${NOT_EXPECTED} AS expected,
+               checked_in_at IS NOT NULL OR registration_status = 'attended' AS checked_in
+          FROM main.registrants WHERE _deleted_at IS NULL) r
+  ${ctx.eventJoin('r.event_id')}
+ GROUP BY 1, 2
+ ORDER BY r.event_id`,
+  },
+  {
+    // Of the registrants who selected a session, how many checked in to it.
+    name: 'checkin_by_session',
+    requires: ['sessions', 'registrants', 'session_attendance'],
+    sql: (ctx) => `WITH ${sessionStats}
+SELECT se.event_id, ${ctx.eventName} AS event_name, se.id AS session_id, se.name AS session_name,
+       coalesce(sel.selections, 0) AS selections,
+       coalesce(sa.checked_in, 0) AS checked_in,
+       round(coalesce(sa.checked_in, 0) / nullif(coalesce(sel.selections, 0), 0), 4) AS checkin_rate,
+       coalesce(a.attendees, 0) AS attendees
+  FROM main.sessions se
+  LEFT JOIN selections sel ON sel.session_id = se.id
+  LEFT JOIN selected_attended sa ON sa.session_id = se.id
+  LEFT JOIN attendance a ON a.session_id = se.id
+  ${ctx.eventJoin('se.event_id')}
+ WHERE se._deleted_at IS NULL
+ ORDER BY se.event_id, se.id`,
+  },
+  {
+    name: 'session_fill',
+    requires: ['sessions', 'registrants', 'session_attendance'],
+    sql: (ctx) => `WITH ${sessionStats}
+SELECT se.event_id, ${ctx.eventName} AS event_name, se.id AS session_id, se.name AS session_name, se.capacity,
+       coalesce(sel.selections, 0) AS selections,
+       coalesce(a.attendees, 0) AS attendees,
+       round(coalesce(sel.selections, 0) / nullif(se.capacity, 0), 4) AS selection_fill_rate,
+       round(coalesce(a.attendees, 0) / nullif(se.capacity, 0), 4) AS attendance_fill_rate,
+       se.capacity - coalesce(sel.selections, 0) AS seats_left
+  FROM main.sessions se
+  LEFT JOIN selections sel ON sel.session_id = se.id
+  LEFT JOIN attendance a ON a.session_id = se.id
+  ${ctx.eventJoin('se.event_id')}
+ WHERE se._deleted_at IS NULL
+ ORDER BY se.event_id, se.id`,
+  },
+  {
+    name: 'revenue_by_event',
+    requires: ['transactions', 'registrants'],
+    sql: revenueBy(
+      'r.event_id',
+      () => `count(DISTINCT r.id) FILTER (WHERE tx.amount > 0) AS paying_registrants`,
+      () => '',
+    ),
+  },
+  {
+    name: 'revenue_by_registrant_type',
+    requires: ['transactions', 'registrants'],
+    sql: revenueBy(
+      'r.reg_type_id',
+      (ctx) => `r.reg_type_id, ${ctx.has('registrant_types') ? 'rt.name' : 'CAST(NULL AS VARCHAR)'} AS reg_type_name`,
+      (ctx) =>
+        ctx.has('registrant_types')
+          ? `LEFT JOIN main.registrant_types rt ON rt.id = r.reg_type_id AND rt._deleted_at IS NULL`
+          : '',
+    ),
+  },
+  {
+    name: 'revenue_by_package',
+    requires: ['transactions', 'registrants'],
+    sql: revenueBy(
+      'r.package_id',
+      (ctx) => `r.package_id, ${ctx.has('packages') ? 'p.name' : 'CAST(NULL AS VARCHAR)'} AS package_name`,
+      (ctx) =>
+        ctx.has('packages') ? `LEFT JOIN main.packages p ON p.id = r.package_id AND p._deleted_at IS NULL` : '',
+    ),
+  },
+  {
+    name: 'revenue_by_discount_code',
+    requires: ['transactions', 'registrants'],
+    sql: revenueBy(
+      'r.discount_code',
+      (ctx) => `r.discount_code, ${ctx.has('discount_codes') ? 'dc.id' : 'CAST(NULL AS BIGINT)'} AS discount_code_id`,
+      (ctx) =>
+        ctx.has('discount_codes')
+          ? `LEFT JOIN main.discount_codes dc
+               ON dc.code = r.discount_code AND dc.event_id = r.event_id AND dc._deleted_at IS NULL`
+          : '',
+    ),
+  },
+  {
+    // Counts are NULL (not 0) when that stream has not been synced at all.
+    name: 'event_speakers_sponsors',
+    requires: [],
+    sql: (ctx) => {
+      const parts: string[] = [];
+      const ids: string[] = [];
+      if (ctx.has('speakers')) {
+        parts.push(
+          `sp AS (SELECT event_id, count(*) AS speakers FROM main.speakers WHERE _deleted_at IS NULL GROUP BY event_id)`,
+        );
+        ids.push('SELECT event_id FROM sp');
+      }
+      if (ctx.has('sponsors')) {
+        parts.push(
+          `so AS (SELECT event_id, count(*) AS sponsors FROM main.sponsors WHERE _deleted_at IS NULL GROUP BY event_id)`,
+        );
+        ids.push('SELECT event_id FROM so');
+      }
+      const base = ctx.has('events')
+        ? `SELECT id AS event_id, name AS event_name FROM main.events WHERE _deleted_at IS NULL`
+        : `SELECT event_id, CAST(NULL AS VARCHAR) AS event_name FROM (${ids.join(' UNION ')})`;
+      parts.push(`base AS (${base})`);
+      const count = (alias: string, column: string) =>
+        ctx.has(alias === 'sp' ? 'speakers' : 'sponsors')
+          ? `coalesce(${alias}.${column}, 0) AS ${column}`
+          : `CAST(NULL AS BIGINT) AS ${column}`;
+      return `WITH ${parts.join(',\n     ')}
+SELECT base.event_id, base.event_name, ${count('sp', 'speakers')}, ${count('so', 'sponsors')}
+  FROM base
+  ${ctx.has('speakers') ? 'LEFT JOIN sp ON sp.event_id = base.event_id' : ''}
+  ${ctx.has('sponsors') ? 'LEFT JOIN so ON so.event_id = base.event_id' : ''}
+ ORDER BY base.event_id`;
+    },
+  },
+];
+
+/** Whether a definition can be created with the tables present (speaker/sponsor counts need one of the two). */
+function available(def: ViewDef, has: (t: string) => boolean): boolean {
+  if (def.name === 'event_speakers_sponsors') return has('speakers') || has('sponsors');
+  return def.requires.every(has);
+}
+
+/** Column aliases for labels: unique, never colliding with another column of the view. */
+export function labelAliases(columns: readonly string[], labels: ReadonlyMap<string, string>): Map<string, string> {
+  const taken = new Set(columns.filter((c) => !labels.has(c)).map((c) => c.toLowerCase()));
+  const out = new Map<string, string>();
+  for (const column of columns) {
+    const label = labels.get(column)?.trim();
+    if (!label) continue;
+    // DuckDB identifiers are case-insensitive: compare lowercased.
+    let alias = label;
+    if (taken.has(alias.toLowerCase())) alias = `${label} (${column})`;
+    taken.add(alias.toLowerCase());
+    out.set(column, alias);
+  }
+  return out;
+}
+
+async function labeledViews(db: Db, tables: readonly string[]): Promise<string[]> {
+  const r = await db.query(`SELECT table_name, column_name, label FROM _evsync.custom_fields ORDER BY 1, 2`);
+  const byTable = new Map<string, Map<string, string>>();
+  for (const row of r.rows) {
+    const t = String(row.table_name);
+    const m = byTable.get(t) ?? new Map<string, string>();
+    m.set(String(row.column_name), String(row.label));
+    byTable.set(t, m);
+  }
+  const created: string[] = [];
+  for (const table of tables) {
+    const view = `${table}_labeled`;
+    const labels = byTable.get(table);
+    const columns = labels ? await readTableColumns(db, table) : null;
+    const names = columns ? [...columns.keys()] : [];
+    const aliases = labels ? labelAliases(names, labels) : new Map<string, string>();
+    if (aliases.size === 0) {
+      await db.run(`DROP VIEW IF EXISTS analytics.${ident(view)}`);
+      continue;
+    }
+    const select = names.map((c) => {
+      const alias = aliases.get(c);
+      return alias ? `${ident(c)} AS ${ident(alias)}` : ident(c);
+    });
+    await db.run(
+      `CREATE OR REPLACE VIEW analytics.${ident(view)} AS SELECT ${select.join(', ')} FROM main.${ident(table)}
+        WHERE "_deleted_at" IS NULL`,
+    );
+    created.push(view);
+  }
+  return created;
+}
+
+/** (Re)creates the views whose tables exist, drops the others; returns the names created (schema analytics). */
+export async function createAnalyticsViews(db: Db): Promise<string[]> {
+  const tables = await listStreamTables(db);
+  const present = new Set(tables);
+  const has = (t: string) => present.has(t);
+  const ctx: ViewContext = {
+    has,
+    eventName: has('events') ? 'ev.name' : 'CAST(NULL AS VARCHAR)',
+    eventJoin: (column) =>
+      has('events') ? `LEFT JOIN main.events ev ON ev.id = ${column} AND ev._deleted_at IS NULL` : '',
+  };
+  const created: string[] = [];
+  await db.transaction(async () => {
+    for (const def of VIEWS) {
+      const name = `analytics.${ident(def.name)}`;
+      if (!available(def, has)) {
+        await db.run(`DROP VIEW IF EXISTS ${name}`);
+        continue;
+      }
+      await db.run(`CREATE OR REPLACE VIEW ${name} AS\n${def.sql(ctx)}`);
+      created.push(def.name);
+    }
+    created.push(...(await labeledViews(db, tables)));
+  });
+  return created;
+}
+
+/** Stores readable labels for custom field columns (`c_<id>`) of a stream table. */
+export async function setCustomFieldLabels(
+  db: Db,
+  table: string,
+  fields: readonly { name: string; label: string }[],
+): Promise<void> {
+  const usable = fields.filter((f) => f.name && typeof f.label === 'string' && f.label.trim() !== '');
+  if (usable.length === 0) return;
+  const payload = JSON.stringify(usable.map((f) => [f.name, f.label.trim()]));
+  await db.run(
+    `INSERT OR REPLACE INTO _evsync.custom_fields (table_name, column_name, label, updated_at)
+     SELECT ?, p->>0, p->>1, now()::TIMESTAMP FROM (SELECT unnest(CAST(CAST(? AS JSON) AS JSON[])) AS p)`,
+    [table, payload],
+  );
+}

@@ -1,0 +1,216 @@
+/**
+ * The warehouse: one DuckDB file holding a typed table per stream (schema `main`), bookkeeping (`_evsync`) and
+ * views (`analytics`). Every public method runs exclusively (one at a time, in call order) on one connection.
+ */
+import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
+import * as bookkeeping from './bookkeeping.js';
+import { Db, type QueryResult } from './connection.js';
+import * as ddl from './ddl.js';
+import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
+import { exportParquet } from './export.js';
+import { type LoadDeps, loadPage } from './load.js';
+import { ident } from './sql.js';
+import { Staging } from './stage.js';
+import type {
+  CursorState,
+  CustomFieldLabel,
+  ExportOptions,
+  ExportResult,
+  LoadPageInput,
+  LoadResult,
+  RunSummary,
+} from './types.js';
+import { createAnalyticsViews, setCustomFieldLabels } from './views.js';
+
+export interface OpenOptions {
+  readOnly?: boolean;
+}
+
+export class Warehouse {
+  private readonly tables = new Map<string, ddl.TableColumns>();
+  private readonly staging = new Staging();
+  private readonly deps: LoadDeps;
+
+  private constructor(private readonly db: Db) {
+    this.deps = {
+      db,
+      staging: this.staging,
+      columns: (stream) => this.columnsOf(stream),
+      forget: (table) => {
+        this.tables.delete(table);
+        db.forgetPrepared();
+      },
+    };
+  }
+
+  /**
+   * Opens (or creates) the database file. New files and their WAL are owner-only (0600). Creates the `_evsync`
+   * and `analytics` schemas unless read-only. Another process holding the file gives `DatabaseInUseError`.
+   */
+  static async open(path: string, opts: OpenOptions = {}): Promise<Warehouse> {
+    const db = await Db.open(path, opts.readOnly === true);
+    try {
+      if (!opts.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    return new Warehouse(db);
+  }
+
+  /** Absolute path of the database file (or `:memory:`). */
+  get path(): string {
+    return this.db.path;
+  }
+
+  get readOnly(): boolean {
+    return this.db.readOnly;
+  }
+
+  private async columnsOf(stream: ResolvedStream): Promise<ddl.TableColumns> {
+    let columns = this.tables.get(stream.name);
+    if (!columns) {
+      columns = (await ddl.readTableColumns(this.db, stream.name)) ?? undefined;
+      if (!columns) {
+        await this.ensureTableNow(stream);
+        columns = (await ddl.readTableColumns(this.db, stream.name)) ?? undefined;
+      }
+      if (!columns) throw new Error(`table ${stream.name} could not be created`);
+      this.tables.set(stream.name, columns);
+    }
+    return columns;
+  }
+
+  private async ensureTableNow(stream: ResolvedStream): Promise<void> {
+    const changes = await ddl.ensureTable(this.db, stream);
+    if (changes.length) this.deps.forget(stream.name);
+    this.tables.delete(stream.name);
+    // Custom field labels come with the resolved stream: keep them for the readable views.
+    if (stream.customFieldList.length) {
+      await setCustomFieldLabels(this.db, stream.name, stream.customFieldList);
+    }
+  }
+
+  /**
+   * CREATE TABLE IF NOT EXISTS `<stream>` (columns, `_synced_at`, `_run_id`, `_deleted_at`, PRIMARY KEY(key)); for
+   * an existing table, adds the columns it lacks and widens declared types (recorded in `_evsync.schema_changes`).
+   */
+  ensureTable(stream: ResolvedStream): Promise<void> {
+    return this.db.exclusive(() => this.ensureTableNow(stream));
+  }
+
+  /** Loads one page in one transaction (see load.ts). */
+  loadPage(input: LoadPageInput): Promise<LoadResult> {
+    return this.db.exclusive(() => loadPage(this.deps, input));
+  }
+
+  saveCursor(c: CursorState): Promise<void> {
+    return this.db.exclusive(() => bookkeeping.saveCursor(this.db, c));
+  }
+
+  getCursor(stream: string, scope: string): Promise<CursorState | null> {
+    return this.db.exclusive(() => bookkeeping.getCursor(this.db, stream, scope));
+  }
+
+  listCursors(): Promise<CursorState[]> {
+    return this.db.exclusive(async () => ((await this.hasBookkeeping()) ? bookkeeping.listCursors(this.db) : []));
+  }
+
+  /**
+   * Marks rows of the scope not seen by the walk as deleted (`_deleted_at = at`, if not already), clears
+   * `_deleted_at` of rows it saw, then drops the walk's seen ids. Only for a walk that covered the whole scope.
+   */
+  markMissing(input: MarkMissingInput): Promise<{ deleted: number; restored: number }> {
+    return this.db.exclusive(() => markMissing(this.db, input));
+  }
+
+  /** Drops seen ids of an abandoned walk (or of every walk of the scope). */
+  dropSeen(stream: string, scope: string, walkId?: string): Promise<number> {
+    return this.db.exclusive(() => dropSeen(this.db, stream, scope, walkId));
+  }
+
+  /** Records a run as 'running'; returns its id (UTC start time + random suffix, sortable). */
+  startRun(kind: string, args: Record<string, unknown>): Promise<string> {
+    return this.db.exclusive(() => bookkeeping.startRun(this.db, kind, args));
+  }
+
+  finishRun(runId: string, summary: RunSummary): Promise<void> {
+    return this.db.exclusive(() => bookkeeping.finishRun(this.db, runId, summary));
+  }
+
+  recordCredits(runId: string, snapshot: Record<string, unknown>): Promise<void> {
+    return this.db.exclusive(() => bookkeeping.recordCredits(this.db, runId, snapshot));
+  }
+
+  /** Current rows (`_deleted_at IS NULL`) per stream table. */
+  tableCounts(): Promise<Record<string, number>> {
+    return this.db.exclusive(async () => {
+      const tables = await ddl.listStreamTables(this.db);
+      if (tables.length === 0) return {};
+      const sql = tables
+        .map(
+          (t) =>
+            `SELECT '${t.replaceAll("'", "''")}' AS t, count(*) AS n FROM main.${ident(t)} WHERE "_deleted_at" IS NULL`,
+        )
+        .join(' UNION ALL ');
+      const r = await this.db.query(sql);
+      const out: Record<string, number> = {};
+      for (const t of tables) out[t] = 0;
+      for (const row of r.rows) out[String(row.t)] = Number(row.n);
+      return out;
+    });
+  }
+
+  /** Stream tables present in the database. */
+  listTables(): Promise<string[]> {
+    return this.db.exclusive(() => ddl.listStreamTables(this.db));
+  }
+
+  /** Columns schema evolution added in earlier runs, with their current type (resolve them in the next run). */
+  existingExtraFields(stream: StreamDefinition): Promise<Record<string, ScalarType>> {
+    return this.db.exclusive(async () =>
+      (await this.hasBookkeeping()) ? ddl.existingExtraFields(this.db, stream) : {},
+    );
+  }
+
+  /** Readable names for `c_<id>` columns, used by `analytics.<table>_labeled` (refreshed here when it exists). */
+  setCustomFieldLabels(stream: string, fields: readonly CustomFieldLabel[]): Promise<void> {
+    return this.db.exclusive(() => setCustomFieldLabels(this.db, stream, fields));
+  }
+
+  /** (Re)creates the analytics views whose tables exist; returns their names (schema `analytics`). */
+  createAnalyticsViews(): Promise<string[]> {
+    return this.db.exclusive(() => createAnalyticsViews(this.db));
+  }
+
+  /**
+   * Runs SQL with `?` (or `$n`) parameters. Values come as JSON-safe scalars: BIGINT, DECIMAL, TIMESTAMP and DATE
+   * as strings (never lossy), lists and structs as JSON text.
+   */
+  query(sql: string, params?: unknown[]): Promise<QueryResult> {
+    return this.db.exclusive(() => this.db.query(sql, params ?? []));
+  }
+
+  exportParquet(opts: ExportOptions): Promise<ExportResult> {
+    return this.db.exclusive(() => exportParquet(this.db, opts));
+  }
+
+  /** Writes everything to the database file and truncates the WAL. */
+  checkpoint(): Promise<void> {
+    return this.db.exclusive(async () => {
+      await this.db.run('CHECKPOINT');
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+    this.staging.dispose();
+  }
+
+  private async hasBookkeeping(): Promise<boolean> {
+    const r = await this.db.query(
+      `SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = '_evsync' AND table_name = 'cursors'`,
+    );
+    return Number(r.rows[0]?.n ?? 0) > 0;
+  }
+}
