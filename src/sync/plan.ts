@@ -157,7 +157,11 @@ export function planSweep(
   const cursor = ctx.cursors.get(cursorId(stream.name, key)) ?? null;
   const open = cursor?.walk ?? null;
   if (!open) {
-    const due = policy.force || !cursor?.lastSweepAt || hoursBetween(cursor.lastSweepAt, ctx.now) >= policy.everyHours;
+    // A complete backfill of the scope is a sweep too (it records every id it sees).
+    const main = ctx.cursors.get(cursorId(stream.name, scope.key));
+    const last = [cursor?.lastSweepAt, main?.lastSweepAt].filter((t): t is string => !!t).sort().pop();
+    if (!main?.watermark) return null; // never read completely: nothing stored to sweep yet
+    const due = policy.force || !last || hoursBetween(last, ctx.now) >= policy.everyHours;
     if (!due) return null;
     if (ctx.resumedStartedAt !== null && cursor !== null && completedAt(cursor) >= ctx.resumedStartedAt) return null;
   }

@@ -142,6 +142,7 @@ export async function syncEngine(
   const loader = new PageLoader(warehouse, runId);
   const stats: Record<string, StreamStats> = {};
   const errors: string[] = [];
+  const warnings: string[] = [];
   const counts = { total: 0, done: 0, skipped: 0, failed: 0, pending: 0 };
   let stopReason: string | null = null;
   let fatal: unknown = null;
@@ -316,7 +317,11 @@ export async function syncEngine(
       }
       await execute(sweeps, o.deletes !== true);
     }
-    if (!dry) await loader.serialize(() => warehouse.createAnalyticsViews());
+    // Views are a convenience over the data: a view that cannot be built is reported, not a failed sync.
+    if (!dry)
+      await loader.serialize(() => warehouse.createAnalyticsViews()).catch((err: unknown) => {
+        warnings.push(`analytics views: ${errorText(err)}`);
+      });
   } catch (err) {
     fatal ??= err;
   }
@@ -347,6 +352,7 @@ export async function syncEngine(
     streams: stats,
     items: counts,
     errors,
+    warnings,
   };
   if (!dry)
     await loader.serialize(async () => {

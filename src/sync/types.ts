@@ -84,4 +84,6 @@ export interface SyncResult {
   streams: Record<string, StreamStats>;
   items: { total: number; done: number; skipped: number; failed: number; pending: number };
   errors: string[];
+  /** Problems that did not stop or fail the sync (e.g. an analytics view that could not be built). */
+  warnings: string[];
 }

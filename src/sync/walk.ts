@@ -50,20 +50,26 @@ function openCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
 function closedCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
   const prev = item.previous;
   const sweeping = walk.mode === 'snapshot' || walk.mode === 'sweep';
+  const fullRead = sweeping || walk.mode === 'backfill';
   return {
     stream: item.stream.name,
     scope: item.cursorKey,
-    watermark: sweeping ? (prev?.watermark ?? null) : item.to,
+    watermark: sweeping ? (prev?.watermark ?? null) : (walk.to ?? item.to),
     walk: null,
     lastPages: walk.pages,
-    lastSweepAt: sweeping ? stamp(ctx) : (prev?.lastSweepAt ?? null),
+    lastSweepAt: fullRead ? stamp(ctx) : (prev?.lastSweepAt ?? null),
     updatedAt: stamp(ctx),
   };
 }
 
+/**
+ * A backfill reads everything, with no upper bound either: a row changed during the walk is then either read in its
+ * new version or, if the walk had passed it, read again by the next window (which starts at the signpost). So the
+ * ids a backfill sees are every id that exists, and it detects deletes for free, like a snapshot.
+ */
 function windowConditions(item: WorkItem): string[] {
   const cursor = item.stream.cursor;
-  if (!cursor || item.mode === 'snapshot' || item.mode === 'sweep') return [];
+  if (!cursor || item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill') return [];
   const conditions = [`${cursor}<${item.to}`];
   if (item.from) conditions.unshift(`${cursor}>=${item.from}`);
   return conditions;
@@ -83,7 +89,7 @@ async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome
     ? { ...item.resume }
     : { mode: item.mode, walkId: randomUUID(), from: item.from, to: item.to, lastKey: null, pages: 0, rows: 0 };
   const idsOnly = item.mode === 'sweep';
-  const tracksSeen = item.mode === 'snapshot' || item.mode === 'sweep';
+  const tracksSeen = item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill';
   const { path, params } = scopedRequest(stream, stream.path, scope);
   const pages = ctx.client.keyset<{ id: number }>(path, {
     params,
