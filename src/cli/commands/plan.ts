@@ -4,7 +4,7 @@
  * make first anyway: its rows are kept) and says how many credits that took.
  */
 import type { Command } from 'commander';
-import type { PlanReport } from '../../sync/plan-report.js';
+import type { PlanReport } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode } from '../errors.js';
@@ -43,7 +43,7 @@ async function plan(ctx: Ctx, flags: PlanFlags): Promise<number> {
   let warehouse: Warehouse | null = null;
   try {
     warehouse = await openWarehouse(ctx);
-    const { planSync } = await import('../../sync/plan-report.js');
+    const { planSync } = await import('../../sync/index.js');
     if (flags.count) ctx.log.info('counting: one page-1 call (10 credits) per item…');
     const report = await planSync(client, warehouse, { ...options, count: flags.count === true });
     if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);

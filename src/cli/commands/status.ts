@@ -1,74 +1,206 @@
 /**
  * `evsync status`: what the warehouse knows, without a single API call: the last runs, every cursor with its age,
- * rejected records, and the credit ledger as the last run left it.
+ * rejected records, and the credit ledger as the last run left it. Reads `_evsync` (see warehouse/bookkeeping.ts).
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { Warehouse } from '../../warehouse/index.js';
+import type { CursorState, Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, openWarehouse } from '../context.js';
 import { ExitCode } from '../errors.js';
 import { positiveInt } from '../options.js';
-import { formatAge, formatTable, type Row, toJson } from '../output/format.js';
-import { columnNames } from './query.js';
+import { formatAge, formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
 
 interface StatusFlags {
   runs?: number;
 }
 
+export interface RunInfo {
+  runId: string;
+  kind: string;
+  status: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  credits: number | null;
+  requests: number | null;
+  rows: { inserted: number; updated: number; deleted: number; rejected: number };
+  error: string | null;
+}
+
+export interface CursorInfo extends CursorState {
+  /** Seconds since the cursor last moved. */
+  ageSeconds: number | null;
+}
+
 export interface StatusReport {
   db: string;
   exists: boolean;
-  runs: Row[];
-  cursors: Row[];
-  rejected: number;
-  ledger: Row | null;
+  runs: RunInfo[];
+  cursors: CursorInfo[];
+  rejected: { total: number; byStream: Record<string, number> };
+  /** The ledger as the last run left it. */
+  ledger: {
+    runId: string;
+    recordedAt: string;
+    limit: number | null;
+    remaining: number | null;
+    resetAt: string | null;
+    spent: number | null;
+  } | null;
   tables: Record<string, number>;
 }
 
-/** Text timestamps from the warehouse (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
-function epochOf(value: unknown): number | null {
+/** A warehouse timestamp (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
+export function epochOf(value: unknown): number | null {
   if (typeof value !== 'string' || value === '') return null;
   const ms = Date.parse(`${value.slice(0, 23).replace(' ', 'T')}Z`);
   return Number.isNaN(ms) ? null : ms;
 }
 
-async function rowsOf(w: Warehouse, sql: string): Promise<Row[]> {
-  const r = await w.query(sql);
-  const cols = columnNames(r.columns);
-  return (r.rows as Row[]).map((row) => Object.fromEntries(cols.map((c) => [c, row[c] ?? null])));
+const num = (v: unknown): number | null => (v === null || v === undefined || v === '' ? null : Number(v));
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+function parseJson(v: unknown): unknown {
+  if (typeof v !== 'string') return v ?? null;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return null;
+  }
 }
 
-async function collect(w: Warehouse, ctx: Ctx, limit: number): Promise<StatusReport> {
-  const runs = await rowsOf(
-    w,
-    `SELECT * EXCLUDE (args) FROM _evsync.runs ORDER BY started_at DESC LIMIT ${Math.floor(limit)}`,
+function runOf(row: Row): RunInfo {
+  const credits = parseJson(row.credits) as Record<string, number> | null;
+  const streams = (parseJson(row.streams) ?? {}) as Record<string, Partial<RunInfo['rows']>>;
+  const rows = { inserted: 0, updated: 0, deleted: 0, rejected: 0 };
+  for (const s of Object.values(streams)) {
+    rows.inserted += s.inserted ?? 0;
+    rows.updated += s.updated ?? 0;
+    rows.deleted += s.deleted ?? 0;
+    rows.rejected += s.rejected ?? 0;
+  }
+  const started = epochOf(row.started_at);
+  const finished = epochOf(row.finished_at);
+  const total = credits
+    ? (credits.total ?? Object.entries(credits).reduce((n, [k, v]) => (k === 'total' ? n : n + (Number(v) || 0)), 0))
+    : null;
+  return {
+    runId: String(row.run_id),
+    kind: String(row.kind),
+    status: String(row.status),
+    startedAt: str(row.started_at),
+    finishedAt: str(row.finished_at),
+    durationMs: started !== null && finished !== null ? finished - started : null,
+    credits: total,
+    requests: num(row.requests),
+    rows,
+    error: str(row.error),
+  };
+}
+
+export async function collectStatus(
+  w: Warehouse,
+  db: string,
+  limit: number,
+  nowMs = Date.now(),
+): Promise<StatusReport> {
+  const runs = await w.query(
+    `SELECT run_id, kind, status, CAST(started_at AS VARCHAR) AS started_at, CAST(finished_at AS VARCHAR) AS finished_at,
+            CAST(credits AS VARCHAR) AS credits, requests, CAST(streams AS VARCHAR) AS streams, error
+       FROM _evsync.runs ORDER BY started_at DESC LIMIT ?`,
+    [Math.floor(limit)],
   );
-  const cursors = (await w.listCursors()).map((c) => ({ ...c }) as Row);
-  const rejected = Number((await rowsOf(w, 'SELECT count(*) AS n FROM _evsync.rejected'))[0]?.n ?? 0);
-  const ledgerRows = await rowsOf(w, 'SELECT * FROM _evsync.credits ORDER BY recorded_at DESC LIMIT 1');
-  const tables = await w.tableCounts();
-  return { db: ctx.config.db, exists: true, runs, cursors, rejected, ledger: ledgerRows[0] ?? null, tables };
+  const cursors = (await w.listCursors()).map((c) => {
+    const at = epochOf(c.updatedAt);
+    return { ...c, ageSeconds: at === null ? null : Math.max(0, Math.round((nowMs - at) / 1000)) };
+  });
+  const rejected = await w.query(`SELECT stream, count(*) AS n FROM _evsync.rejected GROUP BY stream ORDER BY stream`);
+  const byStream: Record<string, number> = {};
+  for (const r of rejected.rows) byStream[String(r.stream)] = Number(r.n);
+  const ledger = await w.query(
+    `SELECT run_id, CAST(recorded_at AS VARCHAR) AS recorded_at, credit_limit, remaining,
+            CAST(reset_at AS VARCHAR) AS reset_at, spent
+       FROM _evsync.credits ORDER BY recorded_at DESC LIMIT 1`,
+  );
+  const l = ledger.rows[0];
+  return {
+    db,
+    exists: true,
+    runs: runs.rows.map(runOf),
+    cursors,
+    rejected: { total: Object.values(byStream).reduce((a, b) => a + b, 0), byStream },
+    ledger: l
+      ? {
+          runId: String(l.run_id),
+          recordedAt: String(l.recorded_at),
+          limit: num(l.credit_limit),
+          remaining: num(l.remaining),
+          resetAt: str(l.reset_at),
+          spent: num(l.spent),
+        }
+      : null,
+    tables: await w.tableCounts(),
+  };
 }
 
 function render(ctx: Ctx, report: StatusReport): string {
-  const now = Date.now();
-  const parts: string[] = [];
-  parts.push(`warehouse: ${report.db}`);
+  const s = ctx.style;
+  const parts: string[] = [`${s.bold('Warehouse')}: ${report.db}`];
+  const tableRows = Object.entries(report.tables).map(([table, rows]) => ({ table, rows }));
+  if (tableRows.length) parts.push(formatTable(['table', 'rows'], tableRows));
+
+  parts.push(`${s.bold('Last runs')}`);
+  if (report.runs.length === 0) parts.push('(none yet)\n');
+  else
+    parts.push(
+      formatTable(
+        ['run', 'kind', 'status', 'started (UTC)', 'duration', 'credits', 'inserted', 'updated', 'deleted', 'rejected'],
+        report.runs.map((r) => ({
+          run: r.runId,
+          kind: r.kind,
+          status: r.status,
+          'started (UTC)': r.startedAt?.slice(0, 19) ?? null,
+          duration: r.durationMs === null ? null : formatDuration(r.durationMs),
+          credits: r.credits,
+          ...r.rows,
+        })),
+      ),
+    );
+  const failed = report.runs.find((r) => r.error);
+  if (failed) parts.push(`last error (${failed.runId}): ${failed.error}\n`);
+
+  parts.push(`${s.bold('Cursors')}`);
+  if (report.cursors.length === 0) parts.push('(none yet)\n');
+  else
+    parts.push(
+      formatTable(
+        ['stream', 'scope', 'watermark', 'age', 'open walk'],
+        report.cursors.map((c) => ({
+          stream: c.stream,
+          scope: c.scope,
+          watermark: c.watermark,
+          age: c.ageSeconds === null ? null : formatAge(0, c.ageSeconds * 1000),
+          'open walk': c.walk ? `${c.walk.mode}, ${c.walk.pages} pages, ${c.walk.rows} rows so far` : '',
+        })),
+      ),
+    );
+
+  const rej = report.rejected;
   parts.push(
-    `\nlast runs:\n${report.runs.length ? formatTable(Object.keys(report.runs[0] ?? {}), report.runs) : '(none)\n'}`,
+    `${s.bold('Rejected records')}: ${rej.total}${
+      rej.total
+        ? ` (${Object.entries(rej.byStream)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}; see _evsync.rejected)`
+        : ''
+    }`,
   );
-  const cursorRows = report.cursors.map((c) => {
-    const at = epochOf(c.updatedAt);
-    return { ...c, age: at === null ? null : formatAge(at, now) };
-  });
-  parts.push(
-    `\ncursors:\n${cursorRows.length ? formatTable(Object.keys(cursorRows[0] ?? {}), cursorRows) : '(none)\n'}`,
-  );
-  parts.push(`\nrejected records: ${report.rejected}${report.rejected ? ' (see _evsync.rejected)' : ''}`);
-  if (report.ledger) {
-    parts.push(`\nbudget (last snapshot):\n${formatTable(Object.keys(report.ledger), [report.ledger])}`);
-  }
-  void ctx;
+  const l = report.ledger;
+  if (l) {
+    parts.push(
+      `${s.bold('Budget')} at the end of the last run (${l.recordedAt.slice(0, 19)} UTC): ${formatNumber(l.remaining ?? 0)} of ${formatNumber(l.limit ?? 0)} credits left${l.resetAt ? `, window reset at ${l.resetAt.slice(0, 19)} UTC` : ''}; the run spent ${formatNumber(l.spent ?? 0)}`,
+    );
+  } else parts.push(`${s.bold('Budget')}: no run recorded yet`);
   return `${parts.join('\n')}\n`;
 }
 
@@ -79,7 +211,7 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
       exists: false,
       runs: [],
       cursors: [],
-      rejected: 0,
+      rejected: { total: 0, byStream: {} },
       ledger: null,
       tables: {},
     };
@@ -90,7 +222,7 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
   let w: Warehouse | null = null;
   try {
     w = await openWarehouse(ctx, { readOnly: true });
-    const report = await collect(w, ctx, flags.runs ?? 10);
+    const report = await collectStatus(w, ctx.config.db, flags.runs ?? 10);
     ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report));
     return ExitCode.Done;
   } finally {

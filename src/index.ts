@@ -1,0 +1,53 @@
+/**
+ * evsync as a library: the same operations as the CLI, typed. Talk to the service (ApiClient), keep the warehouse
+ * (Warehouse), sync within the credit budget (runSync, planSync), pick streams from the catalogue, and run the
+ * embedded simulator for tests and demos.
+ *
+ * @example
+ *   import { ApiClient, Warehouse, runSync } from 'evsync';
+ *   const client = new ApiClient({ baseUrl, credentials: { clientId, clientSecret } });
+ *   const warehouse = await Warehouse.open('./evsync.duckdb');
+ *   const result = await runSync(client, warehouse, { mode: 'incremental', streams: 'core' });
+ */
+export {
+  catalogue,
+  customFieldsFromDefinitions,
+  getStream,
+  hasStream,
+  type ResolvedStream,
+  resolveStream,
+  STREAM_SETS,
+  type StreamDefinition,
+  type StreamOverride,
+  selectStreams,
+} from '../connectors/index.js';
+export { configSchema, type EvsyncConfig } from '../schemas/config.js';
+export * from './api/index.js';
+export type {
+  CliIo,
+  OutStream,
+} from './cli/output/io.js';
+export { buildProgram, main } from './cli/program.js';
+export {
+  type CallCounters,
+  type FaultSpec,
+  type MutationSummary,
+  type Simulator,
+  type SimulatorAccount,
+  type SimulatorOptions,
+  type SimulatorSize,
+  startSimulator,
+} from './simulator/index.js';
+export {
+  formatTimestamp,
+  type PlanReport,
+  type ProgressEvent,
+  planSync,
+  runSync,
+  type StreamStats,
+  type SyncMode,
+  type SyncOptions,
+  type SyncResult,
+  type WalkMode,
+} from './sync/index.js';
+export * from './warehouse/index.js';
