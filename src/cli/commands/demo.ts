@@ -8,7 +8,6 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SyncResult } from '../../sync/index.js';
 import { type App, action, type Ctx } from '../context.js';
-import { ExitCode } from '../errors.js';
 import { formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
 import { columnNames } from './query.js';
 import { attachProgress, exitCodeOf, explain, summaryTable } from './sync.js';
@@ -113,7 +112,7 @@ async function demo(ctx: Ctx): Promise<number> {
       );
     }
     explain(ctx.log, result, 'evsync demo');
-    return result.status === 'partial' ? ExitCode.Partial : exitCodeOf(result);
+    return exitCodeOf(result);
   } finally {
     progress.dispose();
     await warehouse?.close();

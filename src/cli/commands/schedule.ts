@@ -115,7 +115,8 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
   const watchSkips = (nextAt: number) => {
     skipTimer = setTimeout(
       () => {
-        if (!running) return;
+        // After a stop request the run is winding down: more "skipped" lines would only be noise.
+        if (!running || stop.signal.aborted) return;
         skipped += 1;
         log.warn(`tick at ${new Date(nextAt).toISOString()} skipped: the previous sync is still running`);
         watchSkips(job.nextDate().toMillis());

@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { run, tempDir } from './helpers.js';
+
+let sim: Simulator;
+let dir: string;
+let cleanup: () => void;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  // Every answer takes 250 ms: a sync of the tiny data set lasts several seconds, longer than a cron second.
+  sim = await startSimulator({
+    size: 'tiny',
+    seed: 9,
+    port: 0,
+    rateLimit: { credits: 100_000, windowSeconds: 600 },
+    faults: { latencyMs: 250 },
+  });
+  ({ dir, cleanup } = tempDir());
+  const a = sim.accounts[0]!;
+  env = {
+    EVSYNC_BASE_URL: sim.baseUrl,
+    EVSYNC_CLIENT_ID: a.clientId,
+    EVSYNC_CLIENT_SECRET: a.clientSecret,
+    EVSYNC_DB: join(dir, 'sched.duckdb'),
+  };
+});
+afterAll(async () => {
+  await sim.close();
+  cleanup();
+});
+
+describe('evsync schedule', () => {
+  it('never overlaps runs (skipped ticks are logged) and stops cleanly with exit 0 and saved state', async () => {
+    const stop = new AbortController();
+    const running = run(['schedule', '--cron', '* * * * * *', '--concurrency', '1'], {
+      cwd: dir,
+      env,
+      stop: stop.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    stop.abort();
+    const r = await running;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('run #1 started');
+    expect(r.stderr).not.toContain('run #2 started');
+    expect(r.stderr).toMatch(/tick at \S+ skipped: the previous sync is still running/);
+    expect(r.stderr).toContain('stop requested: stopping after the page in flight');
+    expect(r.stderr).toMatch(/schedule stopped after 1 run\(s\), [1-9]\d* tick\(s\) skipped/);
+
+    // The interrupted run saved its state: partial, resumable by the next run.
+    const status = await run(['status', '--json'], { cwd: dir, env });
+    expect(status.code, status.stderr).toBe(0);
+    const s = JSON.parse(status.stdout);
+    expect(s.runs[0].status).toBe('partial');
+  });
+
+  it('warns at start when the schedule cannot fit the credit budget', async () => {
+    // The first test left the events table; a sync every second of every core stream cannot fit 12,000/hour.
+    const stop = new AbortController();
+    stop.abort();
+    const r = await run(['schedule', '--cron', '* * * * * *'], { cwd: dir, env, stop: stop.signal });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/this schedule may need up to [\d,]+ credits\/hour .* but the budget is 12,000\/hour/);
+    expect(r.stderr).toContain('schedule stopped after 0 run(s)');
+  });
+});
