@@ -38,6 +38,15 @@ export function tag(text: string): number {
   return h >>> 0;
 }
 
+const HEX_PAIRS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** Eight hex digits of a 32-bit integer (faster than toString(16) + padStart on the record hot path). */
+export function hex8(n: number): string {
+  return (
+    HEX_PAIRS[(n >>> 24) & 255]! + HEX_PAIRS[(n >>> 16) & 255]! + HEX_PAIRS[(n >>> 8) & 255]! + HEX_PAIRS[n & 255]!
+  );
+}
+
 /** A small sequential generator (mulberry32) for the values of one record. */
 export class Rng {
   private state: number;
@@ -79,12 +88,17 @@ export class Rng {
     return items[items.length - 1] as T;
   }
 
-  /** `count` distinct items, in the order of `items`. */
+  /** `count` distinct items, in the order of `items` (a selection scan: no sets, no sorting). */
   sample<T>(items: readonly T[], count: number): T[] {
-    if (count >= items.length) return [...items];
-    const chosen = new Set<number>();
-    while (chosen.size < count) chosen.add(Math.floor(this.next() * items.length));
-    return [...chosen].sort((a, b) => a - b).map((i) => items[i] as T);
+    const out: T[] = [];
+    let needed = count;
+    for (let i = 0, left = items.length; i < items.length && needed > 0; i++, left--) {
+      if (this.next() * left < needed) {
+        out.push(items[i] as T);
+        needed--;
+      }
+    }
+    return out;
   }
 
   hex(length: number): string {

@@ -18,14 +18,33 @@ export class SimClock {
   }
 }
 
+const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const dayCache = new Map<number, string>();
+
+/** `YYYY-MM-DD` of a day number (days since 1970-01-01), cached: Date#toISOString is slow on the hot path. */
+function dayText(day: number): string {
+  let text = dayCache.get(day);
+  if (text === undefined) {
+    text = new Date(day * 86_400_000).toISOString().slice(0, 10);
+    if (dayCache.size > 50_000) dayCache.clear();
+    dayCache.set(day, text);
+  }
+  return text;
+}
+
 /** Epoch (or wall) seconds to `YYYY-MM-DD HH:MM:SS`, read as UTC. */
 export function formatTimestamp(seconds: number): string {
-  const iso = new Date(Math.floor(seconds) * 1000).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+  const s = Math.floor(seconds);
+  const day = Math.floor(s / 86_400);
+  let rest = s - day * 86_400;
+  const h = Math.floor(rest / 3600);
+  rest -= h * 3600;
+  const m = Math.floor(rest / 60);
+  return `${dayText(day)} ${TWO[h]}:${TWO[m]}:${TWO[rest - m * 60]}`;
 }
 
 export function formatDate(seconds: number): string {
-  return new Date(Math.floor(seconds) * 1000).toISOString().slice(0, 10);
+  return dayText(Math.floor(Math.floor(seconds) / 86_400));
 }
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;

@@ -80,7 +80,7 @@ const TEXT_ANSWERS = [
   'Search engine',
   'Podcast',
   'M-10442',
-  'Ünïcödé ✓',
+  'Ünïcödé',
 ];
 
 /** A stored value for one custom field: a scalar for text fields, an array of {id, value} for choice fields. */

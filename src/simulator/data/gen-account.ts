@@ -68,7 +68,8 @@ function buildContacts(world: World, info: AccountInfo, defs: CustomDef[]): void
   const created = (i: number) => from + Math.floor((span * (i + 0.5 * unit(seed, CONTACT, info.index, i))) / count);
   const updated = (i: number) => {
     const c = created(i);
-    return c + Math.floor(unit(seed, CONTACT + 1, info.index, i) ** 3 * (anchor - 60 - c));
+    const x = unit(seed, CONTACT + 1, info.index, i);
+    return c + Math.floor(x * x * x * (anchor - 60 - c));
   };
   world.addLazy('contacts', info.index, 0, (idStart) => ({
     count,

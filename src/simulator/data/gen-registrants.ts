@@ -1,4 +1,4 @@
-import { hash4, Rng, tag, unit } from '../core/random.js';
+import { hash4, hex8, Rng, tag, unit } from '../core/random.js';
 import { CUSTOM, type Rec } from '../core/record.js';
 import { customValues } from './defs.js';
 import { type Person, person } from './people.js';
@@ -61,6 +61,15 @@ const FORCED: Record<number, string> = {
   7: 'confirmed',
   8: 'no_show',
 };
+
+function secureId(seed: number, id: number): string {
+  return (
+    hex8(hash4(seed, REG + 7, id)) +
+    hex8(hash4(seed, REG + 8, id)) +
+    hex8(hash4(seed, REG + 9, id)) +
+    hex8(hash4(seed, REG + 10, id))
+  );
+}
 
 /** What several streams need to know about registrant i, computed once per record. */
 export interface RegCore {
@@ -138,7 +147,8 @@ export class RegistrantModel {
   updated(i: number): number {
     const c = this.created(i);
     const to = this.event.t.touchTo;
-    let u = c + Math.floor(unit(this.world.seed, REG + 2, this.event.id, i) ** 4 * Math.max(0, to - c));
+    const x = unit(this.world.seed, REG + 2, this.event.id, i);
+    let u = c + Math.floor(x * x * x * x * Math.max(0, to - c));
     if (this.event.t.attended && i % 3 === 0) u = Math.max(u, this.attendTime(i / 3));
     return u;
   }
@@ -248,8 +258,8 @@ export class RegistrantModel {
       registration_status: c.status,
       language: p.language,
       timezone: e.timezone,
-      ext_token: r.hex(16),
-      secure_id: r.hex(32),
+      ext_token: hex8(hash4(world.seed, REG + 5, c.id)) + hex8(hash4(world.seed, REG + 6, c.id)),
+      secure_id: secureId(world.seed, c.id),
       registered_at: world.ts(c.created),
       cancelled_at: c.status === 'cancelled' ? world.ts(Math.max(c.created, c.updated)) : null,
       checked_in_at: c.checkIn === null ? null : world.ts(c.checkIn),

@@ -37,15 +37,49 @@ export interface Person {
 
 const PERSON = tag('person');
 
+const slugs = new Map<string, string>();
+
+/** `José O'Brien` -> `joseobrien`, memoized: the inputs come from small word lists and this sits on the hot path. */
 function slug(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '');
+  let out = slugs.get(text);
+  if (out === undefined) {
+    out = text
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '');
+    slugs.set(text, out);
+  }
+  return out;
 }
 
+const cache = new Map<string, Person[]>();
+let cached = 0;
+const CACHE_LIMIT = 400_000;
+
+/**
+ * The person at an index of an account's address book. Persons are immutable and reused by every registrant,
+ * speaker and contact drawn from them, so they are memoized (bounded: `large` has 150k).
+ */
 export function person(seed: number, account: number, index: number): Person {
+  const key = `${seed}:${account}`;
+  let list = cache.get(key);
+  if (!list) {
+    list = [];
+    cache.set(key, list);
+  }
+  let p = list[index];
+  if (p === undefined) {
+    p = makePerson(seed, account, index);
+    if (cached < CACHE_LIMIT) {
+      list[index] = p;
+      cached++;
+    }
+  }
+  return p;
+}
+
+function makePerson(seed: number, account: number, index: number): Person {
   const r = new Rng(hash4(seed, PERSON, account, index));
   const first = r.pick(FIRST_NAMES);
   const last = r.pick(LAST_NAMES);
@@ -67,7 +101,7 @@ export function person(seed: number, account: number, index: number): Person {
     job: r.pick(JOB_TITLES),
     workPhone: r.chance(0.6) ? `+1-555-${String(r.int(100, 999))}-${String(r.int(1000, 9999))}` : '',
     mobile: r.chance(0.5) ? `+44 7700 ${String(r.int(100000, 999999))}` : '',
-    gender: r.chance(0.8) ? { ...r.pick(GENDERS) } : null,
+    gender: r.chance(0.8) ? (r.pick(GENDERS) as unknown as Json) : null,
     birthDate: birth,
     language: r.pick(LANGUAGES),
     twitter: r.chance(0.3) ? `@${slug(first)}${slug(last)}`.slice(0, 15) : '',

@@ -40,7 +40,7 @@ export const FIRST_NAMES = [
   'Siobhán',
   'Seán',
   'Björn',
-  'Małgorzata',
+  'Zoltán',
   'Jürgen',
   'Renée',
   'Dmitri',
