@@ -320,8 +320,13 @@ export function buildRegistrantStreams(world: World, account: AccountInfo, event
   };
   const txTimes = (j: number) => {
     const { reg, refund } = txOf(j);
-    const created = m.created(reg) + 60 + (refund ? Math.floor((m.updated(reg) - m.created(reg)) / 2) + 30 : 0);
-    return { created, updated: created + (j % 7 === 3 ? 3600 : 0) };
+    // Clamped below the anchor: base data never lies in the simulated clock's future.
+    const last = world.anchor - 1;
+    const created = Math.min(
+      last,
+      m.created(reg) + 60 + (refund ? Math.floor((m.updated(reg) - m.created(reg)) / 2) + 30 : 0),
+    );
+    return { created, updated: Math.min(last, created + (j % 7 === 3 ? 3600 : 0)) };
   };
   world.addLazy('transactions', a, eid, (idStart) => ({
     count: m.transactionCount,

@@ -35,13 +35,15 @@ const e = (status: EventStatus, registrants: number, extra: Partial<EventPlan> =
   ...extra,
 });
 
-/** `small`'s first account: the demo. Its full sync of every stream fits one 2000-credit window. */
+/**
+ * `small`'s first account, the demo: six events in every lifecycle state, one with more than 1000 registrants,
+ * 2100 contacts (11 pages of 200). A full sync of every stream fits one 2000-credit window.
+ */
 const SMALL_MAIN: AccountPlan = {
   name: 'Northwind Events',
   events: [
     e('live', 1150),
-    e('live', 140, { applyToAttend: true }),
-    e('closed', 180),
+    e('closed', 180, { applyToAttend: true }),
     e('completed', 320),
     e('archived', 90, { free: true }),
     e('cancelled', 35),
@@ -120,7 +122,7 @@ export function accountPlans(size: SimulatorSize): AccountPlan[] {
       return [
         {
           name: 'Northwind Events',
-          events: spread(20, 50_000, MIX),
+          events: spread(20, 56_000, MIX),
           contacts: 20_000,
           webhooks: 8,
           dataLists: 3,
