@@ -38,7 +38,10 @@ export interface Ctx {
   out: ScrubbedStream;
   err: ScrubbedStream;
   log: Logger;
+  /** Styling for stderr (logs, progress). */
   style: Style;
+  /** Styling for stdout (results): plain when stdout is piped even if stderr is a terminal. */
+  outStyle: Style;
   config: ResolvedConfig;
   json: boolean;
   verbosity: Verbosity;
@@ -52,6 +55,7 @@ export function createContext(app: App, cmd: Command): Ctx {
   const verbosity: Verbosity = g.quiet ? 'quiet' : g.verbose ? 'verbose' : 'normal';
   app.verbosity = verbosity;
   const style = createStyle(colorWanted(app.stderr, app.io.env, g.color));
+  const outStyle = createStyle(colorWanted(app.stdout, app.io.env, g.color));
   const log = createLogger(app.stderr, style, verbosity);
   const config = resolveConfig(g, app.io.env, app.io.cwd);
   if (config.file) log.debug(`config file: ${config.file}`);
@@ -64,6 +68,7 @@ export function createContext(app: App, cmd: Command): Ctx {
     err: app.stderr,
     log,
     style,
+    outStyle,
     config,
     json,
     verbosity,

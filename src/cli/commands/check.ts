@@ -90,7 +90,11 @@ async function check(ctx: Ctx): Promise<number> {
     checks.push({ name, status, message });
     if (!ctx.json) {
       const mark =
-        status === 'ok' ? ctx.style.green('✓') : status === 'warn' ? ctx.style.yellow('!') : ctx.style.red('✗');
+        status === 'ok'
+          ? ctx.outStyle.green('✓')
+          : status === 'warn'
+            ? ctx.outStyle.yellow('!')
+            : ctx.outStyle.red('✗');
       ctx.out.write(`${mark} ${name}: ${message}\n`);
     }
   };

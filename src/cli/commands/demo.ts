@@ -90,7 +90,7 @@ async function demo(ctx: Ctx): Promise<number> {
       const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit: limit, answers };
       ctx.out.write(`${toJson(report, 2)}\n`);
     } else {
-      const s = ctx.style;
+      const s = ctx.outStyle;
       const out = (text: string) => ctx.out.write(text);
       out(`\n${s.bold('What landed')} (${db})\n`);
       out(

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, openWarehouse } from '../context.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
 
@@ -21,14 +21,27 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   let warehouse: Warehouse | null = null;
   try {
     warehouse = await openWarehouse(ctx, { readOnly: true, mustExist: true });
+    if (flags.tables) {
+      const known = await warehouse.listTables();
+      const unknown = flags.tables.filter((t) => !known.includes(t));
+      if (unknown.length > 0) {
+        throw new UsageError(
+          `--tables: no table ${unknown.join(', ')} in ${ctx.config.db} (tables: ${known.join(', ') || 'none yet'})`,
+        );
+      }
+    }
     ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${out}…`);
     const report = await warehouse.exportParquet({
       out,
       ...(flags.tables ? { tables: flags.tables } : {}),
       includeDeleted: flags.includeDeleted === true,
     });
-    if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
-    else ctx.out.write(`${toJson(report, 2)}\n`);
+    if (ctx.json) ctx.out.write(`${toJson({ out, ...report }, 2)}\n`);
+    else {
+      ctx.out.write(
+        `exported ${report.tables.length} table(s) (${report.files} Parquet file(s)) to ${out}: ${report.tables.join(', ') || 'none'}\n`,
+      );
+    }
     return ExitCode.Done;
   } finally {
     await warehouse?.close();

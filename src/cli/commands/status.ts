@@ -144,7 +144,7 @@ export async function collectStatus(
 }
 
 function render(ctx: Ctx, report: StatusReport): string {
-  const s = ctx.style;
+  const s = ctx.outStyle;
   const parts: string[] = [`${s.bold('Warehouse')}: ${report.db}`];
   const tableRows = Object.entries(report.tables).map(([table, rows]) => ({ table, rows }));
   if (tableRows.length) parts.push(formatTable(['table', 'rows'], tableRows));

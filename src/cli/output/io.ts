@@ -25,7 +25,24 @@ export interface CliIo {
   handleSignals?: boolean;
 }
 
+let pipeGuarded = false;
+
+/**
+ * `evsync query ... | head` closes the pipe early: the writes that follow fail with EPIPE. Ignore those instead of
+ * crashing with a stack trace; the command still finishes (a sync still saves its state).
+ */
+function guardPipes(): void {
+  if (pipeGuarded) return;
+  pipeGuarded = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
+}
+
 export function processIo(): CliIo {
+  guardPipes();
   return {
     stdout: process.stdout,
     stderr: process.stderr,

@@ -130,7 +130,9 @@ export class SyncProgress {
 
   private frame(): string[] {
     const s = this.style;
-    const width = Math.max(40, (this.stream.columns ?? 100) - 1);
+    // Some terminals (and pseudo-terminals) report 0 columns: assume a wide one rather than cutting everything.
+    const columns = this.stream.columns;
+    const width = columns !== undefined && columns >= 40 ? columns - 1 : 120;
     const lines: string[] = [];
     const names = [...this.streams.keys()];
     const nameWidth = Math.min(28, Math.max(8, ...names.map((n) => n.length)));
