@@ -33,7 +33,9 @@ function truthOf(world: World, stream: string, account: number) {
     for (const pos of part.positions()) records.push(project(part.record(pos), proj));
     deletedIds.push(...part.deletedIds());
   }
-  // Scopes were allocated in id order, so records are already sorted by id; the audit log stays chronological per event.
+  // Sorted by id (inserted rows of an early scope would otherwise precede a later scope's base rows); the audit log,
+  // which has no id, stays chronological per event.
+  if (spec.hasId) records.sort((a, b) => (a.id as number) - (b.id as number));
   return { records, deletedIds: deletedIds.sort((a, b) => a - b) };
 }
 

@@ -82,8 +82,9 @@ export interface Simulator {
   resetCounters(): void;
   mutate(n: number, opts?: { account?: number; streams?: string[] }): MutationSummary;
   /**
-   * Every current record with all its fields exactly as a list would serialize them when asked for every field
-   * (custom fields included, no expansions). For registration_audit deletedIds is always [].
+   * Every current record of an account with all its fields exactly as a list would serialize them when asked for
+   * every field (custom fields included, no expansions), sorted by id (the audit log: chronological per event).
+   * deletedIds: ids deleted by mutations or operations; always [] for registration_audit.
    */
   truth(stream: string, account?: number): { records: Record<string, unknown>[]; deletedIds: number[] };
   streams(): string[];
