@@ -12,6 +12,7 @@ import { formatAge, formatDuration, formatNumber, formatTable, type Row, toJson 
 
 interface StatusFlags {
   runs?: number;
+  allCursors?: boolean;
 }
 
 export interface RunInfo {
@@ -143,7 +144,44 @@ export async function collectStatus(
   };
 }
 
-function render(ctx: Ctx, report: StatusReport): string {
+/** Beyond this many cursors the text output groups them by stream (a large account has thousands). */
+const CURSOR_LIST_MAX = 40;
+
+function ageText(seconds: number | null): string | null {
+  return seconds === null ? null : formatAge(0, seconds * 1000);
+}
+
+function cursorTable(cursors: readonly CursorInfo[]): string {
+  return formatTable(
+    ['stream', 'scope', 'watermark', 'age', 'open walk'],
+    cursors.map((c) => ({
+      stream: c.stream,
+      scope: c.scope,
+      watermark: c.watermark,
+      age: ageText(c.ageSeconds),
+      'open walk': c.walk ? `${c.walk.mode}, ${c.walk.pages} pages, ${c.walk.rows} rows so far` : '',
+    })),
+  );
+}
+
+function cursorSummary(cursors: readonly CursorInfo[]): string {
+  const byStream = new Map<string, CursorInfo[]>();
+  for (const c of cursors) byStream.set(c.stream, [...(byStream.get(c.stream) ?? []), c]);
+  const rows = [...byStream].map(([stream, list]) => {
+    const marks = list.map((c) => c.watermark).filter((w): w is string => w !== null);
+    const ages = list.map((c) => c.ageSeconds).filter((a): a is number => a !== null);
+    return {
+      stream,
+      scopes: list.length,
+      'oldest watermark': [...marks].sort()[0] ?? null,
+      'oldest age': ages.length ? ageText(Math.max(...ages)) : null,
+      'open walks': list.filter((c) => c.walk).length,
+    };
+  });
+  return formatTable(['stream', 'scopes', 'oldest watermark', 'oldest age', 'open walks'], rows);
+}
+
+function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
   const s = ctx.outStyle;
   const parts: string[] = [`${s.bold('Warehouse')}: ${report.db}`];
   const tableRows = Object.entries(report.tables).map(([table, rows]) => ({ table, rows }));
@@ -171,19 +209,13 @@ function render(ctx: Ctx, report: StatusReport): string {
 
   parts.push(`${s.bold('Cursors')}`);
   if (report.cursors.length === 0) parts.push('(none yet)\n');
-  else
+  else if (report.cursors.length <= CURSOR_LIST_MAX || allCursors) parts.push(cursorTable(report.cursors));
+  else {
+    parts.push(cursorSummary(report.cursors));
     parts.push(
-      formatTable(
-        ['stream', 'scope', 'watermark', 'age', 'open walk'],
-        report.cursors.map((c) => ({
-          stream: c.stream,
-          scope: c.scope,
-          watermark: c.watermark,
-          age: c.ageSeconds === null ? null : formatAge(0, c.ageSeconds * 1000),
-          'open walk': c.walk ? `${c.walk.mode}, ${c.walk.pages} pages, ${c.walk.rows} rows so far` : '',
-        })),
-      ),
+      `(${report.cursors.length} cursors by stream; --all-cursors lists every scope, --json gives them all)\n`,
     );
+  }
 
   const rej = report.rejected;
   parts.push(
@@ -223,7 +255,7 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
   try {
     w = await openWarehouse(ctx, { readOnly: true });
     const report = await collectStatus(w, ctx.config.db, flags.runs ?? 10);
-    ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report));
+    ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
     return ExitCode.Done;
   } finally {
     await w?.close();
@@ -235,6 +267,7 @@ export function registerStatusCommand(program: Command, app: App): void {
     .command('status')
     .description('last runs, cursors and their age, rejected records, budget state (no API calls)')
     .option('--runs <n>', 'how many recent runs to show (default 10)', positiveInt())
+    .option('--all-cursors', 'list every cursor (stream and scope) even when there are many')
     .addHelpText(
       'after',
       `
