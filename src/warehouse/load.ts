@@ -125,8 +125,25 @@ function planEvolution(
   // Columns whose type came from values rather than the definition: the ones whose values are checked.
   const checked = new Map<string, { from: ScalarType | null; type: ScalarType; adding: boolean }>();
   for (const name of pageColumns) {
-    if (declared.has(name)) continue;
     const current = table.get(name);
+    // A declared column whose table type is the declared one holds what the normalizer produced for it. One whose
+    // type differs (an evolved column the catalogue declared later, a custom field that changed kind) is checked.
+    const declaredType = declared.get(name);
+    if (declaredType !== undefined && current === declaredType) continue;
+    if (declaredType !== undefined && current === undefined) {
+      // ensureTable was not called since the definition gained this column: add it as declared.
+      changes.push({
+        table: stream.name,
+        column: name,
+        change: 'add_column',
+        origin: 'definition',
+        from: null,
+        to: declaredType,
+        reason: 'column of the stream definition',
+      });
+      types.set(name, declaredType);
+      continue;
+    }
     if (current !== undefined) {
       if (current !== null) checked.set(name, { from: current, type: current, adding: false });
       continue;
@@ -195,7 +212,7 @@ class PageSql {
   constructor(
     private readonly table: string,
     stream: ResolvedStream,
-    private readonly columns: readonly PageColumn[],
+    columns: readonly PageColumn[],
     scopeColumn: string | null,
   ) {
     this.key = stream.key;

@@ -125,12 +125,12 @@ HAVING requests > 0
     name: 'checkin_by_event',
     requires: ['registrants'],
     sql: (ctx) => `SELECT r.event_id, ${ctx.eventName} AS event_name,
-       count(*) FILTER (WHERE r.expected) AS expected,
-       count(*) FILTER (WHERE r.expected AND r.checked_in) AS checked_in,
+       count(*) FILTER (WHERE r.is_expected) AS expected,
+       count(*) FILTER (WHERE r.is_expected AND r.is_checked_in) AS checked_in,
        round(checked_in / nullif(expected, 0), 4) AS checkin_rate
   FROM (SELECT event_id,
-               coalesce(registration_status, '') NOT IN ${NOT_EXPECTED} AS expected,
-               checked_in_at IS NOT NULL OR registration_status = 'attended' AS checked_in
+               coalesce(registration_status, '') NOT IN ${NOT_EXPECTED} AS is_expected,
+               checked_in_at IS NOT NULL OR registration_status = 'attended' AS is_checked_in
           FROM main.registrants WHERE _deleted_at IS NULL) r
   ${ctx.eventJoin('r.event_id')}
  GROUP BY 1, 2
@@ -188,7 +188,8 @@ SELECT se.event_id, ${ctx.eventName} AS event_name, se.id AS session_id, se.name
       (ctx) => `r.reg_type_id, ${ctx.has('registrant_types') ? 'rt.name' : 'CAST(NULL AS VARCHAR)'} AS reg_type_name`,
       (ctx) =>
         ctx.has('registrant_types')
-          ? `LEFT JOIN main.registrant_types rt ON rt.id = r.reg_type_id AND rt._deleted_at IS NULL`
+          ? `LEFT JOIN main.registrant_types rt
+               ON rt.id = r.reg_type_id AND rt.event_id = r.event_id AND rt._deleted_at IS NULL`
           : '',
     ),
   },
@@ -199,7 +200,9 @@ SELECT se.event_id, ${ctx.eventName} AS event_name, se.id AS session_id, se.name
       'r.package_id',
       (ctx) => `r.package_id, ${ctx.has('packages') ? 'p.name' : 'CAST(NULL AS VARCHAR)'} AS package_name`,
       (ctx) =>
-        ctx.has('packages') ? `LEFT JOIN main.packages p ON p.id = r.package_id AND p._deleted_at IS NULL` : '',
+        ctx.has('packages')
+          ? `LEFT JOIN main.packages p ON p.id = r.package_id AND p.event_id = r.event_id AND p._deleted_at IS NULL`
+          : '',
     ),
   },
   {
