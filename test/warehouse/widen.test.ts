@@ -39,7 +39,7 @@ describe('widen', () => {
     expect(widen('timestamp', 'soon')).toBe('text');
     expect(widen('bigint[]', [1, 'a'])).toBe('text[]');
     expect(widen('bigint[]', 5)).toBe('json');
-    expect(widen('text[]', [['nested']])).toBe('json');
+    expect(widen('text[]', 'scalar')).toBe('json');
     expect(widen('boolean', [1])).toBe('text');
     expect(widen('json', 'not json')).toBe('text');
     expect(widen('bigint', 5)).toBe('bigint');
