@@ -153,6 +153,22 @@ describe('sync, status, query, export on one warehouse', () => {
   });
 });
 
+describe('failures', () => {
+  it('rejected credentials exit 1 with what to check, and print no secret even with --verbose', async () => {
+    const sub = tempDir();
+    try {
+      const e = { ...env, EVSYNC_CLIENT_SECRET: 'not-the-secret-123', EVSYNC_DB: join(sub.dir, 'x.duckdb') };
+      const r = await run(['sync', '--verbose', '--json'], { cwd: sub.dir, env: e });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('EVSYNC_CLIENT_SECRET');
+      expectNoSecrets(r.stdout + r.stderr);
+      expect(r.stdout + r.stderr).not.toContain('not-the-secret-123');
+    } finally {
+      sub.cleanup();
+    }
+  });
+});
+
 describe('budget and resume', () => {
   it('a tiny --budget stops with exit 3 and says how to resume; the same command then completes', async () => {
     const sub = tempDir();
