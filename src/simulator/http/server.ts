@@ -188,14 +188,14 @@ export class ApiServer {
       res.end(body);
       return;
     }
-    const bytes = Buffer.from(body, 'utf8');
-    headers['Content-Length'] = bytes.length;
+    headers['Content-Length'] = Buffer.byteLength(body, 'utf8');
     res.writeHead(response.status, headers);
     if (kind === 'reset') {
       // Headers and part of the body, then the connection dies.
+      const bytes = Buffer.from(body, 'utf8');
       res.write(bytes.subarray(0, Math.max(1, Math.floor(bytes.length / 2))), () => res.destroy());
       return;
     }
-    res.end(bytes);
+    res.end(body, 'utf8');
   }
 }

@@ -42,10 +42,12 @@ export function runList(
     if (field.startsWith('c_')) return record(pos)[CUSTOM]?.[field];
     return record(pos)[field];
   };
+  for (const c of [...search, ...required]) {
+    c.fast = usesSeconds(c) && (c.field === 'updated_at' || c.field === 'created_at');
+  }
   const test = (c: Condition, pos: number): boolean => {
-    if (usesSeconds(c) && (c.field === 'updated_at' || c.field === 'created_at')) {
-      return testSeconds(c, part.timeAt(pos, c.field));
-    }
+    if (c.bound) return true;
+    if (c.fast) return testSeconds(c, part.timeAt(pos, c.field));
     return testValue(c, fieldValue(pos, c.field));
   };
 
@@ -61,6 +63,9 @@ export function runList(
       else if (c.op === '>=') lo = Math.max(lo, part.lowerBound(Math.ceil(n)));
       else if (c.op === '<') hi = Math.min(hi, part.lowerBound(Math.ceil(n)));
       else if (c.op === '<=') hi = Math.min(hi, part.lowerBound(Math.floor(n) + 1));
+      else continue;
+      // Positions are in id order, so the range now enforces the condition exactly.
+      c.bound = true;
     }
   }
 

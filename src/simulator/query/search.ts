@@ -18,6 +18,10 @@ export interface Condition {
   seconds: number | null;
   /** Lower-cased values for text matching (`in` has several). */
   texts: string[];
+  /** Set by the query runner when an id bound already enforces this condition. */
+  bound?: boolean;
+  /** Whether it compares wall seconds (a full timestamp against created_at / updated_at). */
+  fast?: boolean;
 }
 
 const CONDITION = /^([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|!=|=|>|<)(.*)$/s;

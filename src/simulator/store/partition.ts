@@ -32,6 +32,7 @@ export class Partition {
   private readonly deleted = new Set<number>();
   private readonly inserted: Rec[] = [];
   private readonly deletedIdList: number[] = [];
+  private readonly timeColumns = new Map<string, Float64Array>();
   /** Bumped on every change; caches derived from this partition compare it. */
   version = 0;
 
@@ -68,9 +69,22 @@ export class Partition {
     return this.inserted[pos - this.base.count]!;
   }
 
-  /** Wall seconds of a timestamp field at a position (fast for untouched base rows). */
+  /**
+   * Wall seconds of a timestamp field at a position. Untouched base rows read a column computed once per field (NaN
+   * for null), so an `updated_at` window over a 30k-row scope is a pass over a Float64Array.
+   */
   timeAt(pos: number, field: string): number | null {
-    if (pos < this.base.count && this.base.time && !this.overlay.has(pos)) return this.base.time(pos, field);
+    const b = this.base;
+    if (pos < b.count && b.time && (this.overlay.size === 0 || !this.overlay.has(pos))) {
+      let column = this.timeColumns.get(field);
+      if (!column) {
+        column = new Float64Array(b.count);
+        for (let i = 0; i < b.count; i++) column[i] = b.time(i, field) ?? Number.NaN;
+        this.timeColumns.set(field, column);
+      }
+      const v = column[pos]!;
+      return Number.isNaN(v) ? null : v;
+    }
     const value = this.record(pos)[field];
     return typeof value === 'string' ? parseTimestamp(value) : null;
   }
