@@ -50,4 +50,15 @@ export {
   type SyncResult,
   type WalkMode,
 } from './sync/index.js';
-export * from './warehouse/index.js';
+export {
+  type CursorState,
+  DatabaseInUseError,
+  type ExportOptions,
+  type ExportResult,
+  type OpenOptions,
+  type PartitionSelection,
+  type QueryResult,
+  type ScopeRef,
+  Warehouse,
+  WarehouseError,
+} from './warehouse/index.js';

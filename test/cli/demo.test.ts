@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, tempDir } from './helpers.js';
@@ -12,6 +12,9 @@ afterAll(() => cleanup());
 
 describe('evsync demo', () => {
   it('backfills the small data set into ./evsync-demo.duckdb within one window, with three answers', async () => {
+    // The demo replaces its database each time: leftovers (even unreadable ones) must not matter.
+    writeFileSync(join(dir, 'evsync-demo.duckdb'), 'not a database');
+    writeFileSync(join(dir, 'evsync-demo.duckdb.wal'), 'junk');
     // No EVSYNC_* at all: the demo needs no configuration.
     const r = await run(['demo', '--json'], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
@@ -24,9 +27,5 @@ describe('evsync demo', () => {
     expect(report.creditLimit).toBe(2000);
     expect(report.answers).toHaveLength(3);
     for (const a of report.answers) expect(a.rows.length).toBeGreaterThan(0);
-    // The demo database is replaced each time: a second run starts from scratch and lands the same rows.
-    const again = await run(['demo', '--json', '--quiet'], { cwd: dir });
-    expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout).tables).toEqual(report.tables);
   }, 120_000);
 });

@@ -69,9 +69,10 @@ async function demo(ctx: Ctx): Promise<number> {
     progress.log.info(`${sim.baseUrl} (account "${account.name}"): backfill of the core streams into ${db}`);
     const result = await runSync(client, warehouse, { mode: 'backfill', streams: 'core' });
     progress.dispose();
+    let views: string[] = [];
     try {
       // The engine creates them at the end of a run too; again here so the answers below never miss one.
-      await warehouse.createAnalyticsViews();
+      views = await warehouse.createAnalyticsViews();
     } catch (err) {
       ctx.log.warn(`analytics views: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -108,7 +109,7 @@ async function demo(ctx: Ctx): Promise<number> {
         out(`\n${s.bold(a.title)}\n${formatTable(a.columns, a.rows)}`);
       }
       out(
-        `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${DEMO_DB} "select * from analytics.<view>"\n`,
+        `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((v) => (v.includes('.') ? v : `analytics.${v}`)).join(', ')}\n` : ''}`,
       );
     }
     explain(ctx.log, result, 'evsync demo');
