@@ -69,7 +69,7 @@ export function runList(
     }
   }
 
-  let candidates: Iterable<number>;
+  let candidates: number[] | null = null;
   if (params.ids) {
     const found = new Set<number>();
     for (const id of params.ids) {
@@ -77,13 +77,15 @@ export function runList(
       if (pos >= lo && pos < hi) found.add(pos);
     }
     candidates = [...found].sort((a, b) => a - b);
-  } else {
-    candidates = part.positions(lo, hi);
   }
 
   const matched: number[] = [];
   const orMode = params.or && search.length > 1;
-  for (const pos of candidates) {
+  const count = candidates ? candidates.length : hi - lo;
+  // A plain indexed loop: this runs over whole scopes (tens of thousands of rows) on every page request.
+  for (let k = 0; k < count; k++) {
+    const pos = candidates ? candidates[k]! : lo + k;
+    if (!candidates && !part.isLive(pos)) continue;
     let ok = true;
     for (const c of required) {
       if (!test(c, pos)) {

@@ -54,7 +54,7 @@ export class Partition {
   }
 
   isLive(pos: number): boolean {
-    return !this.deleted.has(pos);
+    return this.deleted.size === 0 || !this.deleted.has(pos);
   }
 
   idAt(pos: number): number {
