@@ -118,3 +118,18 @@ describe('determinism', () => {
     }
   });
 });
+
+describe('mutations of rarely changed streams', () => {
+  it('a new data list answers an empty item list; definitions change only when named', async () => {
+    const summary = c.sim.mutate(6, { streams: ['data_lists'] });
+    expect(summary.inserted.data_lists).toBe(6);
+    const lists = c.sim.truth('data_lists').records;
+    const newest = lists[lists.length - 1]!;
+    const items = await c.get(`/data-lists/${newest.id}/items`);
+    expect(items.status).toBe(200);
+    expect(items.json.items).toEqual([]);
+    const defsBefore = c.sim.truth('event_questions').records.length;
+    c.sim.mutate(50);
+    expect(c.sim.truth('event_questions').records.length).toBe(defsBefore);
+  });
+});

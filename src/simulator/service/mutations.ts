@@ -283,5 +283,8 @@ export class Mutator {
     }
     part.insert(rec as Record<string, Json>);
     if (spec.name === 'registrants') this.appendAudit(rec);
+    // A new data list needs its (empty) item scope, or listing its items would find no partition.
+    if (spec.name === 'data_lists')
+      this.world.addStored('data_list_items', part.account, rec.id as number, 0, () => ({}));
   }
 }
