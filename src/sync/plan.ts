@@ -159,7 +159,10 @@ export function planSweep(
   if (!open) {
     // A complete backfill of the scope is a sweep too (it records every id it sees).
     const main = ctx.cursors.get(cursorId(stream.name, scope.key));
-    const last = [cursor?.lastSweepAt, main?.lastSweepAt].filter((t): t is string => !!t).sort().pop();
+    const last = [cursor?.lastSweepAt, main?.lastSweepAt]
+      .filter((t): t is string => !!t)
+      .sort()
+      .pop();
     if (!main?.watermark) return null; // never read completely: nothing stored to sweep yet
     const due = policy.force || !last || hoursBetween(last, ctx.now) >= policy.everyHours;
     if (!due) return null;

@@ -296,7 +296,8 @@ export async function syncEngine(
       const stream = await resolve(def, [...union.values()]);
       for (const e of events) {
         const scope: ScopeRef = eventScope(e.id);
-        const names = customs ? (customs.get(scope.key) ?? []).map((f) => f.name) : undefined;
+        // Definitions are per event (event questions) or account-wide (session, contact, sponsor fields).
+        const names = customs ? (customs.get(scope.key) ?? customs.get('account') ?? []).map((f) => f.name) : undefined;
         keep(planItem(stream, scope, ctx, { event: e, customFieldNames: names }), eventItems);
       }
     }
@@ -319,9 +320,11 @@ export async function syncEngine(
     }
     // Views are a convenience over the data: a view that cannot be built is reported, not a failed sync.
     if (!dry)
-      await loader.serialize(() => warehouse.createAnalyticsViews()).catch((err: unknown) => {
-        warnings.push(`analytics views: ${errorText(err)}`);
-      });
+      await loader
+        .serialize(() => warehouse.createAnalyticsViews())
+        .catch((err: unknown) => {
+          warnings.push(`analytics views: ${errorText(err)}`);
+        });
   } catch (err) {
     fatal ??= err;
   }

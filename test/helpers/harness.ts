@@ -53,20 +53,20 @@ export async function startHarness(options: SimulatorOptions = {}): Promise<Harn
 /** The stream resolved the way the engine resolves it, custom fields from the source's definitions. */
 export function resolvedFromTruth(sim: Simulator, name: string): ResolvedStream {
   const def = getStream(name);
-  const customs = def.customFields
-    ? customFieldsFromDefinitions(sim.truth(def.customFields.definitions).records)
-    : [];
+  const customs = def.customFields ? customFieldsFromDefinitions(sim.truth(def.customFields.definitions).records) : [];
   return resolveStream(def, { customFields: customs });
 }
 
 /** One comparable form for a value from either side (warehouse JSON output or normalized source). */
 export function canon(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  if (Array.isArray(value)) return value.map((v) => String(v)).join(',');
+  // Lists come back from DuckDB's JSON output as JSON text with string items; compare items as text.
+  if (Array.isArray(value))
+    return JSON.stringify(value.map((v) => (v !== null && typeof v === 'object' ? v : String(v))));
   if (typeof value === 'object') return JSON.stringify(value);
   if (typeof value === 'string' && /^[[{]/.test(value)) {
     try {
-      return JSON.stringify(JSON.parse(value));
+      return canon(JSON.parse(value));
     } catch {
       return value;
     }

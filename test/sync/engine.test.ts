@@ -38,7 +38,13 @@ describe('backfill', () => {
 
     // The bound counts every stream the run had to read: core plus the custom-field definitions it implies.
     const events = eventIds(h);
-    const read = [...CORE.filter((s) => s !== 'registration_audit'), 'event_questions', 'session_fields', 'contact_fields'];
+    const read = [
+      ...CORE.filter((s) => s !== 'registration_audit'),
+      'event_questions',
+      'session_fields',
+      'contact_fields',
+      'sponsor_fields',
+    ];
     const listBound = read.reduce((sum, s) => sum + lowerBoundCredits(h!.sim, s, events), 0);
     // The audit log is read in one window per event from the event's creation: one page each at this size.
     const auditBound = lowerBoundCredits(h.sim, 'registration_audit', events);
@@ -61,6 +67,7 @@ describe('incremental', () => {
       streams: 'core',
       lagSeconds: 0,
       deletes: true,
+      pastEventPollHours: 0,
     });
     expect(result.errors).toEqual([]);
     expect(result.status).toBe('done');
@@ -86,10 +93,35 @@ describe('incremental', () => {
       streams: 'registrants,sessions',
       lagSeconds: 0,
       deletes: false,
+      pastEventPollHours: 0,
     });
     const events = eventIds(h).length;
     // events (1) + session_fields (1, snapshot) + per event: registrants, sessions, event_questions (snapshot).
     expect(result.credits.list).toBe(10 * (1 + 1 + events * 3));
+  });
+
+  it('polls scopes of events that ended long ago at most every pastEventPollHours', async () => {
+    h = await startHarness();
+    const options = { mode: 'incremental', streams: 'registrants', lagSeconds: 0, deletes: false } as const;
+    await runSync(h.client(), h.warehouse, { ...options, mode: 'backfill' });
+    const today = h.sim.now().toISOString().slice(0, 10);
+    const past = h.sim
+      .truth('events')
+      .records.filter((e) => String(e.end_date) < today)
+      .map((e) => `event:${e.id}`);
+    expect(past.length).toBeGreaterThan(0);
+    h.sim.advanceClock(2);
+    const polled: string[] = [];
+    await runSync(h.client(), h.warehouse, {
+      ...options,
+      pastEventDays: 0,
+      pastEventPollHours: 24,
+      onProgress: (e) => {
+        if (e.type === 'item-start' && e.stream === 'registrants') polled.push(e.scope);
+      },
+    });
+    expect(polled.length).toBeGreaterThan(0);
+    for (const scope of past) expect(polled).not.toContain(scope);
   });
 });
 
@@ -131,7 +163,14 @@ describe('drift and faults', () => {
       },
     });
     sim.advanceClock(2);
-    const result = await runSync(h.client(), h.warehouse, { mode: 'incremental', streams: 'core', lagSeconds: 0 });
+    const result = await runSync(h.client(), h.warehouse, {
+      mode: 'incremental',
+      streams: 'core',
+      lagSeconds: 0,
+      pastEventPollHours: 0,
+      // Records deleted during the backfill after it had read them are found by a sweep, not by the window.
+      deletes: true,
+    });
     expect(result.errors).toEqual([]);
     await expectEqual(h, CORE);
   });
