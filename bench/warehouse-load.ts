@@ -3,16 +3,24 @@
  * BIGINT[] and a JSON column) loaded through `Warehouse.loadPage` in pages, each page its own transaction with a
  * cursor update, into a table that grows to the full row count. Then a phase of updates to existing rows.
  *
- *   npx tsx bench/warehouse-load.ts [--rows 1000000] [--page 1000] [--updates 100000] [--db path] [--json out.json]
+ * Then the floor: DuckDB alone doing the least a durable page needs (BEGIN; INSERT the page from a JSON file written
+ * beforehand; UPDATE the cursor row; COMMIT) with the same rows, table and settings, so the evsync figure can be
+ * read against what DuckDB itself costs per page on this machine.
+ *
+ *   npx tsx bench/warehouse-load.ts [--rows 1000000] [--page 1000] [--updates 100000] [--floor-rows 200000]
+ *                                   [--db path] [--json out.json]
  *
  * Prints rows/s (wall time of the loadPage calls, and of the whole phase including generating the rows), CPU time
- * per row and peak RSS. Figures depend on the machine and on what else runs on it: the load average is printed too.
+ * per row, milliseconds per page in each step, and peak RSS. Figures depend on the machine and on what else runs
+ * on it: the load average is printed too.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { defineStream, type NormalizedRow, type ResolvedStream } from '../connectors/types.js';
+import { createTableSql } from '../src/warehouse/ddl.js';
 import { Warehouse } from '../src/warehouse/index.js';
 
 const { values: args } = parseArgs({
@@ -20,6 +28,7 @@ const { values: args } = parseArgs({
     rows: { type: 'string', default: '1000000' },
     page: { type: 'string', default: '1000' },
     updates: { type: 'string', default: '100000' },
+    'floor-rows': { type: 'string', default: '200000' },
     db: { type: 'string' },
     json: { type: 'string' },
   },
@@ -27,6 +36,7 @@ const { values: args } = parseArgs({
 const ROWS = Number(args.rows);
 const PAGE = Number(args.page);
 const UPDATES = Number(args.updates);
+const FLOOR_ROWS = Number(args['floor-rows']);
 
 const MONEY = 'decimal(12,2)';
 const definition = defineStream({
@@ -257,6 +267,50 @@ const insert = await phase(w, 'insert', 1, ROWS, 0);
 const update = UPDATES > 0 ? await phase(w, 'update', 1, Math.min(UPDATES, ROWS), 1) : null;
 const counts = await w.tableCounts();
 await w.close();
+
+/** DuckDB alone: the minimum statements for a durable page, same data and settings. */
+async function floor(path: string): Promise<{ rows: number; rowsPerSecond: number; msPerPage: number }> {
+  const instance = await DuckDBInstance.create(path, { threads: '1', checkpoint_threshold: '256MB' });
+  const con = await instance.connect();
+  await con.run(createTableSql(stream));
+  await con.run(`CREATE TABLE cursor_row (stream VARCHAR, page BIGINT)`);
+  await con.run(`INSERT INTO cursor_row VALUES ('x', 0)`);
+  const columns = Object.keys(row(1, 0));
+  // Column types as the table declares them (read back), JSON read as text and cast, as loadPage does.
+  const types = await (
+    await con.runAndReadAll(`SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = '${stream.name}'`)
+  ).getRowObjectsJson();
+  const typeOf = new Map(types.map((r) => [String(r.column_name), String(r.data_type)]));
+  const struct = columns.map((c) => `'${c}': '${typeOf.get(c) === 'JSON' ? 'VARCHAR' : typeOf.get(c)}'`).join(', ');
+  const select = columns.map((c) => (typeOf.get(c) === 'JSON' ? `CAST("${c}" AS JSON)` : `"${c}"`)).join(', ');
+  const insert = `INSERT INTO ${stream.name} (${columns.map((c) => `"${c}"`).join(', ')}, _synced_at, _run_id)
+    SELECT ${select}, now()::TIMESTAMP, 'floor' FROM read_json($1, format = 'array', columns = {${struct}})`;
+  const prepared = await con.prepare(insert);
+  const cursorUpdate = await con.prepare(`UPDATE cursor_row SET page = $1 WHERE stream = 'x'`);
+  let ms = 0;
+  let pages = 0;
+  for (let from = 1; from <= FLOOR_ROWS; from += PAGE) {
+    const file = `${path}.page.json`;
+    writeFileSync(file, JSON.stringify(page(from, Math.min(PAGE, FLOOR_ROWS - from + 1), 0)));
+    const t0 = performance.now();
+    await con.run('BEGIN TRANSACTION');
+    prepared.bind([file]);
+    await prepared.run();
+    cursorUpdate.bind([BigInt(pages)]);
+    await cursorUpdate.run();
+    await con.run('COMMIT');
+    ms += performance.now() - t0;
+    pages++;
+  }
+  con.closeSync();
+  instance.closeSync();
+  return {
+    rows: FLOOR_ROWS,
+    rowsPerSecond: Math.round(FLOOR_ROWS / (ms / 1000)),
+    msPerPage: Number((ms / pages).toFixed(2)),
+  };
+}
+const floorResult = FLOOR_ROWS > 0 ? await floor(join(dir ?? tmpdir(), `floor-${process.pid}.duckdb`)) : null;
 if (dir) rmSync(dir, { recursive: true, force: true });
 
 const report = {
@@ -266,6 +320,7 @@ const report = {
   tableRows: counts[stream.name],
   insert,
   update,
+  duckdbFloor: floorResult,
   peakRssMB: Math.round(peakRss / 1e6),
   maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
   loadAverageAtStart: Number(load1.toFixed(2)),
@@ -282,6 +337,11 @@ const steps = (p: Phase) =>
     .join(', ');
 console.log(`insert: ${fmt(insert)}\n  ms per page: ${steps(insert)}`);
 if (update) console.log(`update: ${fmt(update)}\n  ms per page: ${steps(update)}`);
+if (floorResult) {
+  console.log(
+    `DuckDB floor (BEGIN, INSERT from read_json, cursor UPDATE, COMMIT; nothing else): ${floorResult.rowsPerSecond} rows/s, ${floorResult.msPerPage} ms per page over ${floorResult.rows} rows`,
+  );
+}
 console.log(
   `peak RSS ${report.peakRssMB} MB (maxRSS ${report.maxRssMB} MB); load average ${report.loadAverageAtStart} -> ${report.loadAverageAtEnd}`,
 );

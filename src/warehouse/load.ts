@@ -457,7 +457,7 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput): Promise<Lo
       sql = new PageSql(stream.name, stream, columns, scopeColumn);
       const text = JSON.stringify(rows);
       t = time('stringify', t);
-      file = await staging.write(text);
+      file = staging.write(text);
       t = time('write', t);
     }
   }

@@ -10,8 +10,8 @@
  * The directory is private (mkdtemp: 0700) and each file owner-only (0600): pages hold personal data. A file lives
  * only while its page loads; the directory is removed when the warehouse closes.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { unlink, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,12 +19,16 @@ export class Staging {
   private dir: string | null = null;
   private seq = 0;
 
-  /** Writes `text` to a new file and returns its path. */
-  async write(text: string): Promise<string> {
+  /**
+   * Writes `text` to a new file and returns its path. Synchronously: ~2 ms for a 1 MB page, where the promise
+   * version measured ~6 ms a page in the benchmark (thread pool round trip), and nothing else waits meanwhile
+   * because the page's transaction cannot start before the file exists.
+   */
+  write(text: string): string {
     this.dir ??= mkdtempSync(join(tmpdir(), 'evsync-stage-'));
     this.seq++;
     const path = join(this.dir, `page-${this.seq}.json`);
-    await writeFile(path, text, { mode: 0o600 });
+    writeFileSync(path, text, { mode: 0o600 });
     return path;
   }
 
