@@ -9,7 +9,9 @@
  * - a session selection: the session's id in a registrant's `session_ids` (registrant not cancelled or denied);
  * - session attendance: a `session_attendance` row with `check_in_date` set (distinct registrants);
  * - settled transaction: status not pending, failed, declined, void(ed), cancel(l)ed or error; refunds are the
- *   negative amounts, so net revenue is the plain sum.
+ *   negative amounts, so net revenue is the plain sum; a transaction counts for its registrant's type, package and
+ *   discount code (names joined by id, or code, within the registrant's event).
+ * Rates are DOUBLE rounded to 4 places, NULL when the denominator is 0 or unknown; money sums are DECIMAL.
  *
  * Plus `analytics.<table>_labeled` for each table with custom fields whose labels are known: every column, with
  * `c_<id>` columns renamed to their labels.

@@ -61,6 +61,10 @@ export class Warehouse {
    * and `analytics` schemas unless read-only. Another process holding the file gives `DatabaseInUseError`.
    */
   static async open(path: string, opts: OpenOptions = {}): Promise<Warehouse> {
+    const loadThreads = opts.loadThreads ?? 1;
+    if (!Number.isSafeInteger(loadThreads) || loadThreads < 1) {
+      throw new Error(`loadThreads must be a positive integer, got ${loadThreads}`);
+    }
     const db = await Db.open(path, opts.readOnly === true);
     try {
       if (!opts.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
@@ -68,9 +72,6 @@ export class Warehouse {
       await db.close();
       throw err;
     }
-    const loadThreads = opts.loadThreads ?? 1;
-    if (!Number.isSafeInteger(loadThreads) || loadThreads < 1)
-      throw new Error(`loadThreads must be a positive integer`);
     return new Warehouse(db, loadThreads);
   }
 
