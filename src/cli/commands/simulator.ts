@@ -99,7 +99,8 @@ export function registerSimulatorCommand(program: Command): void {
         control: flags.control === true,
       }).catch((e: Error) => command.error(`error: ${e.message}`, { exitCode: e instanceof RangeError ? 2 : 1 }));
 
-      if (flags.json) {
+      // The program also has a global --json, which commander may have taken for itself.
+      if (flags.json || command.optsWithGlobals<{ json?: boolean }>().json) {
         const accounts = sim.accounts.map(({ clientId, clientSecret, encoded }) => ({
           clientId,
           clientSecret,
