@@ -16,8 +16,8 @@
  *    ids whose stored row differs (or is marked deleted) are deleted and inserted again; identical rows are left
  *    alone (`unchanged`, their `_synced_at`/`_run_id` stay). Written rows get this run's `_synced_at`/`_run_id` and
  *    `_deleted_at` NULL (a record that reappears is live again). Only the columns the page carries are written: when
- *    the table has others (an expansion not selected this run) changed rows are updated in place instead, so those
- *    keep their values. Composite keys (the audit log) use one MERGE (never its star UPDATE form).
+ *    the table has others (an expansion not selected this run, custom fields of other events), a rewritten row keeps
+ *    their stored values. Composite keys (the audit log) use one MERGE (never its star UPDATE form).
  * 4. Seen ids (snapshots, sweeps) and the cursor row.
  */
 import type { NormalizedRow, NormalizedValue, ResolvedStream, ScalarType } from '../../connectors/types.js';
@@ -220,6 +220,8 @@ class PageSql {
     stream: ResolvedStream,
     columns: readonly PageColumn[],
     scopeColumn: string | null,
+    /** Table columns the page does not carry: a rewritten row keeps their stored values. */
+    private readonly carried: readonly string[],
   ) {
     this.key = stream.key;
     const spec = columns
@@ -293,17 +295,26 @@ class PageSql {
        WHERE NOT (s.${k} = ANY(CAST($skip AS ${this.keyType}[])))`;
   }
 
-  /** Updates rows ($keys) in place: for tables with columns the page does not carry (they must survive). */
-  get update(): string {
+  /** Keeps the stored values of the carried columns of the rows ($keys) about to be rewritten. */
+  get carry(): string {
     const k = ident(this.key[0] as string);
-    const sets = [
-      ...this.data.map((c) => `${ident(c.name)} = s.${ident(c.name)}`),
-      '"_synced_at" = CAST($synced AS TIMESTAMP)',
-      '"_run_id" = $run',
-      '"_deleted_at" = NULL',
-    ];
-    return `UPDATE ${this.target} AS t SET ${sets.join(', ')} FROM ${this.source} s
-      WHERE ${this.on} AND t.${k} = ANY(CAST($keys AS ${this.keyType}[]))`;
+    return `CREATE OR REPLACE TEMP TABLE "_evsync_carry" AS
+      SELECT ${[k, ...this.carried.map(ident)].join(', ')} FROM ${this.target}
+       WHERE ${k} = ANY(CAST($keys AS ${this.keyType}[]))`;
+  }
+
+  /** `insert`, with the carried columns taken from `_evsync_carry` (NULL for new rows). */
+  get insertCarrying(): string {
+    const k = ident(this.key[0] as string);
+    const names = [...this.carried.map(ident), this.insertColumns].join(', ');
+    const values = [...this.carried.map((c) => `c.${ident(c)}`), this.insertValues].join(', ');
+    return `INSERT INTO ${this.target} (${names})
+      SELECT ${values} FROM ${this.source} s LEFT JOIN temp."_evsync_carry" c ON c.${k} = s.${k}
+       WHERE NOT (s.${k} = ANY(CAST($skip AS ${this.keyType}[])))`;
+  }
+
+  get hasCarried(): boolean {
+    return this.carried.length > 0;
   }
 
   /**
@@ -331,21 +342,20 @@ function keyList(values: readonly unknown[]): string {
 }
 
 /**
- * The merge for a single-column key, in the cheapest statements for the common cases:
+ * The merge for a single integer key, in the cheapest statements for the common cases:
  * - probe which keys exist (index lookups); a page of new keys (backfill) is then one plain INSERT;
  * - for existing keys, find the ones whose stored row differs (or is marked deleted); delete those and insert them
- *   again with the new rows. DuckDB rewrites a whole row when a LIST column is updated, so an UPDATE of a
- *   registrant page costs ~15x a delete + insert. Unchanged rows are not touched.
- * - a table with columns this page does not carry (an expansion not selected this run) is updated in place
- *   instead, so those columns keep their values.
+ *   again with the new rows (DuckDB rewrites a whole row when a LIST column is updated, so an UPDATE of a
+ *   registrant page costs ~15x a delete + insert). Unchanged rows are not touched.
+ * - columns of the table the page does not carry (an expansion not selected this run, custom fields of other
+ *   events) are copied aside before the delete and put back by the insert, so they keep their values.
  */
-async function mergeSingleKey(
+async function mergeIntegerKey(
   db: Db,
   sql: PageSql,
   named: Record<string, unknown>,
   rows: readonly NormalizedRow[],
   keyColumn: string,
-  carriesAll: boolean,
   time: (step: string, since: number) => number,
 ): Promise<{ inserted: number; updated: number }> {
   let t = performance.now();
@@ -358,14 +368,22 @@ async function mergeSingleKey(
   }
   const changed = (await query(db, sql.changedKeys, { ...named, keys: keyList(existing) })).map(jsKey);
   t = time('compare', t);
-  if (changed.length > 0) {
-    await run(db, carriesAll ? sql.deleteKeys : sql.update, { ...named, keys: keyList(changed) });
+  const carrying = sql.hasCarried && changed.length > 0;
+  if (carrying) {
+    // DDL does not go through the prepared-statement cache.
+    const c = compile(sql.carry);
+    await db.run(
+      c.sql,
+      c.names.map((n) => (n === 'keys' ? keyList(changed) : (named[n] ?? null))),
+    );
   }
-  t = time(carriesAll ? 'delete' : 'update', t);
-  // Rows to leave out of the INSERT: the unchanged ones, and (when updated in place) the changed ones too.
+  if (changed.length > 0) await run(db, sql.deleteKeys, { ...named, keys: keyList(changed) });
+  t = time('delete', t);
   const changedSet = new Set(changed.map(String));
-  const skip = carriesAll ? existing.filter((k) => !changedSet.has(String(k))) : existing;
-  if (skip.length < rows.length) await run(db, sql.insert, { ...named, skip: keyList(skip) });
+  const skip = existing.filter((k) => !changedSet.has(String(k)));
+  if (skip.length < rows.length) {
+    await run(db, carrying ? sql.insertCarrying : sql.insert, { ...named, skip: keyList(skip) });
+  }
   time('insert', t);
   return { inserted: rows.length - existing.length, updated: changed.length };
 }
@@ -431,7 +449,6 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput): Promise<Lo
   let sql: PageSql | null = null;
   let changes: SchemaChange[] = [];
   let rows: NormalizedRow[] = [];
-  let carriesAll = true;
   if (upsert && input.rows.length > 0) {
     const table = await deps.columns(stream);
     rows = dedupeByKey(input.rows, stream.key, table.has('updated_at'), rejected);
@@ -443,18 +460,16 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput): Promise<Lo
     const evolution = planEvolution(stream, table, rows, pageColumns, input.newColumns ?? {});
     changes = evolution.changes;
     const columns: PageColumn[] = [];
+    const carried: string[] = [];
     for (const [name, type] of evolution.types) {
       if (name.startsWith('_')) continue;
-      if (type === null || !pageColumns.has(name)) {
-        carriesAll = false;
-        continue;
-      }
-      columns.push({ name, type });
+      if (type === null || !pageColumns.has(name)) carried.push(name);
+      else columns.push({ name, type });
     }
     t = time('evolution', t);
     if (rows.length > 0) {
       const scopeColumn = scope.column !== null && evolution.types.has(scope.column) ? scope.column : null;
-      sql = new PageSql(stream.name, stream, columns, scopeColumn);
+      sql = new PageSql(stream.name, stream, columns, scopeColumn, carried);
       const text = JSON.stringify(rows);
       t = time('stringify', t);
       file = staging.write(text);
@@ -481,15 +496,7 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput): Promise<Lo
         const named = { file, scope: scope.value, synced: utcNow(), run: runId };
         // Integer ids (every catalogue stream but the audit log) take the fast path: their keys travel as JSON lists.
         if (sql.integerKey) {
-          ({ inserted, updated } = await mergeSingleKey(
-            db,
-            sql,
-            named,
-            rows,
-            stream.key[0] as string,
-            carriesAll,
-            time,
-          ));
+          ({ inserted, updated } = await mergeIntegerKey(db, sql, named, rows, stream.key[0] as string, time));
         } else {
           const actions = await query(db, sql.merge, named);
           for (const a of actions) {

@@ -206,7 +206,7 @@ export class Warehouse {
     );
   }
 
-  /** Readable names for `c_<id>` columns, used by `analytics.<table>_labeled` (refreshed here when it exists). */
+  /** Readable names for `c_<id>` columns, used by `analytics.<table>_labeled` from the next createAnalyticsViews. */
   setCustomFieldLabels(stream: string, fields: readonly CustomFieldLabel[]): Promise<void> {
     return this.db.exclusive(() => setCustomFieldLabels(this.db, stream, fields));
   }
