@@ -243,8 +243,9 @@ export class Db {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.queue;
+    // Refuse new work first, then let what is queued finish.
     this.closed = true;
+    await this.queue;
     this.forgetPrepared();
     this.connection.closeSync();
     this.shared.refs--;
