@@ -9,7 +9,7 @@ export interface ResumableRun {
 
 /**
  * The last run of this kind, if it did not finish its work: it ended partial (budget, max wait, stop request) or
- * never finished (the process was killed). The next run reuses its signpost and skips the scopes it completed, so
+ * never finished (the process was killed: its row still says running, and becomes interrupted). The next run reuses its signpost and skips the scopes it completed, so
  * together the two spend what one uninterrupted run would. A failed run is not resumed: its failure may persist,
  * and its open walks resume from their checkpoints anyway.
  */
@@ -20,7 +20,7 @@ export async function findResumableRun(warehouse: Warehouse, kind: string): Prom
     [kind],
   );
   const last = r.rows[0];
-  if (!last || (last.status !== 'partial' && last.status !== 'running' && last.status !== null)) return null;
+  if (!last || !['partial', 'running', 'interrupted'].includes(String(last.status))) return null;
   let signpost: unknown;
   try {
     signpost = (JSON.parse(String(last.args ?? '{}')) as { signpost?: unknown }).signpost;
@@ -28,6 +28,10 @@ export async function findResumableRun(warehouse: Warehouse, kind: string): Prom
     return null;
   }
   if (typeof signpost !== 'string') return null;
+  // One process holds the database at a time, so a run still marked running was killed: say so in its row.
+  if (last.status === 'running') {
+    await warehouse.query(`UPDATE _evsync.runs SET status = 'interrupted' WHERE run_id = ?`, [String(last.run_id)]);
+  }
   return {
     runId: String(last.run_id),
     signpost,
