@@ -1,7 +1,13 @@
 import pLimit from 'p-limit';
 import { customFieldsFromDefinitions, resolveStream } from '../../connectors/index.js';
 import type { CustomField, ResolvedStream, StreamDefinition } from '../../connectors/types.js';
-import { type ApiClient, BudgetExhaustedError, CredentialsRejectedError } from '../api/index.js';
+import {
+  type ApiClient,
+  BudgetExhaustedError,
+  CredentialsRejectedError,
+  ForbiddenError,
+  NotFoundError,
+} from '../api/index.js';
 import type { CursorState, ScopeRef, Warehouse } from '../warehouse/index.js';
 import { assertTimeZone, formatTimestamp } from './clock.js';
 import { PageLoader } from './page-loader.js';
@@ -91,6 +97,15 @@ function emptyStats(): StreamStats {
   return { inserted: 0, updated: 0, deleted: 0, rejected: 0, pages: 0 };
 }
 
+/** After this many 404/403 answers for a stream with no success, its remaining scopes are not tried this run. */
+const REFUSALS_BEFORE_GIVING_UP = 2;
+
+function refusalHint(stream: ResolvedStream, err: unknown): string {
+  if (err instanceof NotFoundError)
+    return `${stream.path} answered 404${stream.verified ? '' : ' (this path is unverified)'}: set streams.${stream.name}.path in evsync.config.json if your account serves it elsewhere`;
+  return `${stream.path} answered 403: these credentials lack access to ${stream.name}`;
+}
+
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -144,6 +159,9 @@ export async function syncEngine(
   const errors: string[] = [];
   const warnings: string[] = [];
   const counts = { total: 0, done: 0, skipped: 0, failed: 0, pending: 0 };
+  // Streams the service refuses (404 on the path, 403 on the scope): stop paying 10 credits per scope to hear it.
+  const refusals = new Map<string, number>();
+  const answered = new Set<string>();
   let stopReason: string | null = null;
   let fatal: unknown = null;
   const abortReason = () => (o.signal?.aborted ? 'stop requested' : null);
@@ -193,8 +211,14 @@ export async function syncEngine(
             return;
           }
           const streamStats = stats[item.stream.name] ?? emptyStats();
-          let firstPage: { totalCount: number | null; perPage: number | null } | null = null;
           stats[item.stream.name] = streamStats;
+          const refused = refusals.get(item.stream.name) ?? 0;
+          if (refused >= REFUSALS_BEFORE_GIVING_UP && !answered.has(item.stream.name)) {
+            counts.failed += 1;
+            streamStats.errors = [...(streamStats.errors ?? []), `${item.cursorKey}: not tried (stream refused)`];
+            return;
+          }
+          let firstPage: { totalCount: number | null; perPage: number | null } | null = null;
           o.onProgress?.({ type: 'item-start', stream: item.stream.name, scope: item.cursorKey, mode: item.mode });
           try {
             const outcome = await runWalk(item, {
@@ -211,6 +235,7 @@ export async function syncEngine(
               pageLimit: engine.execution === 'count' ? 1 : undefined,
             });
             engine.onItem?.(item, firstPage);
+            answered.add(item.stream.name);
             if (outcome.complete) {
               counts.done += 1;
               o.onProgress?.({ type: 'item-done', stream: item.stream.name, scope: item.cursorKey, ...outcome });
@@ -226,7 +251,9 @@ export async function syncEngine(
               counts.failed += 1;
               return;
             }
-            const message = `${itemLabel(item)}: ${errorText(err)}`;
+            const refusal = err instanceof NotFoundError || err instanceof ForbiddenError;
+            if (refusal) refusals.set(item.stream.name, (refusals.get(item.stream.name) ?? 0) + 1);
+            const message = `${itemLabel(item)}: ${refusal ? refusalHint(item.stream, err) : errorText(err)}`;
             counts.failed += 1;
             errors.push(message);
             streamStats.errors = [...(streamStats.errors ?? []), errorText(err)];

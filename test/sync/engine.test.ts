@@ -191,3 +191,23 @@ describe('drift and faults', () => {
     await expectEqual(h, CORE);
   });
 });
+
+describe('refusals', () => {
+  it('stops paying for a stream whose path answers 404, and says how to fix it', async () => {
+    h = await startHarness();
+    const result = await runSync(h.client(), h.warehouse, {
+      mode: 'backfill',
+      streams: 'sessions,speakers',
+      lagSeconds: 0,
+      customFields: false,
+      overrides: { sessions: { path: '/no-such-path' } },
+    });
+    expect(result.status).toBe('failed');
+    // Three events, but the refused path is asked twice only.
+    expect(h.sim.counters().byPath['GET (unmatched)']).toBe(2);
+    expect(result.errors.join('\n')).toMatch(/streams\.sessions\.path in evsync\.config\.json/);
+    // The other stream is unaffected.
+    expect(result.streams.speakers?.errors).toBeUndefined();
+    await expectEqual(h, ['speakers']);
+  });
+});
