@@ -1,0 +1,72 @@
+/**
+ * What every scenario shares: the result shape written to bench/results/latest.json, the options a run was started
+ * with, and small helpers (timing, temporary databases, logging to stderr so stdout stays the table).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export type Comparison = '==' | '<=' | '<';
+
+/** One measured figure. `target` and `op` are null for figures shown for contrast only (they always pass). */
+export interface ScenarioResult {
+  name: string;
+  metric: string;
+  value: number;
+  target: number | null;
+  op: Comparison | null;
+  ok: boolean;
+  /** What the figure was computed from (spent and bound, sizes, timings), for a reader checking it. */
+  detail?: string;
+}
+
+export interface BenchOptions {
+  quick: boolean;
+  log: (message: string) => void;
+}
+
+/** Ratios are compared at 2 decimals when the target is an exact 1.00: 1.004 is reported, not rounded to pass. */
+export function figure(
+  name: string,
+  metric: string,
+  value: number,
+  target: number | null,
+  op: Comparison | null,
+  detail?: string,
+): ScenarioResult {
+  let ok = true;
+  if (target !== null && op !== null) {
+    if (op === '==') ok = value === target;
+    else if (op === '<=') ok = value <= target;
+    else ok = value < target;
+  }
+  return { name, metric, value, target, op, ok, ...(detail ? { detail } : {}) };
+}
+
+export function round(value: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+export interface TempDir {
+  dir: string;
+  path(name: string): string;
+  remove(): void;
+}
+
+export function tempDir(prefix = 'evsync-bench-'): TempDir {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return {
+    dir,
+    path: (name) => join(dir, name),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export function stderrLog(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+export function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}

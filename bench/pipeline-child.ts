@@ -1,0 +1,115 @@
+/**
+ * The measured side of the local-pipeline scenario, in a process of its own (so its peak RSS is its own and it
+ * shares no event loop with the simulator or the bench driver). Prints one JSON line on stdout.
+ *
+ *   node dist/bench/pipeline-child.js sync --db <file> --events 1,2 --requests <file> [--concurrency 2]
+ *   node dist/bench/pipeline-child.js baseline --requests <file> [--concurrency 2]
+ *
+ * Connection details come from EVSYNC_BASE_URL, EVSYNC_CLIENT_ID, EVSYNC_CLIENT_SECRET and EVSYNC_CREDENTIALS.
+ * `sync` runs a backfill of registrants of the given events and records its list requests to `--requests`;
+ * `baseline` replays them, discarding the bodies.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ApiClient } from '../src/api/index.js';
+import { runSync } from '../src/sync/index.js';
+import { Warehouse } from '../src/warehouse/index.js';
+import { downloadWalks, walksFromRequests } from './baseline-download.js';
+
+export interface ChildReport {
+  mode: 'sync' | 'baseline';
+  wallMs: number;
+  pages: number;
+  rows: number;
+  bytes: number;
+  /** process.resourceUsage().maxRSS: kilobytes. */
+  maxRssKb: number;
+  status: string;
+}
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+}
+
+async function syncMode(db: string, events: number[], requestsFile: string, concurrency: number): Promise<ChildReport> {
+  const warehouse = await Warehouse.open(db);
+  const client = new ApiClient({
+    baseUrl: env('EVSYNC_BASE_URL'),
+    credentials: { clientId: env('EVSYNC_CLIENT_ID'), clientSecret: env('EVSYNC_CLIENT_SECRET') },
+    rateLimit: { limit: 10_000_000, windowMs: 600_000 },
+  });
+  const paths: string[] = [];
+  client.on('request', (e) => {
+    if (e.method === 'GET' && e.cost === 10 && e.status === 200) paths.push(e.path);
+  });
+  const t0 = Date.now();
+  const result = await runSync(client, warehouse, {
+    mode: 'backfill',
+    streams: 'registrants',
+    // No list means every event (an empty list would select none).
+    events: events.length > 0 ? events : undefined,
+    lagSeconds: 0,
+    concurrency,
+  });
+  const wallMs = Date.now() - t0;
+  const counted = await warehouse.query('SELECT count(*) AS n FROM registrants WHERE _deleted_at IS NULL');
+  await client.close();
+  await warehouse.close();
+  writeFileSync(requestsFile, paths.join('\n'));
+  return {
+    mode: 'sync',
+    wallMs,
+    pages: paths.length,
+    rows: Number(counted.rows[0]?.n ?? 0),
+    bytes: 0,
+    maxRssKb: process.resourceUsage().maxRSS,
+    status: result.status === 'done' ? 'done' : `${result.status}: ${result.errors.slice(0, 2).join('; ')}`,
+  };
+}
+
+async function baselineMode(requestsFile: string, concurrency: number): Promise<ChildReport> {
+  const paths = readFileSync(requestsFile, 'utf8').split('\n').filter(Boolean);
+  const r = await downloadWalks(
+    env('EVSYNC_BASE_URL'),
+    env('EVSYNC_CREDENTIALS'),
+    walksFromRequests(paths),
+    concurrency,
+  );
+  return {
+    mode: 'baseline',
+    wallMs: r.wallMs,
+    pages: r.pages,
+    rows: 0,
+    bytes: r.bytes,
+    maxRssKb: process.resourceUsage().maxRSS,
+    status: 'done',
+  };
+}
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    db: { type: 'string' },
+    events: { type: 'string', default: '' },
+    requests: { type: 'string' },
+    concurrency: { type: 'string', default: '2' },
+  },
+});
+const mode = positionals[0];
+const concurrency = Number(values.concurrency);
+if (!values.requests) throw new Error('--requests is required');
+const report =
+  mode === 'sync'
+    ? await syncMode(
+        values.db ?? env('EVSYNC_DB'),
+        values.events
+          .split(',')
+          .filter(Boolean)
+          .map((s) => Number(s)),
+        values.requests,
+        concurrency,
+      )
+    : await baselineMode(values.requests, concurrency);
+process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -1,0 +1,99 @@
+/**
+ * `npm run bench` (builds, then runs dist/bench/run.js): every scenario of the limits in DESIGN.md, each figure
+ * against its target, written to bench/results/latest.json and printed as a table.
+ *
+ *   npm run bench                    full sizes (medium, >1M records; about 15-25 minutes on 2 cores)
+ *   npm run bench -- --quick         reduced sizes, under two minutes (CI smoke)
+ *   npm run bench -- --only credits,rate,pipeline
+ *
+ * Exit 0 when every scenario ran (targets missed are reported, not hidden); 1 when one could not run.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { creditScenarios } from './credits.js';
+import { type BenchOptions, type ScenarioResult, seconds, stderrLog } from './lib.js';
+import { machineInfo } from './machine.js';
+import { pipelineScenarios } from './pipeline.js';
+import { rateLimitScenarios } from './rate-limit.js';
+
+const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
+  credits: creditScenarios,
+  rate: rateLimitScenarios,
+  pipeline: pipelineScenarios,
+};
+
+/** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'evsync') return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('bench: repository root not found');
+}
+
+function formatTable(results: readonly ScenarioResult[]): string {
+  const rows = results.map((r) => [
+    r.ok ? 'ok' : 'MISS',
+    r.name,
+    r.metric,
+    String(r.value),
+    r.target === null ? '-' : `${r.op === '==' ? '=' : r.op} ${r.target}`,
+  ]);
+  const head = ['', 'scenario', 'metric', 'value', 'target'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+});
+const quick = values.quick === true;
+const only = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(GROUPS);
+for (const name of only)
+  if (!GROUPS[name]) throw new Error(`unknown group ${name}; groups: ${Object.keys(GROUPS).join(', ')}`);
+
+const machine = machineInfo();
+stderrLog(
+  quick
+    ? 'quick run: reduced sizes (small data set, 100k records), under two minutes'
+    : 'full run: medium data set and over a million records; this takes a while (about 15-25 minutes on 2 cores)',
+);
+const started = Date.now();
+const results: ScenarioResult[] = [];
+let crashed = false;
+for (const name of only) {
+  try {
+    results.push(...(await GROUPS[name]!({ quick, log: stderrLog })));
+  } catch (err) {
+    crashed = true;
+    const message = err instanceof Error ? err.message : String(err);
+    stderrLog(`${name} failed: ${err instanceof Error ? (err.stack ?? message) : message}`);
+    results.push({
+      name: `${name}: could not run`,
+      metric: 'error',
+      value: 0,
+      target: null,
+      op: null,
+      ok: false,
+      detail: message,
+    });
+  }
+}
+
+const out = join(repoRoot(), 'bench', 'results');
+mkdirSync(out, { recursive: true });
+const report = { machine, mode: quick ? 'quick' : 'full', durationMs: Date.now() - started, scenarios: results };
+writeFileSync(join(out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+
+process.stdout.write(
+  `\nevsync bench (${report.mode}) on ${machine.cores} cores, ${machine.cpu}, ${machine.memoryGb} GB, Node ${machine.node}, ` +
+    `load ${machine.loadAverage}; ${seconds(report.durationMs)}\n\n${formatTable(results)}\n\n`,
+);
+for (const r of results) if (r.detail) process.stdout.write(`- ${r.name}: ${r.detail}\n`);
+process.stdout.write(`\nresults: ${join(out, 'latest.json')}\n`);
+process.exitCode = crashed ? 1 : 0;
