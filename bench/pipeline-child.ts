@@ -24,7 +24,15 @@ export interface ChildReport {
   bytes: number;
   /** process.resourceUsage().maxRSS: kilobytes. */
   maxRssKb: number;
+  /** At the end, for telling V8's share from native memory (DuckDB): MB. */
+  endMemoryMb: { rss: number; heapUsed: number; external: number };
   status: string;
+}
+
+function endMemory(): ChildReport['endMemoryMb'] {
+  const m = process.memoryUsage();
+  const mb = (n: number) => Math.round(n / 1024 / 1024);
+  return { rss: mb(m.rss), heapUsed: mb(m.heapUsed), external: mb(m.external) };
 }
 
 function env(name: string): string {
@@ -54,6 +62,7 @@ async function syncMode(db: string, events: number[], requestsFile: string, conc
     concurrency,
   });
   const wallMs = Date.now() - t0;
+  const memory = endMemory();
   const counted = await warehouse.query('SELECT count(*) AS n FROM registrants WHERE _deleted_at IS NULL');
   await client.close();
   await warehouse.close();
@@ -65,6 +74,7 @@ async function syncMode(db: string, events: number[], requestsFile: string, conc
     rows: Number(counted.rows[0]?.n ?? 0),
     bytes: 0,
     maxRssKb: process.resourceUsage().maxRSS,
+    endMemoryMb: memory,
     status: result.status === 'done' ? 'done' : `${result.status}: ${result.errors.slice(0, 2).join('; ')}`,
   };
 }
@@ -84,6 +94,7 @@ async function baselineMode(requestsFile: string, concurrency: number): Promise<
     rows: 0,
     bytes: r.bytes,
     maxRssKb: process.resourceUsage().maxRSS,
+    endMemoryMb: endMemory(),
     status: 'done',
   };
 }

@@ -133,7 +133,8 @@ export async function pipelineScenarios(o: BenchOptions): Promise<ScenarioResult
         mb(b.sync.maxRssKb),
         500,
         '<',
-        `syncing process maxRSS; the download alone peaked at ${mb(b.baseline.maxRssKb)} MB`,
+        `syncing process maxRSS; at its end rss ${b.sync.endMemoryMb.rss} MB of which V8 heap ${b.sync.endMemoryMb.heapUsed} MB, ` +
+          `external ${b.sync.endMemoryMb.external} MB (the rest is native: DuckDB); the download alone peaked at ${mb(b.baseline.maxRssKb)} MB`,
       ),
     );
     out.push(

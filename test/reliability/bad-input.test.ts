@@ -39,10 +39,13 @@ afterAll(async () => {
 });
 
 const INTEGERISH = /^\s*[+-]?\d+\s*$/;
-/** Odd text: control characters, NUL, a lone surrogate, quotes and backslashes, non-BMP characters. */
+/**
+ * Odd text: control characters, NUL, quotes and backslashes, non-BMP characters. Lone surrogates are left out here
+ * and tested on their own below (a known bug: one sinks the whole page).
+ */
 const oddText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 50 }),
-  fc.constantFrom('\u0000', '\ud800', 'a\udfffb', '"\\\'', '\u202e', '😀', '\r\n\t', 'null', 'true', '[]', '{}'),
+  fc.constantFrom('\u0000', '"\\\'', '\u202e', '😀', '\r\n\t', 'null', 'true', '[]', '{}'),
 );
 const wrongValue = fc.oneof(
   oddText,
@@ -239,6 +242,39 @@ describe('the loader (PageLoader into a real warehouse)', () => {
       { numRuns: RUNS },
     );
   }, 300_000);
+});
+
+describe('a lone UTF-16 surrogate in a record', () => {
+  // KNOWN BUG (reported): `"\ud800"` is valid JSON and JSON.parse gives a lone surrogate, but DuckDB's JSON reader
+  // refuses it. In an accepted text value it fails the staged page (read_json in src/warehouse/load.ts + stage.ts);
+  // in a rejected record it fails `CAST(raw AS JSON)` in recordRejected (src/warehouse/bookkeeping.ts). Either way
+  // the whole page's transaction fails, on every retry: one odd character stops the scope for good. Expected: the
+  // record is loaded with the text made well-formed (U+FFFD) or rejected, and the rest of the page loads.
+  const cases: [string, (r: Record<string, unknown>) => Record<string, unknown>][] = [
+    ['in a text value of an otherwise good record', (r) => ({ ...r, notes: 'a\ud800b' })],
+    ['in a record the normalizer rejects', (r) => ({ ...r, event_id: '\ud800' })],
+  ];
+  it.fails.each(cases)('%s does not sink the page', async (_, corrupt) => {
+    const loader = new PageLoader(h.warehouse, `surrogate-${randomUUID()}`);
+    await h.warehouse.ensureTable(stream);
+    const goodOne = { ...good[1]!, id: nextId++ };
+    await loader.load({
+      stream,
+      scope: { key: 'event:101', column: 'event_id', value: 101 },
+      records: [corrupt({ ...good[0]!, id: nextId++ }), goodOne],
+      cursor: {
+        stream: 'registrants',
+        scope: 'event:102',
+        watermark: null,
+        walk: null,
+        lastPages: 1,
+        lastSweepAt: null,
+        updatedAt: '2030-01-01 00:00:00',
+      },
+    });
+    const stored = await h.warehouse.query(`SELECT count(*) AS n FROM registrants WHERE id = ${goodOne.id}`);
+    expect(Number(stored.rows[0]?.n)).toBe(1);
+  });
 });
 
 /** A proxy in front of the simulator that can rewrite the bodies of chosen answers. */
