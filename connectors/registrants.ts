@@ -224,6 +224,7 @@ export const registrantLineItems = defineStream({
     full_price_gross: MONEY,
     datetime: 'timestamp',
   },
+  refreshByParent: { stream: 'registrants', key: 'registrant_id' },
   verified: true,
   description: 'What each registrant bought, line by line (no timestamps: snapshotted)',
 });

@@ -63,6 +63,13 @@ export interface StreamDefinition {
   readonly expand?: Readonly<Record<string, FieldType>>;
   /** Custom fields `c_<id>`: the stream whose records define them (id, name and type per definition). */
   readonly customFields?: { readonly definitions: string };
+  /**
+   * For a stream without a cursor whose rows belong to records of a cursor stream (line items to registrants): between
+   * full snapshots, an incremental run re-reads only the rows of parent records that changed since the last read,
+   * with `search=<key>=*in*<ids>`. A full snapshot still runs every `fullSnapshotEveryHours`, to catch changes that do
+   * not touch the parent.
+   */
+  readonly refreshByParent?: { readonly stream: string; readonly key: string };
   /** Whether the facts page marks the path and shape as documented (true) or inferred (false). */
   readonly verified: boolean;
   /** One line for `evsync streams`. */

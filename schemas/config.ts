@@ -106,6 +106,7 @@ export const configSchema = z.strictObject({
   /** Zone the service writes record timestamps in (check with `evsync check`). */
   recordTimezone: timeZone.optional(),
   snapshotEveryHours: nonNegativeNumber().optional(),
+  fullSnapshotEveryHours: nonNegativeNumber().optional(),
   sweepEveryHours: nonNegativeNumber().optional(),
   pastEventDays: nonNegativeNumber().optional(),
   pastEventPollHours: nonNegativeNumber().optional(),

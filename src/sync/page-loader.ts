@@ -37,7 +37,8 @@ export class PageLoader {
     stream: ResolvedStream;
     scope: ScopeRef;
     records: readonly unknown[];
-    cursor: CursorState;
+    /** Saved in the page's transaction; absent for walks that do not checkpoint (parent refreshes). */
+    cursor?: CursorState;
     seenWalkId?: string;
     idsOnly?: boolean;
   }): Promise<LoadResult & { seenIds: number }> {

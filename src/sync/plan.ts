@@ -22,6 +22,7 @@ export interface PlanContext {
   /** When this run finishes an earlier partial run: scopes that run completed are not walked again. */
   resumedStartedAt: Date | null;
   snapshotEveryHours: number;
+  fullSnapshotEveryHours: number;
   pastEventDays: number;
   pastEventPollHours: number;
   auditStart: 'event-created' | string;
@@ -55,7 +56,14 @@ export function eventRank(event: EventInfo | undefined, ctx: PlanContext): numbe
   return isPastEvent(event, ctx) ? 2 : 1;
 }
 
-const MODE_RANK: Record<WalkMode, number> = { incremental: 0, audit: 0, backfill: 1, snapshot: 1, sweep: 3 };
+const MODE_RANK: Record<WalkMode, number> = {
+  incremental: 0,
+  audit: 0,
+  refresh: 0,
+  backfill: 1,
+  snapshot: 1,
+  sweep: 3,
+};
 
 function price(pages: number | null | undefined): number {
   return LIST_CALL_CREDITS * Math.max(1, pages ?? 1);
@@ -114,8 +122,18 @@ export function planItem(
     return { ...base, mode: 'audit', from: start, resume: null, price: price(1), priority: rank };
   }
 
+  if (!stream.cursor && stream.refreshByParent && ctx.mode === 'incremental' && cursor?.watermark) {
+    const fullDue =
+      cursor.lastSweepAt == null || hoursBetween(cursor.lastSweepAt, ctx.now) >= ctx.fullSnapshotEveryHours;
+    if (!fullDue) {
+      if (cursor.watermark >= ctx.signpost) return null;
+      return { ...base, mode: 'refresh', from: cursor.watermark, resume: null, price: price(1), priority: rank };
+    }
+  }
+
   if (!stream.cursor) {
     const fresh =
+      !stream.refreshByParent &&
       ctx.mode === 'incremental' &&
       cursor?.lastSweepAt != null &&
       hoursBetween(cursor.lastSweepAt, ctx.now) < ctx.snapshotEveryHours;

@@ -12,6 +12,7 @@ import type { CursorState, ScopeRef, Warehouse } from '../warehouse/index.js';
 import { assertTimeZone, formatTimestamp } from './clock.js';
 import { PageLoader } from './page-loader.js';
 import { byPriority, cursorId, type EventInfo, type PlanContext, planItem, planSweep } from './plan.js';
+import { runRefresh } from './refresh.js';
 import { findResumableRun } from './runs.js';
 import { ACCOUNT_SCOPE, eventScope, parentScope } from './scope.js';
 import { resolveSelection } from './selection.js';
@@ -25,6 +26,7 @@ const DEFAULTS = {
   lagSeconds: 5,
   recordTimezone: 'UTC',
   snapshotEveryHours: 0,
+  fullSnapshotEveryHours: 0,
   sweepEveryHours: 24,
   pastEventDays: 30,
   pastEventPollHours: 24,
@@ -173,6 +175,7 @@ export async function syncEngine(
     cursors: new Map((await warehouse.listCursors()).map((c: CursorState) => [cursorId(c.stream, c.scope), c])),
     resumedStartedAt: resumable ? resumable.startedAt : null,
     snapshotEveryHours: o.snapshotEveryHours,
+    fullSnapshotEveryHours: o.fullSnapshotEveryHours,
     pastEventDays: o.pastEventDays,
     pastEventPollHours: o.pastEventPollHours,
     auditStart: o.auditStart ?? 'event-created',
@@ -221,7 +224,8 @@ export async function syncEngine(
           let firstPage: { totalCount: number | null; perPage: number | null } | null = null;
           o.onProgress?.({ type: 'item-start', stream: item.stream.name, scope: item.cursorKey, mode: item.mode });
           try {
-            const outcome = await runWalk(item, {
+            const walk = item.mode === 'refresh' ? runRefresh : runWalk;
+            const outcome = await walk(item, {
               client,
               loader,
               stats: streamStats,
@@ -328,7 +332,9 @@ export async function syncEngine(
         keep(planItem(stream, scope, ctx, { event: e, customFieldNames: names }), eventItems);
       }
     }
-    if (!stopReason && !fatal) await execute(eventItems);
+    // Streams refreshed through their parent go after it, once the parent's changes of this run are stored.
+    if (!stopReason && !fatal) await execute(eventItems.filter((i) => i.mode !== 'refresh'));
+    if (!stopReason && !fatal) await execute(eventItems.filter((i) => i.mode === 'refresh'));
 
     // Phase 4: delete sweeps of cursor streams, last, with what credits are left.
     if (o.deletes !== false && !stopReason && !fatal && !abortReason()) {

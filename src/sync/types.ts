@@ -26,6 +26,12 @@ export interface SyncOptions {
   overrides?: Readonly<Record<string, StreamOverride>>;
   /** Snapshot streams (no cursor) are re-read when their last snapshot is older than this. 0 = every run. */
   snapshotEveryHours?: number;
+  /**
+   * Streams refreshed through their parent's changes (line items through registrants) are still read in full when
+   * their last full snapshot is older than this. Default 0: always in full, since whether a child change always moves
+   * its parent's updated_at is unverified. 24 saves most of their credits when it does.
+   */
+  fullSnapshotEveryHours?: number;
   /** Delete sweeps in 'auto' mode run when the last one is older than this. */
   sweepEveryHours?: number;
   /** Events that ended more than `pastEventDays` ago are polled at most every `pastEventPollHours`. */
@@ -55,7 +61,7 @@ export type ProgressEvent =
   | { type: 'item-done'; stream: string; scope: string; pages: number; rows: number; deleted: number }
   | { type: 'item-failed'; stream: string; scope: string; error: string };
 
-export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'audit';
+export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'audit' | 'refresh';
 
 export interface StreamStats {
   inserted: number;

@@ -49,12 +49,12 @@ function openCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
 /** The cursor once a walk is complete: the window's end becomes the watermark for cursor walks. */
 function closedCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
   const prev = item.previous;
-  const sweeping = walk.mode === 'snapshot' || walk.mode === 'sweep';
-  const fullRead = sweeping || walk.mode === 'backfill';
+  const fullRead = walk.mode === 'snapshot' || walk.mode === 'sweep' || walk.mode === 'backfill';
   return {
     stream: item.stream.name,
     scope: item.cursorKey,
-    watermark: sweeping ? (prev?.watermark ?? null) : (walk.to ?? item.to),
+    // A snapshot's signpost matters to streams refreshed through their parent: they go on from there.
+    watermark: walk.mode === 'sweep' ? (prev?.watermark ?? null) : (walk.to ?? item.to),
     walk: null,
     lastPages: walk.pages,
     lastSweepAt: fullRead ? stamp(ctx) : (prev?.lastSweepAt ?? null),
@@ -85,6 +85,7 @@ function addStats(ctx: WalkContext, r: { inserted: number; updated: number; reje
 /** Walks one list item by keyset over `id`, checkpointing after every page in the page's own transaction. */
 async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   const { stream, scope } = item;
+  if (item.mode === 'refresh' || item.mode === 'audit') throw new Error(`${item.mode} items are not keyset walks`);
   const walk: Walk = item.resume
     ? { ...item.resume }
     : { mode: item.mode, walkId: randomUUID(), from: item.from, to: item.to, lastKey: null, pages: 0, rows: 0 };
@@ -205,6 +206,8 @@ async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome>
     page += 1;
   }
 }
+
+export { addStats, stamp };
 
 export function runWalk(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   return item.stream.kind === 'audit' ? walkAudit(item, ctx) : walkKeyset(item, ctx);

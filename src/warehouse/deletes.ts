@@ -19,6 +19,8 @@ export interface MarkMissingInput {
   runId: string;
   /** When the walk completed (server clock); becomes `_deleted_at`. */
   at: string;
+  /** Limit the comparison to rows whose `column` is one of `values` (a walk that read only those parents' rows). */
+  within?: { column: string; values: readonly number[] };
 }
 
 export async function markMissing(db: Db, input: MarkMissingInput): Promise<{ deleted: number; restored: number }> {
@@ -33,7 +35,15 @@ export async function markMissing(db: Db, input: MarkMissingInput): Promise<{ de
   }
   const table = ident(stream.name);
   const key = `${table}.${ident(stream.key[0] as string)}`;
-  const inScope = scope.column !== null ? `AND ${table}.${ident(scope.column)} = CAST(? AS BIGINT)` : '';
+  if (input.within && !input.within.values.every((v) => Number.isSafeInteger(v))) {
+    throw new Error(`markMissing ${stream.name}: within.values must be integers`);
+  }
+  const within = input.within
+    ? input.within.values.length > 0
+      ? `AND ${table}.${ident(input.within.column)} IN (${input.within.values.join(',')})`
+      : 'AND FALSE'
+    : '';
+  const inScope = `${scope.column !== null ? `AND ${table}.${ident(scope.column)} = CAST(? AS BIGINT)` : ''} ${within}`;
   const scopeParams = scope.column !== null ? [scope.value] : [];
   const seen = `SELECT 1 FROM _evsync.seen s WHERE s.stream = ? AND s.scope = ? AND s.walk_id = ? AND s.id = ${key}`;
   const seenParams = [stream.name, scope.key, walkId];

@@ -211,3 +211,47 @@ describe('refusals', () => {
     await expectEqual(h, ['speakers']);
   });
 });
+
+describe('refresh through the parent', () => {
+  it('re-reads line items of changed registrants only, and nothing for events with no change', async () => {
+    h = await startHarness();
+    const streams = 'registrants,registrant_line_items';
+    const base = { streams, lagSeconds: 0, deletes: false, customFields: false, pastEventPollHours: 0 } as const;
+    await runSync(h.client(), h.warehouse, { ...base, mode: 'backfill' });
+    const summary = h.sim.mutate(6, { streams: ['registrants'] });
+    expect((summary.updated.registrants ?? 0) + (summary.inserted.registrants ?? 0)).toBeGreaterThan(0);
+    h.sim.advanceClock(2);
+    const calls: string[] = [];
+    const result = await runSync(h.client(), h.warehouse, {
+      ...base,
+      mode: 'incremental',
+      fullSnapshotEveryHours: 24,
+      onProgress: (e) => {
+        if (e.type === 'page' && e.stream === 'registrant_line_items') calls.push(e.scope);
+      },
+    });
+    expect(result.errors).toEqual([]);
+    await expectEqual(h, ['registrants', 'registrant_line_items']);
+    // One call per event whose registrants changed (fewer than 100 each), none for the others.
+    const { rows } = await h.warehouse.query(`SELECT DISTINCT event_id FROM registrants WHERE _run_id = ? ORDER BY 1`, [
+      result.runId,
+    ]);
+    expect(calls.sort()).toEqual(rows.map((r) => `event:${r.event_id}`).sort());
+  });
+
+  it('falls back to a full snapshot when the parent is not part of the run', async () => {
+    h = await startHarness();
+    const base = { lagSeconds: 0, deletes: false, customFields: false, pastEventPollHours: 0 } as const;
+    await runSync(h.client(), h.warehouse, { ...base, mode: 'backfill', streams: 'registrants,registrant_line_items' });
+    h.sim.mutate(10, { streams: ['registrant_line_items'] });
+    h.sim.advanceClock(2);
+    const result = await runSync(h.client(), h.warehouse, {
+      ...base,
+      mode: 'incremental',
+      streams: 'registrant_line_items',
+      fullSnapshotEveryHours: 24,
+    });
+    expect(result.errors).toEqual([]);
+    await expectEqual(h, ['registrant_line_items']);
+  });
+});

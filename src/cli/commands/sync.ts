@@ -38,6 +38,7 @@ export function syncOptionsFrom(
   if (v.lagSeconds !== undefined) o.lagSeconds = v.lagSeconds;
   if (v.recordTimezone !== undefined) o.recordTimezone = v.recordTimezone;
   if (v.snapshotEveryHours !== undefined) o.snapshotEveryHours = v.snapshotEveryHours;
+  if (v.fullSnapshotEveryHours !== undefined) o.fullSnapshotEveryHours = v.fullSnapshotEveryHours;
   if (v.sweepEveryHours !== undefined) o.sweepEveryHours = v.sweepEveryHours;
   if (v.pastEventDays !== undefined) o.pastEventDays = v.pastEventDays;
   if (v.pastEventPollHours !== undefined) o.pastEventPollHours = v.pastEventPollHours;
