@@ -154,6 +154,10 @@ export async function syncEngine(
         eventStatus: o.eventStatus ?? null,
         deletes: o.deletes ?? 'auto',
         resumeOf: resumable?.runId ?? null,
+        // On the server's clock to the second, like the cursors' updatedAt it is compared with.
+        originStartedAt: (
+          resumable?.startedAt ?? new Date(Math.floor(serverNow().getTime() / 1000) * 1000)
+        ).toISOString(),
       });
 
   const loader = new PageLoader(warehouse, runId);

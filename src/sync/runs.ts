@@ -21,13 +21,17 @@ export async function findResumableRun(warehouse: Warehouse, kind: string): Prom
   );
   const last = r.rows[0];
   if (!last || !['partial', 'running', 'interrupted'].includes(String(last.status))) return null;
-  let signpost: unknown;
+  let args: { signpost?: unknown; originStartedAt?: unknown };
   try {
-    signpost = (JSON.parse(String(last.args ?? '{}')) as { signpost?: unknown }).signpost;
+    args = JSON.parse(String(last.args ?? '{}')) as typeof args;
   } catch {
     return null;
   }
+  const signpost = args.signpost;
   if (typeof signpost !== 'string') return null;
+  // A run that resumed another carries the first run's start, so a chain of partial runs skips every scope any of
+  // them completed, not only those of the last one.
+  const origin = typeof args.originStartedAt === 'string' ? new Date(args.originStartedAt) : null;
   // One process holds the database at a time, so a run still marked running was killed: say so in its row.
   if (last.status === 'running') {
     await warehouse.query(`UPDATE _evsync.runs SET status = 'interrupted' WHERE run_id = ?`, [String(last.run_id)]);
@@ -35,6 +39,7 @@ export async function findResumableRun(warehouse: Warehouse, kind: string): Prom
   return {
     runId: String(last.run_id),
     signpost,
-    startedAt: parseTimestampUtc(String(last.started_at).slice(0, 19)),
+    startedAt:
+      origin && !Number.isNaN(origin.getTime()) ? origin : parseTimestampUtc(String(last.started_at).slice(0, 19)),
   };
 }

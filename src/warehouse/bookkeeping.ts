@@ -29,7 +29,7 @@
  *                         readable names for `c_<id>` columns (the `analytics.<table>_labeled` views)
  */
 import type { Db, ResultRow } from './connection.js';
-import { timestampText, utcNow } from './sql.js';
+import { duckJson, timestampText, utcNow } from './sql.js';
 import type { CursorState, CursorWalk, RunSummary } from './types.js';
 
 export const SCHEMA_VERSION = '1';
@@ -86,7 +86,7 @@ export function newRunId(now = new Date()): string {
 
 function json(value: unknown): string {
   try {
-    return JSON.stringify(value ?? null) ?? 'null';
+    return duckJson(value ?? null);
   } catch {
     // BigInt or a cycle: keep something readable rather than failing the bookkeeping write.
     return JSON.stringify(String(value));
@@ -259,7 +259,7 @@ export async function recordRejected(
   if (rejected.length === 0) return;
   const at = utcNow();
   // One statement for the whole list (usually a handful): a JSON array of [raw, reason] pairs unnested in SQL.
-  const payload = JSON.stringify(rejected.map((r) => [rawJson(r.raw), String(r.reason)]));
+  const payload = duckJson(rejected.map((r) => [rawJson(r.raw), String(r.reason)]));
   await db.run(
     `INSERT INTO _evsync.rejected (run_id, stream, scope, raw, reason, rejected_at)
      SELECT ?, ?, ?, CAST(p->>0 AS JSON), p->>1, CAST(? AS TIMESTAMP)

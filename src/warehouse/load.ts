@@ -32,7 +32,7 @@ import {
   type SchemaChange,
   type TableColumns,
 } from './ddl.js';
-import { ident, literal, utcNow } from './sql.js';
+import { duckJson, ident, literal, utcNow } from './sql.js';
 import type { Staging } from './stage.js';
 import type { LoadPageInput, LoadResult } from './types.js';
 import { fits, widen } from './widen.js';
@@ -470,7 +470,7 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput): Promise<Lo
     if (rows.length > 0) {
       const scopeColumn = scope.column !== null && evolution.types.has(scope.column) ? scope.column : null;
       sql = new PageSql(stream.name, stream, columns, scopeColumn, carried);
-      const text = JSON.stringify(rows);
+      const text = duckJson(rows);
       t = time('stringify', t);
       file = staging.write(text);
       t = time('write', t);

@@ -42,3 +42,16 @@ export function timestampText(value: string | null | undefined): string | null {
   }
   return /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/.test(value) ? value.replace('T', ' ') : null;
 }
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * JSON text DuckDB accepts. `JSON.stringify` writes a lone UTF-16 surrogate (broken text from the API) as a `\udXXX`
+ * escape, which DuckDB's JSON reader refuses, failing the whole page; such strings become well-formed (U+FFFD) first.
+ * Paired surrogates are written as raw characters, so the re-serialization runs only when a `\ud` escape appears.
+ */
+export function duckJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  if (!text.includes('\\ud')) return text;
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v));
+}
