@@ -3,11 +3,10 @@ import { createNormalizer, type Normalizer } from '../../schemas/normalize.js';
 import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/index.js';
 
 /**
- * Normalizes a page and hands it to the warehouse. DuckDB runs one transaction at a time per connection, and
- * walks run concurrently, so every write goes through one queue: pages load in arrival order, never interleaved.
+ * Normalizes a page and hands it to the warehouse. Walks run concurrently; the warehouse runs one operation at a
+ * time (its own exclusive queue), so each page's transaction is never interleaved with another's.
  */
 export class PageLoader {
-  private queue: Promise<unknown> = Promise.resolve();
   private readonly normalizers = new Map<string, Normalizer>();
   /** Columns added by schema evolution during this run, per stream, so each is added once. */
   private readonly addedColumns = new Map<string, Set<string>>();
@@ -16,13 +15,6 @@ export class PageLoader {
     readonly warehouse: Warehouse,
     readonly runId: string,
   ) {}
-
-  /** Runs `work` after every write queued before it; a failure does not block later writes. */
-  serialize<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
 
   private normalizer(stream: ResolvedStream): Normalizer {
     let n = this.normalizers.get(stream.name);
@@ -75,19 +67,17 @@ export class PageLoader {
       }
     }
 
-    const result = await this.serialize(() =>
-      this.warehouse.loadPage({
-        stream,
-        scope,
-        runId: this.runId,
-        rows,
-        newColumns,
-        rejected,
-        seen: input.seenWalkId ? { walkId: input.seenWalkId, ids: seenIds } : undefined,
-        upsert: !input.idsOnly,
-        cursor: input.cursor,
-      }),
-    );
+    const result = await this.warehouse.loadPage({
+      stream,
+      scope,
+      runId: this.runId,
+      rows,
+      newColumns,
+      rejected,
+      seen: input.seenWalkId ? { walkId: input.seenWalkId, ids: seenIds } : undefined,
+      upsert: !input.idsOnly,
+      cursor: input.cursor,
+    });
     return { ...result, seenIds: seenIds.length };
   }
 }

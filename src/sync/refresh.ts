@@ -74,17 +74,15 @@ export async function walkRefresh(
     updatedAt: stamp(ctx),
   };
   const warehouse = ctx.loader.warehouse;
-  await ctx.loader.serialize(() => warehouse.saveCursor(closed));
-  const marked = await ctx.loader.serialize(() =>
-    warehouse.markMissing({
-      stream,
-      scope: { ...scope },
-      walkId,
-      runId: ctx.loader.runId,
-      at: stamp(ctx),
-      within: { column: parent.key, values: parentIds },
-    }),
-  );
+  await warehouse.saveCursor(closed);
+  const marked = await warehouse.markMissing({
+    stream,
+    scope: { ...scope },
+    walkId,
+    runId: ctx.loader.runId,
+    at: stamp(ctx),
+    within: { column: parent.key, values: parentIds },
+  });
   ctx.stats.deleted += marked.deleted;
   return { pages, rows, deleted: marked.deleted, complete: true };
 }
@@ -95,7 +93,7 @@ export async function walkRefresh(
  */
 export async function runRefresh(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   const warehouse = ctx.loader.warehouse;
-  const ids = await ctx.loader.serialize(() => changedParentIds(warehouse, item));
+  const ids = await changedParentIds(warehouse, item);
   if (ids === null) return runWalk({ ...item, mode: 'snapshot', from: null }, ctx);
   return walkRefresh(item, ctx, ids);
 }

@@ -43,11 +43,7 @@ function str(v: unknown): string | null {
 }
 
 async function tableExists(warehouse: Warehouse, name: string): Promise<boolean> {
-  const r = await warehouse.query(
-    `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?`,
-    [name],
-  );
-  return Number(r.rows[0]?.n ?? 0) > 0;
+  return (await warehouse.listTables()).includes(name);
 }
 
 async function loadEvents(warehouse: Warehouse, options: SyncOptions): Promise<EventInfo[]> {
@@ -192,7 +188,7 @@ export async function syncEngine(
       customFields,
       extraFields: await warehouse.existingExtraFields(def),
     });
-    if (!dry) await loader.serialize(() => warehouse.ensureTable(stream));
+    if (!dry) await warehouse.ensureTable(stream);
     resolved.set(def.name, stream);
     return stream;
   };
@@ -357,11 +353,9 @@ export async function syncEngine(
     }
     // Views are a convenience over the data: a view that cannot be built is reported, not a failed sync.
     if (!dry)
-      await loader
-        .serialize(() => warehouse.createAnalyticsViews())
-        .catch((err: unknown) => {
-          warnings.push(`analytics views: ${errorText(err)}`);
-        });
+      await warehouse.createAnalyticsViews().catch((err: unknown) => {
+        warnings.push(`analytics views: ${errorText(err)}`);
+      });
   } catch (err) {
     fatal ??= err;
   }
@@ -394,20 +388,19 @@ export async function syncEngine(
     errors,
     warnings,
   };
-  if (!dry)
-    await loader.serialize(async () => {
-      await warehouse.recordCredits(runId, { ...client.ledger.snapshot() });
-      await warehouse.finishRun(runId, {
-        status,
-        finishedAt: formatTimestamp(finished),
-        credits: result.credits,
-        requests: result.requests,
-        waitsMs: result.waitsMs,
-        rejected429: result.rejected429,
-        streams: stats,
-        error: errors.length ? errors.join('\n').slice(0, 4000) : null,
-      });
+  if (!dry) {
+    await warehouse.recordCredits(runId, { ...client.ledger.snapshot() });
+    await warehouse.finishRun(runId, {
+      status,
+      finishedAt: formatTimestamp(finished),
+      credits: result.credits,
+      requests: result.requests,
+      waitsMs: result.waitsMs,
+      rejected429: result.rejected429,
+      streams: stats,
+      error: errors.length ? errors.join('\n').slice(0, 4000) : null,
     });
+  }
   if (fatal instanceof CredentialsRejectedError) throw fatal;
   return result;
 }

@@ -148,16 +148,14 @@ async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome
   if (tracksSeen) {
     // Close the cursor first: if the process dies before the deletes are marked, the next complete snapshot marks
     // them; the reverse order could, on resume, compare an empty seen set and mark everything deleted.
-    await ctx.loader.serialize(() => ctx.loader.warehouse.saveCursor(closedCursor(item, walk, ctx)));
-    const marked = await ctx.loader.serialize(() =>
-      ctx.loader.warehouse.markMissing({
-        stream,
-        scope: { ...scope },
-        walkId: walk.walkId,
-        runId: ctx.loader.runId,
-        at: stamp(ctx),
-      }),
-    );
+    await ctx.loader.warehouse.saveCursor(closedCursor(item, walk, ctx));
+    const marked = await ctx.loader.warehouse.markMissing({
+      stream,
+      scope: { ...scope },
+      walkId: walk.walkId,
+      runId: ctx.loader.runId,
+      at: stamp(ctx),
+    });
     deleted = marked.deleted;
     ctx.stats.deleted += marked.deleted;
   }
