@@ -88,7 +88,10 @@ for (const name of only) {
 const out = join(repoRoot(), 'bench', 'results');
 mkdirSync(out, { recursive: true });
 const report = { machine, mode: quick ? 'quick' : 'full', durationMs: Date.now() - started, scenarios: results };
-writeFileSync(join(out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+// latest.json is the last run of either kind; quick.json / full.json keep the last of each for comparison.
+const text = `${JSON.stringify(report, null, 2)}\n`;
+writeFileSync(join(out, 'latest.json'), text);
+if (only.length === Object.keys(GROUPS).length) writeFileSync(join(out, `${report.mode}.json`), text);
 
 process.stdout.write(
   `\nevsync bench (${report.mode}) on ${machine.cores} cores, ${machine.cpu}, ${machine.memoryGb} GB, Node ${machine.node}, ` +

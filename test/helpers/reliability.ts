@@ -4,6 +4,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +51,23 @@ export function seeded(seed: number): () => number {
 
 const SYNC_CHILD = join(ROOT, 'test', 'reliability', 'fixtures', 'sync-child.ts');
 
+/** The JS stack and the open libuv handles from a Node diagnostic report. */
+function hangSummary(reportText: string): string {
+  if (!reportText) return '(no diagnostic report)';
+  try {
+    const r = JSON.parse(reportText) as {
+      javascriptStack?: { message?: string; stack?: string[] };
+      libuv?: { type?: string; is_active?: boolean; remoteEndpoint?: unknown }[];
+    };
+    const handles = (r.libuv ?? [])
+      .filter((h) => h.is_active)
+      .map((h) => `${h.type}${h.remoteEndpoint ? ` ${JSON.stringify(h.remoteEndpoint)}` : ''}`);
+    return `stack: ${(r.javascriptStack?.stack ?? []).slice(0, 12).join(' | ')}\nactive handles: ${handles.join(', ')}`;
+  } catch {
+    return reportText.slice(0, 2000);
+  }
+}
+
 export interface ChildSyncResult {
   status: string;
   credits: { list: number; other: number; token: number; total: number };
@@ -67,17 +86,24 @@ export interface ChildRun {
  * `node --import tsx test/reliability/fixtures/sync-child.ts <baseUrl> <clientId> <secret> <db> <streams> <mode>`:
  * a sync in its own process, printing `page <n>` after each loaded page and one JSON line at the end.
  */
-export function spawnSync(args: {
+export function spawnSyncChild(args: {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
   db: string;
   streams: string;
   mode?: 'backfill' | 'incremental';
+  /** The child is killed and the run fails when it has not ended by then. Default 90 s. */
+  timeoutMs?: number;
 }): ChildRun {
+  const reports = mkdtempSync(join(tmpdir(), 'evsync-child-report-'));
   const child = spawn(
     process.execPath,
     [
+      // On SIGUSR2 the child writes a diagnostic report (JS stack, open handles): how a hang is explained.
+      '--report-on-signal',
+      '--report-signal=SIGUSR2',
+      `--report-directory=${reports}`,
       '--import',
       'tsx',
       SYNC_CHILD,
@@ -106,7 +132,22 @@ export function spawnSync(args: {
       result = JSON.parse(line) as ChildSyncResult;
     }
   });
+  // A child that never ends is a finding (a hang), not a test timeout: kill it and say where it was.
+  let hung = false;
+  const watchdog = setTimeout(() => {
+    hung = true;
+    child.kill('SIGUSR2');
+    setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+  }, args.timeoutMs ?? 90_000);
   const done = once(child, 'exit').then(([code, signal]) => {
+    clearTimeout(watchdog);
+    const report = readdirSync(reports).map((f) => readFileSync(join(reports, f), 'utf8'))[0] ?? '';
+    rmSync(reports, { recursive: true, force: true });
+    if (hung) {
+      throw new Error(
+        `sync child hung: killed after ${args.timeoutMs ?? 90_000} ms, ${loaded} pages; ${stderr.slice(-2000)}\n${hangSummary(report)}`,
+      );
+    }
     if (code !== 0 && code !== 3 && signal === null) {
       throw new Error(`sync child exited with ${String(code)}: ${stderr.slice(-2000)}`);
     }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { DatabaseInUseError, Warehouse } from '../../src/warehouse/index.js';
 import { run } from '../cli/helpers.js';
-import { expectEqualToSource, spawnSync } from '../helpers/reliability.js';
+import { expectEqualToSource, spawnSyncChild } from '../helpers/reliability.js';
 
 const STREAMS = ['registrants', 'sessions', 'contacts'];
 
@@ -32,7 +32,7 @@ describe('two processes on one database', () => {
   it('the second fails clearly naming the first one’s PID; the first is unharmed', async () => {
     const db = join(dir, 'shared.duckdb');
     const a = sim.accounts[0]!;
-    const first = spawnSync({
+    const first = spawnSyncChild({
       baseUrl: sim.baseUrl,
       clientId: a.clientId,
       clientSecret: a.clientSecret,
