@@ -1,3 +1,4 @@
+import { FIELD_DEFINITION_FIELDS } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Events and the event-level configuration around them (folders, questions, websites, pages, badges). */
@@ -72,7 +73,7 @@ export const eventFields = defineStream({
   key: ['id'],
   cursor: null,
   maxPerPage: 1000,
-  fields: { id: 'bigint', name: 'text', type: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: FIELD_DEFINITION_FIELDS,
   verified: false,
   description: 'Custom field definitions of events (fields undocumented)',
 });

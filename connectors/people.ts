@@ -1,3 +1,4 @@
+import { FIELD_DEFINITION_FIELDS } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** People and organisations around events: speakers, sponsors, CRM contacts, and their custom field definitions. */
@@ -74,7 +75,7 @@ export const sponsorFields = defineStream({
   key: ['id'],
   cursor: null,
   maxPerPage: 1000,
-  fields: { id: 'bigint', name: 'text', type: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: FIELD_DEFINITION_FIELDS,
   verified: false,
   description: "Custom field definitions of sponsors (sponsors' c_<id> columns; path unverified)",
 });
@@ -140,7 +141,7 @@ export const contactFields = defineStream({
   key: ['id'],
   cursor: null,
   maxPerPage: 1000,
-  fields: { id: 'bigint', name: 'text', type: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: FIELD_DEFINITION_FIELDS,
   verified: false,
   description: "Custom field definitions of contacts (contacts' c_<id> columns; path from client code)",
 });

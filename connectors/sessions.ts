@@ -1,3 +1,4 @@
+import { FIELD_DEFINITION_FIELDS } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Sessions and what hangs off them: custom field definitions, waitlists, attendance, scans, locations, tracks. */
@@ -49,7 +50,7 @@ export const sessionFields = defineStream({
   key: ['id'],
   cursor: null,
   maxPerPage: 1000,
-  fields: { id: 'bigint', name: 'text', type: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: FIELD_DEFINITION_FIELDS,
   verified: true,
   description: "Custom field definitions of sessions (sessions' c_<id> columns)",
 });
