@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { run, tempDir } from './helpers.js';
+import { run, tempDir, waitForText } from './helpers.js';
 
 let sim: Simulator;
 let dir: string;
@@ -34,12 +34,17 @@ afterAll(async () => {
 describe('evsync schedule', () => {
   it('never overlaps runs (skipped ticks are logged) and stops cleanly with exit 0 and saved state', async () => {
     const stop = new AbortController();
+    let stderr = { text: '' };
     const running = run(['schedule', '--cron', '* * * * * *', '--concurrency', '1'], {
       cwd: dir,
       env,
       stop: stop.signal,
+      onStart: (out) => {
+        stderr = out.stderr;
+      },
     });
-    await new Promise((resolve) => setTimeout(resolve, 3500));
+    // Stop once a tick has met the running sync: what the test needs has then happened, however fast the machine.
+    await waitForText(() => stderr.text, /tick at \S+ skipped: the previous sync is still running/);
     stop.abort();
     const r = await running;
     expect(r.code, r.stderr).toBe(0);
