@@ -4,7 +4,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { tokenAnswerSchema } from '../../schemas/wire.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { parseApiTimestamp, parseHttpDate, ServerClock } from './clock.js';
-import { encodeCredentials, secretsOf } from './credentials.js';
+import { clientIdOf, encodeCredentials, secretsOf } from './credentials.js';
 import {
   ApiUsageError,
   BudgetExhaustedError,
@@ -119,6 +119,8 @@ function isObjectBody(body: unknown): body is Record<string, unknown> {
 export class ApiClient extends EventEmitter<ApiClientEvents> {
   readonly ledger: CreditLedger;
   readonly baseUrl: string;
+  /** The credentials' client id (public; the secret never leaves the token call). */
+  readonly clientId: string;
 
   private readonly base: BaseUrl;
   private readonly dispatcher: Dispatcher;
@@ -143,6 +145,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     super();
     this.base = parseBaseUrl(options.baseUrl);
     this.baseUrl = this.base.display;
+    this.clientId = clientIdOf(options.credentials);
     this.basic = encodeCredentials(options.credentials);
     this.secrets = secretsOf(options.credentials);
     for (const s of this.secrets) registerSecret(s);

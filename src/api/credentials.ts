@@ -43,3 +43,18 @@ export function secretsOf(c: Credentials): string[] {
   if ('encoded' in c) return [encodeCredentials(c), c.encoded.trim()];
   return [c.clientSecret, urlencodeRfc1738(c.clientSecret), encodeURIComponent(c.clientSecret), encodeCredentials(c)];
 }
+
+/**
+ * The client id of these credentials (never the secret): read from the pre-encoded Basic string when that is what
+ * was given. What the warehouse records as the account it belongs to.
+ */
+export function clientIdOf(c: Credentials): string {
+  if ('clientId' in c) return c.clientId;
+  const decoded = Buffer.from(c.encoded, 'base64').toString('utf8');
+  const id = decoded.slice(0, Math.max(0, decoded.indexOf(':')));
+  try {
+    return decodeURIComponent(id.replace(/\+/g, ' '));
+  } catch {
+    return id;
+  }
+}

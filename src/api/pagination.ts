@@ -32,8 +32,13 @@ export function idOf(value: unknown): number | null {
 
 /**
  * Keyset pages over `id`: `sort=id`, `search=<conditions>&id>{last}`, `page=1`, at the caller's page size. Stops when
- * the answer says nothing remains (`_meta.pageCount <= 1` or no items), never by asking for an empty page. Ids must
- * increase strictly and start above `afterId`: anything else would silently skip or repeat rows, so it throws.
+ * the answer says nothing remains (`_meta.pageCount <= 1` or no items), never by asking for an empty page.
+ *
+ * A record the walk cannot key (no integer id, an id repeated within the page, or one not above the bound asked for)
+ * is set aside in `quarantined` with the reason, and the walk goes on after the largest valid id: one bad record
+ * must not sink its neighbours. Ids going down inside a page would mean the service ignored `sort=id`, so rows
+ * could be skipped silently: that throws. A page of items none of which can be keyed is yielded (its records are
+ * kept as rejected) and then throws: going on would ask for the same page again.
  */
 export async function* keysetPages<T extends { id: number | string }>(
   list: ListCall<T>,
@@ -45,21 +50,53 @@ export async function* keysetPages<T extends { id: number | string }>(
   while (true) {
     const conditions = afterId === undefined ? [...search] : [...search, `id>${afterId}`];
     const answer = await list({ ...rest, search: conditions, sort: 'id', page: 1, perPage });
-    let lastId: number | null = afterId ?? null;
-    for (const [i, item] of answer.items.entries()) {
-      const id = idOf(item.id);
-      if (id === null) throw malformed(`item ${i} has no integer id (${JSON.stringify(item.id)})`, answer.path);
-      if (lastId !== null && id <= lastId) {
-        throw malformed(
-          `keyset order broken: item ${i} has id ${id} after ${lastId} (sort=id and id>${afterId ?? '-'} were asked)`,
-          answer.path,
-        );
-      }
-      lastId = id;
-    }
+    const { items, quarantined, lastId } = keyPage(answer.items, afterId, answer.path, malformed);
     const done = answer.items.length === 0 || answer.meta.pageCount <= 1;
-    yield { ...answer, lastId, done };
+    yield { ...answer, items, quarantined, lastId: lastId ?? afterId ?? null, done };
     if (done) return;
-    afterId = lastId ?? undefined;
+    if (lastId === null) {
+      throw malformed(
+        `none of the ${answer.items.length} items has a usable id above ${afterId ?? '-'}: the walk cannot go on (they are kept as rejected)`,
+        answer.path,
+      );
+    }
+    afterId = lastId;
   }
+}
+
+function keyPage<T extends { id: number | string }>(
+  raw: readonly T[],
+  afterId: number | undefined,
+  path: string,
+  malformed: (detail: string, path: string) => MalformedResponseError,
+): { items: T[]; quarantined: { raw: unknown; reason: string }[]; lastId: number | null } {
+  const items: T[] = [];
+  const quarantined: { raw: unknown; reason: string }[] = [];
+  const seen = new Set<number>();
+  let lastId: number | null = null;
+  for (const [i, item] of raw.entries()) {
+    const id = idOf((item as { id?: unknown } | null)?.id);
+    if (id === null) {
+      quarantined.push({
+        raw: item,
+        reason: `no integer id (${JSON.stringify((item as { id?: unknown } | null)?.id) ?? 'missing'})`,
+      });
+      continue;
+    }
+    if (seen.has(id)) {
+      quarantined.push({ raw: item, reason: `id ${id} repeated within the page` });
+      continue;
+    }
+    if (afterId !== undefined && id <= afterId) {
+      quarantined.push({ raw: item, reason: `id ${id} is not above id>${afterId}, which was asked for` });
+      continue;
+    }
+    if (lastId !== null && id < lastId) {
+      throw malformed(`keyset order broken: item ${i} has id ${id} after ${lastId} (sort=id was asked)`, path);
+    }
+    seen.add(id);
+    lastId = id;
+    items.push(item);
+  }
+  return { items, quarantined, lastId };
 }

@@ -65,6 +65,8 @@ export interface KeysetPage<T> extends ListPage<T> {
   lastId: number | null;
   /** The answer itself says nothing remains (`_meta.pageCount <= 1` or no items). */
   done: boolean;
+  /** Records the walk could not key (no integer id, repeated, not above the bound): `items` holds the rest. */
+  quarantined: { raw: unknown; reason: string }[];
 }
 
 export interface RequestEvent {

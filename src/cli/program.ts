@@ -133,7 +133,7 @@ function reportError(app: App, err: unknown): number {
     return ExitCode.Failure;
   }
   // Bad values that only the client or the engine could judge (a base URL shape, a time zone) are usage errors.
-  if (name === 'ApiUsageError') {
+  if (name === 'ApiUsageError' || name === 'SyncUsageError' || name === 'AccountMismatchError') {
     print(message);
     return ExitCode.Usage;
   }

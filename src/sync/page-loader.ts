@@ -1,5 +1,6 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
 import { createNormalizer, type Normalizer } from '../../schemas/normalize.js';
+import { idOf } from '../api/index.js';
 import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/index.js';
 
 /**
@@ -29,6 +30,8 @@ export class PageLoader {
     stream: ResolvedStream;
     scope: ScopeRef;
     records: readonly unknown[];
+    /** Records the walk could not key: kept in `_evsync.rejected` with the page, never loaded. */
+    quarantined?: readonly { raw: unknown; reason: string }[];
     /** Saved in the page's transaction; absent for walks that do not checkpoint (parent refreshes). */
     cursor?: CursorState;
     seenWalkId?: string;
@@ -36,15 +39,16 @@ export class PageLoader {
   }): Promise<LoadResult & { seenIds: number }> {
     const { stream, scope, records } = input;
     const rows: NormalizedRow[] = [];
-    const rejected: { raw: unknown; reason: string }[] = [];
+    const rejected: { raw: unknown; reason: string }[] = [...(input.quarantined ?? [])];
     const seenIds: number[] = [];
     let newColumns: Record<string, ScalarType> | undefined;
 
     if (input.idsOnly) {
+      // The same id rule as the walks (idOf): a row a walk loaded is never flagged deleted by a sweep over its id.
       for (const raw of records) {
-        const id = Number((raw as { id?: unknown } | null)?.id);
-        if (Number.isSafeInteger(id) && id > 0) seenIds.push(id);
-        else rejected.push({ raw, reason: 'id sweep: record without a positive integer id' });
+        const id = idOf((raw as { id?: unknown } | null)?.id);
+        if (id !== null) seenIds.push(id);
+        else rejected.push({ raw, reason: 'id sweep: record without an integer id' });
       }
     } else {
       const normalizer = this.normalizer(stream);

@@ -17,12 +17,13 @@ export async function changedParentIds(warehouse: Warehouse, item: WorkItem): Pr
   if (!parent || item.from === null) return null;
   const cursor = await warehouse.getCursor(parent.stream, item.scope.key);
   if (!cursor?.watermark || cursor.walk || cursor.watermark < item.to) return null;
-  const scopeFilter = item.scope.column ? `AND "${item.scope.column}" = ${Number(item.scope.value)}` : '';
-  const r = await warehouse.query(
-    `SELECT id FROM "${parent.stream}" WHERE CAST(updated_at AS VARCHAR) >= ? ${scopeFilter} ORDER BY id`,
-    [item.from],
-  );
-  return r.rows.map((row) => Number(row.id));
+  const { column, value } = item.scope;
+  return warehouse.changedIds({
+    table: parent.stream,
+    column: 'updated_at',
+    from: item.from,
+    scope: column !== null && value !== null ? { column, value } : null,
+  });
 }
 
 /**
@@ -42,15 +43,22 @@ export async function walkRefresh(
   let rows = 0;
   for (let i = 0; i < parentIds.length; i += IDS_PER_CALL) {
     const chunk = parentIds.slice(i, i + IDS_PER_CALL);
-    for await (const page of ctx.client.keyset<{ id: number }>(path, {
+    const query = {
       params,
       search: [`${parent.key}=*in*${chunk.join('|')}`],
       fields: requestFields(stream, item.customFieldNames),
       perPage: stream.maxPerPage,
-    })) {
+    };
+    for await (const page of ctx.client.keyset<{ id: number }>(path, query, { signal: ctx.signal })) {
       pages += 1;
       rows += page.items.length;
-      const result = await ctx.loader.load({ stream, scope, records: page.items, seenWalkId: walkId });
+      const result = await ctx.loader.load({
+        stream,
+        scope,
+        records: page.items,
+        quarantined: page.quarantined,
+        seenWalkId: walkId,
+      });
       addStats(ctx, result);
       ctx.onProgress?.({
         type: 'page',

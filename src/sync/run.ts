@@ -1,24 +1,25 @@
-import pLimit from 'p-limit';
+/**
+ * One sync run: plan the selected streams over their scopes phase by phase (each phase's scopes come from what the
+ * one before stored), hand the items to the executor, and record the run. The planner (plan.ts) decides what to
+ * do, the executor (executor.ts) how and when to stop, the walks (walk.ts, refresh.ts) one item each; the
+ * warehouse answers every question about state.
+ */
 import { customFieldsFromDefinitions, resolveStream } from '../../connectors/index.js';
 import type { CustomField, ResolvedStream, StreamDefinition } from '../../connectors/types.js';
-import {
-  type ApiClient,
-  BudgetExhaustedError,
-  CredentialsRejectedError,
-  ForbiddenError,
-  NotFoundError,
-} from '../api/index.js';
-import type { CursorState, ScopeRef, Warehouse } from '../warehouse/index.js';
-import { assertTimeZone, formatTimestamp } from './clock.js';
+import { type ApiClient, CredentialsRejectedError } from '../api/index.js';
+import type { ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';
+import { assertTimeZone, formatTimestamp, hoursBetween } from './clock.js';
+import { AccountMismatchError, SyncUsageError } from './errors.js';
+import { checkEventFilters, eventsInScope, unmatchedFilters } from './event-scope.js';
+import { Executor } from './executor.js';
+import { errorText } from './failures.js';
 import { PageLoader } from './page-loader.js';
-import { byPriority, cursorId, type EventInfo, type PlanContext, planItem, planSweep } from './plan.js';
-import { runRefresh } from './refresh.js';
-import { findResumableRun } from './runs.js';
+import { cursorId, type EventInfo, type PlanContext, planItem, planSweep } from './plan.js';
+import { findResumableRun, type ResumableRun } from './runs.js';
 import { ACCOUNT_SCOPE, eventScope, parentScope } from './scope.js';
-import { resolveSelection } from './selection.js';
-import type { StreamStats, SyncOptions, SyncResult } from './types.js';
-import { runWalk } from './walk.js';
-import { itemLabel, type WorkItem } from './work-item.js';
+import { resolveSelection, type Selection } from './selection.js';
+import type { SyncOptions, SyncResult, UnavailableReport } from './types.js';
+import type { WorkItem } from './work-item.js';
 
 const DEFAULTS = {
   streams: 'core',
@@ -30,91 +31,10 @@ const DEFAULTS = {
   sweepEveryHours: 24,
   pastEventDays: 30,
   pastEventPollHours: 24,
+  unavailableRetryHours: 24,
 };
 
-function num(v: unknown): number | null {
-  if (v === null || v === undefined || v === '') return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
-}
-
-function str(v: unknown): string | null {
-  return v === null || v === undefined ? null : String(v);
-}
-
-async function tableExists(warehouse: Warehouse, name: string): Promise<boolean> {
-  return (await warehouse.listTables()).includes(name);
-}
-
-async function loadEvents(warehouse: Warehouse, options: SyncOptions): Promise<EventInfo[]> {
-  if (!(await tableExists(warehouse, 'events'))) return [];
-  const r = await warehouse.query(
-    `SELECT id, status, CAST(start_date AS VARCHAR) AS start_date, CAST(end_date AS VARCHAR) AS end_date,
-            CAST(created_at AS VARCHAR) AS created_at
-       FROM events WHERE _deleted_at IS NULL ORDER BY id`,
-  );
-  const only = options.events ? new Set(options.events) : null;
-  const statuses = options.eventStatus ? new Set(options.eventStatus) : null;
-  return r.rows
-    .map((row) => ({
-      id: num(row.id) ?? 0,
-      status: str(row.status),
-      startDate: str(row.start_date),
-      endDate: str(row.end_date),
-      createdAt: str(row.created_at)?.slice(0, 19) ?? null,
-    }))
-    .filter((e) => !only || only.has(e.id))
-    .filter((e) => !statuses || (e.status !== null && statuses.has(e.status)))
-    .filter((e) => !options.eventsFrom || (e.startDate !== null && e.startDate >= options.eventsFrom))
-    .filter((e) => !options.eventsTo || (e.startDate !== null && e.startDate.slice(0, 10) <= options.eventsTo));
-}
-
-async function parentIds(warehouse: Warehouse, parent: string): Promise<number[]> {
-  if (!(await tableExists(warehouse, parent))) return [];
-  const r = await warehouse.query(`SELECT id FROM "${parent}" WHERE _deleted_at IS NULL ORDER BY id`);
-  return r.rows.map((row) => num(row.id)).filter((n): n is number => n !== null);
-}
-
-/** Custom fields per scope key ('account' or 'event:<id>') from a synced definitions table. */
-async function customFieldsByScope(warehouse: Warehouse, definitions: string): Promise<Map<string, CustomField[]>> {
-  const byScope = new Map<string, CustomField[]>();
-  if (!(await tableExists(warehouse, definitions))) return byScope;
-  const r = await warehouse.query(`SELECT * FROM "${definitions}" WHERE _deleted_at IS NULL ORDER BY id`);
-  const groups = new Map<string, Record<string, unknown>[]>();
-  for (const row of r.rows) {
-    const key = row.event_id != null ? `event:${row.event_id}` : 'account';
-    const list = groups.get(key) ?? [];
-    list.push(row);
-    groups.set(key, list);
-  }
-  for (const [key, rows] of groups) byScope.set(key, customFieldsFromDefinitions(rows));
-  return byScope;
-}
-
-function emptyStats(): StreamStats {
-  return { inserted: 0, updated: 0, deleted: 0, rejected: 0, pages: 0 };
-}
-
-/** After this many 404/403 answers for a stream with no success, its remaining scopes are not tried this run. */
-const REFUSALS_BEFORE_GIVING_UP = 2;
-
-function refusalHint(stream: ResolvedStream, err: unknown): string {
-  if (err instanceof NotFoundError)
-    return `${stream.path} answered 404${stream.verified ? '' : ' (this path is unverified)'}: set streams.${stream.name}.path in evsync.config.json if your account serves it elsewhere`;
-  return `${stream.path} answered 403: these credentials lack access to ${stream.name}`;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * One sync run: plan the selected streams over their scopes, walk them under the credit budget, and record the
- * run. Returns a summary; throws only for what makes any run impossible (configuration, credentials, database).
- */
-export function runSync(client: ApiClient, warehouse: Warehouse, options: SyncOptions): Promise<SyncResult> {
-  return syncEngine(client, warehouse, options, { execution: 'run' });
-}
+type Options = SyncOptions & typeof DEFAULTS;
 
 /** How the engine treats planned items: walk them, only list them (no call), or walk one page each to count. */
 export interface EngineMode {
@@ -123,284 +43,389 @@ export interface EngineMode {
   onItem?: (item: WorkItem, firstPage: { totalCount: number | null; perPage: number | null } | null) => void;
 }
 
+/** Everything one run shares between its phases. */
+interface Run {
+  client: ApiClient;
+  warehouse: Warehouse;
+  o: Options;
+  dry: boolean;
+  selection: Selection;
+  runId: string;
+  signpost: string;
+  resumable: ResumableRun | null;
+  exec: Executor;
+  resolved: Map<string, ResolvedStream>;
+  warnings: string[];
+}
+
+/**
+ * One sync run. Returns a summary; throws only for what makes any run impossible (configuration, credentials,
+ * the database, a warehouse of another account, filters that match no event).
+ */
+export function runSync(client: ApiClient, warehouse: Warehouse, options: SyncOptions): Promise<SyncResult> {
+  return syncEngine(client, warehouse, options, { execution: 'run' });
+}
+
 export async function syncEngine(
   client: ApiClient,
   warehouse: Warehouse,
   options: SyncOptions,
   engine: EngineMode,
 ): Promise<SyncResult> {
-  const o = { ...DEFAULTS, ...options };
-  const dry = engine.execution === 'dry';
+  const o: Options = { ...DEFAULTS, ...options };
   assertTimeZone(o.recordTimezone);
+  checkEventFilters(o);
   const selection = resolveSelection(o.streams, { customFields: o.customFields !== false });
+  const dry = engine.execution === 'dry';
   const started = new Date();
-
   if (!dry) await client.ensureToken();
-  const serverNow = () => (dry ? new Date() : client.serverNow());
-  const kind = engine.execution === 'count' ? 'plan' : o.mode;
-  const resumable = engine.execution === 'run' ? await findResumableRun(warehouse, o.mode) : null;
+  await checkAccount(client, warehouse, dry);
+  const run = await openRun(client, warehouse, o, engine, selection);
+  try {
+    await runPhases(run);
+  } catch (err) {
+    run.exec.fatal ??= err;
+  }
+  const result = await closeRun(run, started, engine);
+  const fatal = run.exec.fatal;
+  if (fatal instanceof CredentialsRejectedError || fatal instanceof SyncUsageError) throw fatal;
+  return result;
+}
+
+/** A warehouse holds one account's data: the first run records which, a run with another is refused. */
+async function checkAccount(client: ApiClient, warehouse: Warehouse, dry: boolean): Promise<void> {
+  const current = { baseUrl: client.baseUrl, clientId: client.clientId };
+  const bound = await warehouse.accountBinding();
+  if (bound && (bound.baseUrl !== current.baseUrl || bound.clientId !== current.clientId)) {
+    throw new AccountMismatchError(
+      `${warehouse.path} holds the data of client id ${bound.clientId} at ${bound.baseUrl}; these credentials are ` +
+        `client id ${current.clientId} at ${current.baseUrl}. One warehouse holds one account: use another ` +
+        `database for this one (--db other.duckdb or EVSYNC_DB).`,
+    );
+  }
+  if (!bound && !dry && !warehouse.readOnly) await warehouse.bindAccount(current);
+}
+
+/** Streams earlier runs found unavailable that are not yet due for a retry (same path, within the retry hours). */
+async function knownUnavailable(
+  warehouse: Warehouse,
+  o: Options,
+  selection: Selection,
+  now: Date,
+): Promise<Map<string, UnavailableStream>> {
+  const byName = new Map(
+    [...selection.accountPhase, ...selection.dependentPhase, ...selection.eventPhase].map((s) => [s.name, s]),
+  );
+  const known = new Map<string, UnavailableStream>();
+  for (const u of await warehouse.listUnavailable()) {
+    const def = byName.get(u.stream);
+    if (!def) continue;
+    const path = o.overrides?.[u.stream]?.path ?? def.path;
+    if (path === u.path && hoursBetween(u.lastSeenAt, now) < o.unavailableRetryHours) known.set(u.stream, u);
+  }
+  return known;
+}
+
+async function openRun(
+  client: ApiClient,
+  warehouse: Warehouse,
+  o: Options,
+  engine: EngineMode,
+  selection: Selection,
+): Promise<Run> {
+  const dry = engine.execution === 'dry';
+  const serverNow = dry ? new Date() : client.serverNow();
+  const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, o.mode);
   const signpost =
-    resumable?.signpost ?? formatTimestamp(new Date(serverNow().getTime() - o.lagSeconds * 1000), o.recordTimezone);
+    resumable?.signpost ?? formatTimestamp(new Date(serverNow.getTime() - o.lagSeconds * 1000), o.recordTimezone);
+  // A counting plan is recorded as a run of the kind it prices, so that run resumes it and reuses every page read.
   const runId = dry
     ? 'dry-run'
-    : await warehouse.startRun(kind, {
+    : await warehouse.startRun(o.mode, {
         signpost,
         streams: o.streams,
         events: o.events ?? null,
         eventStatus: o.eventStatus ?? null,
         deletes: o.deletes ?? 'auto',
         resumeOf: resumable?.runId ?? null,
+        countedByPlan: engine.execution === 'count',
         // On the server's clock to the second, like the cursors' updatedAt it is compared with.
         originStartedAt: (
-          resumable?.startedAt ?? new Date(Math.floor(serverNow().getTime() / 1000) * 1000)
+          resumable?.startedAt ?? new Date(Math.floor(serverNow.getTime() / 1000) * 1000)
         ).toISOString(),
       });
+  const exec = new Executor({
+    client,
+    warehouse,
+    loader: dry ? null : new PageLoader(warehouse, runId),
+    runId,
+    concurrency: o.concurrency,
+    signal: o.signal,
+    onProgress: o.onProgress,
+    execution: engine.execution,
+    onItem: engine.onItem,
+    knownUnavailable: await knownUnavailable(warehouse, o, selection, serverNow),
+    onItemSettled: dry ? undefined : (credits, streams) => warehouse.recordRunProgress(runId, { credits, streams }),
+  });
+  const resolved = new Map<string, ResolvedStream>();
+  return { client, warehouse, o, dry, selection, runId, signpost, resumable, exec, resolved, warnings: [] };
+}
 
-  const loader = new PageLoader(warehouse, runId);
-  const stats: Record<string, StreamStats> = {};
-  const errors: string[] = [];
-  const warnings: string[] = [];
-  const counts = { total: 0, done: 0, skipped: 0, failed: 0, pending: 0 };
-  // Streams the service refuses (404 on the path, 403 on the scope): stop paying 10 credits per scope to hear it.
-  const refusals = new Map<string, number>();
-  const answered = new Set<string>();
-  let stopReason: string | null = null;
-  let fatal: unknown = null;
-  const abortReason = () => (o.signal?.aborted ? 'stop requested' : null);
-
-  const planCtx = async (): Promise<PlanContext> => ({
+async function planContext(run: Run): Promise<PlanContext> {
+  const { o } = run;
+  return {
     mode: o.mode,
-    signpost,
-    now: serverNow(),
-    cursors: new Map((await warehouse.listCursors()).map((c: CursorState) => [cursorId(c.stream, c.scope), c])),
-    resumedStartedAt: resumable ? resumable.startedAt : null,
+    signpost: run.signpost,
+    now: run.dry ? new Date() : run.client.serverNow(),
+    cursors: new Map((await run.warehouse.listCursors()).map((c) => [cursorId(c.stream, c.scope), c])),
+    resumedStartedAt: run.resumable ? run.resumable.startedAt : null,
     snapshotEveryHours: o.snapshotEveryHours,
     fullSnapshotEveryHours: o.fullSnapshotEveryHours,
     pastEventDays: o.pastEventDays,
     pastEventPollHours: o.pastEventPollHours,
     auditStart: o.auditStart ?? 'event-created',
+  };
+}
+
+async function resolve(run: Run, def: StreamDefinition, customFields: CustomField[] = []): Promise<ResolvedStream> {
+  const stream = resolveStream(def, {
+    overrides: run.o.overrides?.[def.name],
+    customFields,
+    extraFields: await run.warehouse.existingExtraFields(def),
   });
+  if (!run.dry) await run.warehouse.ensureTable(stream);
+  run.resolved.set(def.name, stream);
+  return stream;
+}
 
-  const resolved = new Map<string, ResolvedStream>();
-  const resolve = async (def: StreamDefinition, customFields: CustomField[] = []): Promise<ResolvedStream> => {
-    const stream = resolveStream(def, {
-      overrides: o.overrides?.[def.name],
-      customFields,
-      extraFields: await warehouse.existingExtraFields(def),
-    });
-    if (!dry) await warehouse.ensureTable(stream);
-    resolved.set(def.name, stream);
-    return stream;
-  };
-
-  const execute = async (items: WorkItem[], spareOnly = false): Promise<void> => {
-    const limit = pLimit(Math.max(1, o.concurrency));
-    counts.total += items.length;
-    await Promise.all(
-      [...items].sort(byPriority).map((item) =>
-        limit(async () => {
-          if (stopReason || fatal || abortReason()) {
-            counts.pending += 1;
-            return;
-          }
-          // Sweeps in 'auto' mode use spare credits only: never wait for a window for them.
-          if (spareOnly && client.ledger.snapshot().remaining < item.price) {
-            counts.skipped += 1;
-            return;
-          }
-          if (dry) {
-            engine.onItem?.(item, null);
-            counts.done += 1;
-            return;
-          }
-          const streamStats = stats[item.stream.name] ?? emptyStats();
-          stats[item.stream.name] = streamStats;
-          const refused = refusals.get(item.stream.name) ?? 0;
-          if (refused >= REFUSALS_BEFORE_GIVING_UP && !answered.has(item.stream.name)) {
-            counts.failed += 1;
-            streamStats.errors = [...(streamStats.errors ?? []), `${item.cursorKey}: not tried (stream refused)`];
-            return;
-          }
-          let firstPage: { totalCount: number | null; perPage: number | null } | null = null;
-          o.onProgress?.({ type: 'item-start', stream: item.stream.name, scope: item.cursorKey, mode: item.mode });
-          try {
-            const walk = item.mode === 'refresh' ? runRefresh : runWalk;
-            const outcome = await walk(item, {
-              client,
-              loader,
-              stats: streamStats,
-              signal: o.signal,
-              onProgress: (event) => {
-                if (event.type === 'page' && firstPage === null)
-                  firstPage = { totalCount: event.totalCount, perPage: event.perPage };
-                o.onProgress?.(event);
-              },
-              now: serverNow,
-              pageLimit: engine.execution === 'count' ? 1 : undefined,
-            });
-            engine.onItem?.(item, firstPage);
-            answered.add(item.stream.name);
-            if (outcome.complete) {
-              counts.done += 1;
-              o.onProgress?.({ type: 'item-done', stream: item.stream.name, scope: item.cursorKey, ...outcome });
-            } else counts.pending += 1;
-          } catch (err) {
-            if (err instanceof BudgetExhaustedError) {
-              stopReason ??= err.message;
-              counts.pending += 1;
-              return;
-            }
-            if (err instanceof CredentialsRejectedError) {
-              fatal ??= err;
-              counts.failed += 1;
-              return;
-            }
-            const refusal = err instanceof NotFoundError || err instanceof ForbiddenError;
-            if (refusal) refusals.set(item.stream.name, (refusals.get(item.stream.name) ?? 0) + 1);
-            const message = `${itemLabel(item)}: ${refusal ? refusalHint(item.stream, err) : errorText(err)}`;
-            counts.failed += 1;
-            errors.push(message);
-            streamStats.errors = [...(streamStats.errors ?? []), errorText(err)];
-            o.onProgress?.({ type: 'item-failed', stream: item.stream.name, scope: item.cursorKey, error: message });
-          }
-        }),
-      ),
-    );
-  };
-
-  const keep = (item: WorkItem | null, list: WorkItem[]) => {
-    if (item) list.push(item);
-    else counts.skipped += 1;
-  };
-
-  try {
-    // Phase 1: account streams. `events` gives every event scope and the definition streams name the custom
-    // fields of others, so those land first; the rest of the account streams are resolved after them.
-    const isDefinition = new Set(
-      [...selection.accountPhase, ...selection.eventPhase].flatMap((s) =>
-        s.customFields ? [s.customFields.definitions] : [],
-      ),
-    );
-    const accountFirst = selection.accountPhase.filter((s) => s.name === 'events' || isDefinition.has(s.name));
-    const accountRest = selection.accountPhase.filter((s) => !accountFirst.includes(s));
-    for (const group of [accountFirst, accountRest]) {
-      const ctx = await planCtx();
-      const items: WorkItem[] = [];
-      for (const def of group) {
-        const customs = def.customFields ? await customFieldsByScope(warehouse, def.customFields.definitions) : null;
-        const stream = await resolve(def, customs?.get('account') ?? []);
-        keep(planItem(stream, ACCOUNT_SCOPE, ctx), items);
-      }
-      if (!stopReason && !fatal) await execute(items);
-    }
-
-    // Phase 2: event-scoped definitions and parent-scoped streams.
-    const events = await loadEvents(warehouse, o);
-    const eventById = new Map(events.map((e) => [e.id, e]));
-    o.onProgress?.({
-      type: 'plan',
-      items: 0,
-      streams: [...selection.accountPhase, ...selection.dependentPhase, ...selection.eventPhase].map((s) => s.name),
-      events: events.length,
-    });
-    let ctx = await planCtx();
-    const dependentItems: WorkItem[] = [];
-    for (const def of selection.dependentPhase) {
-      const stream = await resolve(def);
-      if (def.scope === 'event') {
-        for (const e of events) keep(planItem(stream, eventScope(e.id), ctx, { event: e }), dependentItems);
-      } else if (typeof def.scope === 'object') {
-        for (const id of await parentIds(warehouse, def.scope.parent)) {
-          keep(planItem(stream, parentScope(def, id), ctx), dependentItems);
-        }
-      }
-    }
-    if (!stopReason && !fatal) await execute(dependentItems);
-
-    // Phase 3: the event-scoped streams, live and upcoming events first.
-    ctx = await planCtx();
-    const eventItems: WorkItem[] = [];
-    for (const def of selection.eventPhase) {
-      const customs = def.customFields ? await customFieldsByScope(warehouse, def.customFields.definitions) : null;
-      const union = new Map<string, CustomField>();
-      for (const list of customs?.values() ?? []) for (const f of list) union.set(f.name, f);
-      const stream = await resolve(def, [...union.values()]);
-      for (const e of events) {
-        const scope: ScopeRef = eventScope(e.id);
-        // Definitions are per event (event questions) or account-wide (session, contact, sponsor fields).
-        const names = customs ? (customs.get(scope.key) ?? customs.get('account') ?? []).map((f) => f.name) : undefined;
-        keep(planItem(stream, scope, ctx, { event: e, customFieldNames: names }), eventItems);
-      }
-    }
-    // Streams refreshed through their parent go after it, once the parent's changes of this run are stored.
-    if (!stopReason && !fatal) await execute(eventItems.filter((i) => i.mode !== 'refresh'));
-    if (!stopReason && !fatal) await execute(eventItems.filter((i) => i.mode === 'refresh'));
-
-    // Phase 4: delete sweeps of cursor streams, last, with what credits are left.
-    if (o.deletes !== false && !stopReason && !fatal && !abortReason()) {
-      ctx = await planCtx();
-      const sweeps: WorkItem[] = [];
-      const policy = { force: o.deletes === true, everyHours: o.sweepEveryHours };
-      for (const name of selection.requested.map((s) => s.name)) {
-        const stream = resolved.get(name);
-        if (!stream?.cursor) continue;
-        if (stream.scope === 'account') keep(planSweep(stream, ACCOUNT_SCOPE, ctx, policy), sweeps);
-        else if (stream.scope === 'event') {
-          for (const e of events) keep(planSweep(stream, eventScope(e.id), ctx, policy, eventById.get(e.id)), sweeps);
-        }
-      }
-      await execute(sweeps, o.deletes !== true);
-    }
-    // Views are a convenience over the data: a view that cannot be built is reported, not a failed sync.
-    if (!dry)
-      await warehouse.createAnalyticsViews().catch((err: unknown) => {
-        warnings.push(`analytics views: ${errorText(err)}`);
-      });
-  } catch (err) {
-    fatal ??= err;
+/**
+ * Custom fields per scope key ('account' or 'event:<id>') from a synced definitions table. When the definitions
+ * stream is unavailable the stream loads its documented fields only, and the run says so once.
+ */
+async function customFieldsOf(run: Run, def: StreamDefinition): Promise<Map<string, CustomField[]> | null> {
+  if (!def.customFields) return null;
+  const definitions = def.customFields.definitions;
+  if (run.exec.isUnavailable(definitions)) {
+    const note = `${def.name}: custom fields not requested (their definitions, ${definitions}, are unavailable): documented fields only`;
+    if (!run.warnings.includes(note)) run.warnings.push(note);
   }
+  const groups = new Map<string, Record<string, unknown>[]>();
+  for (const row of await run.warehouse.currentRows(definitions)) {
+    const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  return new Map([...groups].map(([key, rows]) => [key, customFieldsFromDefinitions(rows)]));
+}
 
-  stopReason ??= abortReason() && counts.pending > 0 ? 'stop requested' : null;
-  const clientStats = client.stats();
+function keep(run: Run, item: WorkItem | null, list: WorkItem[]): void {
+  if (item) list.push(item);
+  else run.exec.counts.skipped += 1;
+}
+
+async function runPhases(run: Run): Promise<void> {
+  await accountPhase(run);
+  const events = await eventsPhase(run);
+  await dependentPhase(run, events);
+  await eventPhase(run, events);
+  await sweepPhase(run, events);
+  if (!run.dry) await buildViews(run);
+}
+
+/**
+ * Account streams. `events` gives every event scope and the definition streams name the custom fields of others,
+ * so those land first; the rest of the account streams are resolved after them.
+ */
+async function accountPhase(run: Run): Promise<void> {
+  const { selection } = run;
+  const isDefinition = new Set(
+    [...selection.accountPhase, ...selection.eventPhase].flatMap((s) =>
+      s.customFields ? [s.customFields.definitions] : [],
+    ),
+  );
+  const first = selection.accountPhase.filter((s) => s.name === 'events' || isDefinition.has(s.name));
+  const rest = selection.accountPhase.filter((s) => !first.includes(s));
+  for (const group of [first, rest]) {
+    const ctx = await planContext(run);
+    const items: WorkItem[] = [];
+    for (const def of group) {
+      const customs = await customFieldsOf(run, def);
+      const stream = await resolve(run, def, customs?.get(ACCOUNT_SCOPE.key) ?? []);
+      keep(run, planItem(stream, ACCOUNT_SCOPE, ctx), items);
+    }
+    if (!run.exec.stopping) await run.exec.execute(items);
+  }
+}
+
+/** The events in scope, once `events` is stored; filters that match none are refused, naming what exists. */
+async function eventsPhase(run: Run): Promise<EventInfo[]> {
+  const all = await run.warehouse.currentEvents();
+  const events = eventsInScope(all, run.o);
+  const needsEvents = run.selection.dependentPhase.length + run.selection.eventPhase.length > 0;
+  if (needsEvents && !run.exec.stopping && !run.exec.isUnavailable('events') && !(run.dry && all.length === 0)) {
+    const { error, warning } = unmatchedFilters(all, run.o);
+    if (error) throw new SyncUsageError(error);
+    if (warning) run.warnings.push(warning);
+  }
+  run.o.onProgress?.({
+    type: 'plan',
+    items: 0,
+    streams: [...run.selection.accountPhase, ...run.selection.dependentPhase, ...run.selection.eventPhase].map(
+      (s) => s.name,
+    ),
+    events: events.length,
+  });
+  return events;
+}
+
+/** Event-scoped definitions and parent-scoped streams. */
+async function dependentPhase(run: Run, events: readonly EventInfo[]): Promise<void> {
+  const ctx = await planContext(run);
+  const items: WorkItem[] = [];
+  for (const def of run.selection.dependentPhase) {
+    const stream = await resolve(run, def);
+    if (def.scope === 'event') {
+      for (const e of events) keep(run, planItem(stream, eventScope(e.id), ctx, { event: e }), items);
+    } else if (typeof def.scope === 'object') {
+      for (const id of await run.warehouse.liveIds(def.scope.parent)) {
+        keep(run, planItem(stream, parentScope(def, id), ctx), items);
+      }
+    }
+  }
+  if (!run.exec.stopping) await run.exec.execute(items);
+}
+
+/** The event-scoped streams, live and upcoming events first; refreshes through a parent after the parent. */
+async function eventPhase(run: Run, events: readonly EventInfo[]): Promise<void> {
+  const ctx = await planContext(run);
+  const items: WorkItem[] = [];
+  for (const def of run.selection.eventPhase) {
+    const customs = await customFieldsOf(run, def);
+    const union = new Map<string, CustomField>();
+    for (const list of customs?.values() ?? []) for (const f of list) union.set(f.name, f);
+    const stream = await resolve(run, def, [...union.values()]);
+    for (const e of events) {
+      const scope: ScopeRef = eventScope(e.id);
+      // Definitions are per event (event questions) or account-wide (session, contact, sponsor fields).
+      const fields = customs ? (customs.get(scope.key) ?? customs.get(ACCOUNT_SCOPE.key) ?? []) : undefined;
+      keep(run, planItem(stream, scope, ctx, { event: e, customFieldNames: fields?.map((f) => f.name) }), items);
+    }
+  }
+  if (!run.exec.stopping) await run.exec.execute(items.filter((i) => i.mode !== 'refresh'));
+  if (!run.exec.stopping) await run.exec.execute(items.filter((i) => i.mode === 'refresh'));
+}
+
+/** Delete sweeps of cursor streams, last, with what credits are left (or all of them with `--deletes`). */
+async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void> {
+  const { o } = run;
+  if (o.deletes === false || run.exec.stopping) return;
+  const ctx = await planContext(run);
+  const items: WorkItem[] = [];
+  const policy = { force: o.deletes === true, everyHours: o.sweepEveryHours };
+  for (const { name } of run.selection.requested) {
+    const stream = run.resolved.get(name);
+    if (!stream?.cursor) continue;
+    if (stream.scope === 'account') keep(run, planSweep(stream, ACCOUNT_SCOPE, ctx, policy), items);
+    else if (stream.scope === 'event') {
+      for (const e of events) keep(run, planSweep(stream, eventScope(e.id), ctx, policy, e), items);
+    }
+  }
+  await run.exec.execute(items, o.deletes !== true);
+}
+
+/** Views are a convenience over the data: a view that cannot be built is reported, not a failed sync. */
+async function buildViews(run: Run): Promise<void> {
+  await run.warehouse.createAnalyticsViews().catch((err: unknown) => {
+    run.warnings.push(`analytics views: ${errorText(err)}`);
+  });
+}
+
+function unavailableReports(run: Run): UnavailableReport[] {
+  return run.exec.unavailableStreams().map((u) => {
+    const def = run.resolved.get(u.stream);
+    return {
+      ...u,
+      verified: def?.verified ?? u.verified,
+      named: run.selection.named.has(u.stream),
+      hint: `set streams.${u.stream}.path in evsync.config.json if your account serves ${u.stream} elsewhere`,
+    };
+  });
+}
+
+function statusOf(run: Run, unavailable: readonly UnavailableReport[]): SyncResult['status'] {
+  const { exec } = run;
+  if (exec.fatal || exec.counts.failed > 0 || exec.unreachable) return 'failed';
+  if (unavailable.some((u) => u.named)) return 'failed';
+  return exec.stopReason || (run.o.signal?.aborted && exec.counts.pending > 0) ? 'partial' : 'done';
+}
+
+async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<SyncResult> {
+  const { exec, client } = run;
+  exec.settle();
+  const unavailable = unavailableReports(run);
+  const stopReason = exec.stopReason ?? (run.o.signal?.aborted && exec.counts.pending > 0 ? 'stop requested' : null);
+  let status = statusOf(run, unavailable);
+  // A counting plan leaves the rest for the run it prices: partial, so that run resumes it.
+  if (engine.execution === 'count' && status === 'done') status = 'partial';
+  const errors = exec.errorLines();
+  for (const u of unavailable.filter((x) => x.named)) errors.push(`${u.stream}: ${u.detail}: ${u.hint}`);
+  if (exec.fatal) errors.unshift(errorText(exec.fatal));
+  else if (exec.unreachable && stopReason) errors.unshift(stopReason);
+  const warnings = [...run.warnings];
+  for (const u of unavailable.filter((x) => !x.named)) {
+    warnings.push(
+      `${u.stream} is unavailable (${u.detail}${u.since ? `, since ${u.since} UTC` : ''}): skipped; ${u.hint}`,
+    );
+  }
+  const stats = client.stats();
   const finished = new Date();
-  const status: SyncResult['status'] = fatal || counts.failed > 0 ? 'failed' : stopReason ? 'partial' : 'done';
-  if (fatal) errors.unshift(errorText(fatal));
+  const credits = {
+    list: stats.credits.list,
+    other: stats.credits.other,
+    token: stats.credits.token,
+    total: stats.credits.list + stats.credits.other + stats.credits.token,
+  };
   const result: SyncResult = {
-    runId,
+    runId: run.runId,
     status,
     reason: stopReason,
-    signpost,
-    resumed: resumable?.runId ?? null,
+    signpost: run.signpost,
+    resumed: run.resumable?.runId ?? null,
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
-    credits: {
-      list: clientStats.credits.list,
-      other: clientStats.credits.other,
-      token: clientStats.credits.token,
-      total: clientStats.credits.list + clientStats.credits.other + clientStats.credits.token,
-    },
-    requests: clientStats.requests,
-    waitsMs: clientStats.waitMs,
-    rejected429: clientStats.rejected429,
-    streams: stats,
-    items: counts,
+    credits,
+    requests: stats.requests,
+    waitsMs: stats.waitMs,
+    rejected429: stats.rejected429,
+    streams: exec.stats,
+    items: { ...exec.counts },
     errors,
     warnings,
+    unavailable,
   };
-  if (!dry) {
-    await warehouse.recordCredits(runId, { ...client.ledger.snapshot() });
-    await warehouse.finishRun(runId, {
-      status,
-      finishedAt: formatTimestamp(finished),
-      credits: result.credits,
-      requests: result.requests,
-      waitsMs: result.waitsMs,
-      rejected429: result.rejected429,
-      streams: stats,
-      error: errors.length ? errors.join('\n').slice(0, 4000) : null,
-    });
-  }
-  if (fatal instanceof CredentialsRejectedError) throw fatal;
+  if (!run.dry) await recordRun(run, result, engine);
   return result;
+}
+
+async function recordRun(run: Run, result: SyncResult, engine: EngineMode): Promise<void> {
+  const { warehouse, runId, exec } = run;
+  await warehouse.recordCredits(runId, { ...run.client.ledger.snapshot() });
+  await warehouse.finishRun(runId, {
+    status: result.status,
+    finishedAt: formatTimestamp(new Date(result.finishedAt)),
+    credits: result.credits,
+    requests: result.requests,
+    waitsMs: result.waitsMs,
+    rejected429: result.rejected429,
+    streams: result.streams,
+    error: result.errors.length ? result.errors.join('\n').slice(0, 4000) : null,
+  });
+  // The next run resumes this one (its signpost, the scopes it completed) when it stopped on the service going
+  // away or was a counting plan; a run failed by its data or a refused stream starts afresh (its walks still
+  // resume from their checkpoints), so a lasting failure can never pin every later run to an old signpost.
+  const resumable =
+    result.status === 'failed' && (exec.unreachable || (!exec.hardFailure && exec.counts.failed > 0))
+      ? !(exec.fatal instanceof Error)
+      : engine.execution === 'count';
+  if (resumable) await warehouse.setRunResumable(runId, true);
 }

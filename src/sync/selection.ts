@@ -1,4 +1,4 @@
-import { getStream, selectStreams } from '../../connectors/index.js';
+import { getStream, STREAM_SETS, selectStreams } from '../../connectors/index.js';
 import type { StreamDefinition } from '../../connectors/types.js';
 
 /**
@@ -17,6 +17,8 @@ export interface Selection {
   eventPhase: StreamDefinition[];
   /** Streams added only because a requested one needs them. */
   implied: string[];
+  /** Streams the user named one by one (not through a set such as `core` or `all`). */
+  named: Set<string>;
 }
 
 function isEventScoped(s: StreamDefinition): boolean {
@@ -47,5 +49,11 @@ export function resolveSelection(spec: string, options: { customFields: boolean 
     (s) => typeof s.scope === 'object' || (isEventScoped(s) && definitionNames.has(s.name)),
   );
   const eventPhase = all.filter((s) => isEventScoped(s) && !definitionNames.has(s.name));
-  return { requested, accountPhase, dependentPhase, eventPhase, implied };
+  const named = new Set(
+    spec
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== '' && !(p in STREAM_SETS)),
+  );
+  return { requested, accountPhase, dependentPhase, eventPhase, implied, named };
 }

@@ -41,7 +41,9 @@ export interface SyncOptions {
   auditStart?: 'event-created' | string;
   /** Sync the custom-field definition streams the selected streams need (default true). */
   customFields?: boolean;
-  /** Stop after the page in flight (clean shutdown). */
+  /** A stream recorded unavailable is tried again after this many hours (or at once when its path changes). Default 24. */
+  unavailableRetryHours?: number;
+  /** Stop after the page in flight (clean shutdown); calls and waits in flight are cancelled. */
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
 }
@@ -92,4 +94,24 @@ export interface SyncResult {
   errors: string[];
   /** Problems that did not stop or fail the sync (e.g. an analytics view that could not be built). */
   warnings: string[];
+  /** Streams the service does not serve here (404 on the path, or 403 on every scope), found now or earlier. */
+  unavailable: UnavailableReport[];
+}
+
+/** A stream recorded as not served: a state, reported with the config key that fixes it, not a failure. */
+export interface UnavailableReport {
+  stream: string;
+  path: string;
+  status: number;
+  detail: string | null;
+  /** When an earlier run first recorded it (UTC), null when found by this run. */
+  since: string | null;
+  /** Items of this run skipped without a call because of it. */
+  skipped: number;
+  recorded: 'earlier' | 'now';
+  verified?: boolean;
+  /** The user named it one by one (`--streams a,b`), so the run fails; else it came in through a set or a dependency. */
+  named?: boolean;
+  /** What to change if the account does serve it: `streams.<name>.path` in evsync.config.json. */
+  hint?: string;
 }

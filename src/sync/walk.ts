@@ -92,14 +92,18 @@ async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome
   const idsOnly = item.mode === 'sweep';
   const tracksSeen = item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill';
   const { path, params } = scopedRequest(stream, stream.path, scope);
-  const pages = ctx.client.keyset<{ id: number }>(path, {
-    params,
-    search: windowConditions({ ...item, from: walk.from, to: walk.to ?? item.to }),
-    fields: idsOnly ? ['id'] : requestFields(stream, item.customFieldNames),
-    expand: idsOnly || stream.expandSelected.length === 0 ? undefined : [...stream.expandSelected],
-    perPage: stream.maxPerPage,
-    afterId: walk.lastKey ?? undefined,
-  });
+  const pages = ctx.client.keyset<{ id: number }>(
+    path,
+    {
+      params,
+      search: windowConditions({ ...item, from: walk.from, to: walk.to ?? item.to }),
+      fields: idsOnly ? ['id'] : requestFields(stream, item.customFieldNames),
+      expand: idsOnly || stream.expandSelected.length === 0 ? undefined : [...stream.expandSelected],
+      perPage: stream.maxPerPage,
+      afterId: walk.lastKey ?? undefined,
+    },
+    { signal: ctx.signal },
+  );
 
   let next: Promise<IteratorResult<KeysetPage<{ id: number }>>> = pages.next();
   let pagesHere = 0;
@@ -123,6 +127,7 @@ async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome
         stream,
         scope,
         records: page.items,
+        quarantined: page.quarantined,
         cursor,
         seenWalkId: tracksSeen ? walk.walkId : undefined,
         idsOnly,
@@ -175,13 +180,17 @@ async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome>
   let page = (walk.lastKey ?? 0) + 1;
   const startPages = walk.pages;
   while (true) {
-    const answer: ListPage = await ctx.client.list(path, {
-      params: { ...params, start_time: walk.from ?? '2000-01-01 00:00:00', end_time: walk.to ?? item.to },
-      fields: requestFields(stream, item.customFieldNames),
-      sort: stream.cursor ?? undefined,
-      page,
-      perPage: stream.maxPerPage,
-    });
+    const answer: ListPage = await ctx.client.list(
+      path,
+      {
+        params: { ...params, start_time: walk.from ?? '2000-01-01 00:00:00', end_time: walk.to ?? item.to },
+        fields: requestFields(stream, item.customFieldNames),
+        sort: stream.cursor ?? undefined,
+        page,
+        perPage: stream.maxPerPage,
+      },
+      { signal: ctx.signal },
+    );
     walk.pages += 1;
     walk.rows += answer.items.length;
     walk.lastKey = page;

@@ -30,6 +30,7 @@
  */
 import type { Db, ResultRow } from './connection.js';
 import { duckJson, timestampText, utcNow } from './sql.js';
+import { STATE_DDL } from './state.js';
 import type { CursorState, CursorWalk, RunSummary } from './types.js';
 
 export const SCHEMA_VERSION = '1';
@@ -64,7 +65,7 @@ const DDL = [
 
 export async function createBookkeeping(db: Db): Promise<void> {
   await db.transaction(async () => {
-    for (const sql of DDL) await db.run(sql);
+    for (const sql of [...DDL, ...STATE_DDL]) await db.run(sql);
     await db.run(`INSERT OR IGNORE INTO _evsync.meta VALUES ('schema_version', ?)`, [SCHEMA_VERSION]);
   });
 }
@@ -260,10 +261,13 @@ export async function recordRejected(
   const at = utcNow();
   // One statement for the whole list (usually a handful): a JSON array of [raw, reason] pairs unnested in SQL.
   const payload = duckJson(rejected.map((r) => [rawJson(r.raw), String(r.reason)]));
+  // A record rejected again on a later run (the same raw JSON for the same reason in the same scope) is kept once.
   await db.run(
     `INSERT INTO _evsync.rejected (run_id, stream, scope, raw, reason, rejected_at)
-     SELECT ?, ?, ?, CAST(p->>0 AS JSON), p->>1, CAST(? AS TIMESTAMP)
-       FROM (SELECT unnest(CAST(CAST(? AS JSON) AS JSON[])) AS p)`,
-    [runId, stream, scope, at, payload],
+     SELECT DISTINCT ?, ?, ?, CAST(p->>0 AS JSON), p->>1, CAST(? AS TIMESTAMP)
+       FROM (SELECT unnest(CAST(CAST(? AS JSON) AS JSON[])) AS p) AS page
+      WHERE NOT EXISTS (SELECT 1 FROM _evsync.rejected r WHERE r.stream = ? AND r.scope IS NOT DISTINCT FROM ?
+                          AND r.reason = page.p->>1 AND CAST(r.raw AS VARCHAR) = CAST(CAST(page.p->>0 AS JSON) AS VARCHAR))`,
+    [runId, stream, scope, at, payload, stream, scope],
   );
 }

@@ -4,13 +4,14 @@
  */
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import * as bookkeeping from './bookkeeping.js';
-import { Db, type QueryResult } from './connection.js';
+import { Db, type QueryResult, type ResultRow } from './connection.js';
 import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
 import { ident } from './sql.js';
 import { Staging } from './stage.js';
+import * as state from './state.js';
 import type {
   CursorState,
   CustomFieldLabel,
@@ -235,6 +236,83 @@ export class Warehouse {
       await this.threadsFor(false);
       return exportParquet(this.db, opts);
     });
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // the engine's state (state.ts): typed questions instead of SQL in src/sync and src/cli
+
+  /** Streams recorded as not served by the service (404 on the path, or 403 on every scope). */
+  listUnavailable(): Promise<state.UnavailableStream[]> {
+    return this.db.exclusive(() => state.listUnavailable(this.db));
+  }
+
+  markUnavailable(input: { stream: string; path: string; status: number; detail: string | null; runId: string }) {
+    return this.db.exclusive(() => state.markUnavailable(this.db, input));
+  }
+
+  clearUnavailable(stream: string): Promise<boolean> {
+    return this.db.exclusive(() => state.clearUnavailable(this.db, stream));
+  }
+
+  /** The newest runs first (all kinds unless `kind`). */
+  recentRuns(opts: { limit: number; kind?: string }): Promise<state.RunRecord[]> {
+    return this.db.exclusive(() => state.recentRuns(this.db, opts));
+  }
+
+  /** Runs a killed process left 'running' become 'interrupted', with the credits its ledger last recorded. */
+  markInterrupted(runId: string): Promise<void> {
+    return this.db.exclusive(async () =>
+      state.markInterrupted(this.db, runId, await state.lastCreditSnapshot(this.db, runId)),
+    );
+  }
+
+  runningRuns(): Promise<state.RunRecord[]> {
+    return this.db.exclusive(() => state.runningRuns(this.db));
+  }
+
+  recordRunProgress(
+    runId: string,
+    progress: { credits: Record<string, number>; streams: Record<string, unknown> },
+  ): Promise<void> {
+    return this.db.exclusive(() => state.recordRunProgress(this.db, runId, progress));
+  }
+
+  setRunResumable(runId: string, resumable: boolean): Promise<void> {
+    return this.db.exclusive(() => state.setRunResumable(this.db, runId, resumable));
+  }
+
+  /** Every current event (for the engine's event-scope rule). */
+  currentEvents(): Promise<state.EventRow[]> {
+    return this.db.exclusive(() => state.currentEvents(this.db));
+  }
+
+  /** Ids of the current rows of a stream table, ascending (parents of a parent-scoped stream). */
+  liveIds(table: string): Promise<number[]> {
+    return this.db.exclusive(() => state.liveIds(this.db, table));
+  }
+
+  /** Current rows of a stream table as stored (custom-field definitions). */
+  currentRows(table: string): Promise<ResultRow[]> {
+    return this.db.exclusive(() => state.currentRows(this.db, table));
+  }
+
+  /** Ids of rows changed at or after `from` (by `column`) in a scope: what a refresh through the parent re-reads. */
+  changedIds(input: Parameters<typeof state.changedIds>[1]): Promise<number[]> {
+    return this.db.exclusive(() => state.changedIds(this.db, input));
+  }
+
+  /** The account (base URL, client id) whose data this warehouse holds, once a run recorded it. */
+  accountBinding(): Promise<state.AccountBinding | null> {
+    return this.db.exclusive(() => state.accountBinding(this.db));
+  }
+
+  bindAccount(binding: state.AccountBinding): Promise<void> {
+    return this.db.exclusive(() => state.bindAccount(this.db, binding));
+  }
+
+  /** Whether any sync has written state here yet. */
+  holdsData(): Promise<boolean> {
+    return this.db.exclusive(() => state.holdsData(this.db));
   }
 
   /** Writes everything to the database file and truncates the WAL. */

@@ -116,31 +116,65 @@ describe('keyset', () => {
     }
   });
 
-  it('an out-of-order or repeated id is a loud error', async () => {
+  it('ids going down inside a page are a loud error; an id not above the bound is set aside', async () => {
     const svc = fakeService(
       withToken(() => ({
         body: envelope([{ id: 5 }, { id: 3 }], { totalCount: 2, pageCount: 1, perPage: 10 }),
       })),
     );
     client = makeClient(svc);
-    await expect(collect(client.keyset('/registrants', { perPage: 10 }))).rejects.toBeInstanceOf(
-      MalformedResponseError,
-    );
+    // sort=id ignored: going on could skip rows silently.
+    await expect(collect(client.keyset('/registrants', { perPage: 10 }))).rejects.toThrow(/keyset order/);
     const svc2 = fakeService(
-      withToken(() => ({ body: envelope([{ id: 5 }], { totalCount: 1, pageCount: 1, perPage: 10 }) })),
+      withToken(() => ({ body: envelope([{ id: 5 }, { id: 7 }], { totalCount: 2, pageCount: 1, perPage: 10 }) })),
     );
     await client.close();
     client = makeClient(svc2);
-    // Asked for id>5, got 5 again: continuing would loop or lose rows.
-    await expect(collect(client.keyset('/registrants', { perPage: 10, afterId: 5 }))).rejects.toThrow(/keyset order/);
+    // Asked for id>5, got 5 again: that record is quarantined, 7 goes on.
+    const pages = await collect(client.keyset('/registrants', { perPage: 10, afterId: 5 }));
+    expect(pages[0]!.items.map((i) => i.id)).toEqual([7]);
+    expect(pages[0]!.quarantined).toEqual([{ raw: { id: 5 }, reason: expect.stringMatching(/not above id>5/) }]);
   });
 
-  it('an item without an integer id is a loud error', async () => {
+  it('a record without an integer id, or repeated, is quarantined and the walk goes on after the largest valid id', async () => {
     const svc = fakeService(
-      withToken(() => ({ body: envelope([{ id: 'abc' }], { totalCount: 1, pageCount: 1, perPage: 10 }) })),
+      withToken((req) => {
+        const after = /id%3E(\d+)/.exec(req.path)?.[1];
+        return after
+          ? { body: envelope([{ id: 9 }], { totalCount: 1, pageCount: 1, perPage: 3 }) }
+          : {
+              body: envelope([{ id: 'abc' }, { id: 4 }, { id: 4 }, { id: 6 }], {
+                totalCount: 5,
+                pageCount: 2,
+                perPage: 4,
+              }),
+            };
+      }),
     );
     client = makeClient(svc);
-    await expect(collect(client.keyset('/registrants', { perPage: 10 }))).rejects.toThrow(/integer id/);
+    const pages = await collect(client.keyset('/registrants', { perPage: 4 }));
+    expect(pages.map((p) => p.items.map((i) => i.id))).toEqual([[4, 6], [9]]);
+    expect(pages[0]!.quarantined.map((q) => q.reason)).toEqual([
+      expect.stringMatching(/no integer id \("abc"\)/),
+      expect.stringMatching(/id 4 repeated/),
+    ]);
+    // The second call asked for what follows the largest valid id.
+    expect(svc.dataCalls()[1]!.path).toMatch(/id%3E6/);
+  });
+
+  it('a page none of whose items can be keyed ends the walk after one call (no loop, the page is not bought again)', async () => {
+    const svc = fakeService(
+      withToken(() => ({ body: envelope([{ id: 'x' }, { id: null }], { totalCount: 50, pageCount: 25, perPage: 2 }) })),
+    );
+    client = makeClient(svc);
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const p of client!.keyset('/registrants', { perPage: 2 })) seen.push(p.quarantined.length);
+      })(),
+    ).rejects.toThrow(/none of the 2 items has a usable id/);
+    expect(seen).toEqual([2]);
+    expect(svc.dataCalls()).toHaveLength(1);
   });
 
   it('early return stops without another call', async () => {

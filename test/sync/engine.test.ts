@@ -203,8 +203,8 @@ describe('refusals', () => {
       overrides: { sessions: { path: '/no-such-path' } },
     });
     expect(result.status).toBe('failed');
-    // Three events, but the refused path is asked twice only.
-    expect(h.sim.counters().byPath['GET (unmatched)']).toBe(2);
+    // Three events, but the refused path is asked once: the first 404 makes the stream unavailable.
+    expect(h.sim.counters().byPath['GET (unmatched)']).toBe(1);
     expect(result.errors.join('\n')).toMatch(/streams\.sessions\.path in evsync\.config\.json/);
     // The other stream is unaffected.
     expect(result.streams.speakers?.errors).toBeUndefined();

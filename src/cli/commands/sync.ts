@@ -54,6 +54,7 @@ export function attachProgress(
   ctx: Ctx,
   client: ApiClient,
 ): { onProgress: (e: ProgressEvent) => void; log: Logger; dispose: () => void } {
+  const failures = new FailureEcho();
   if (ctx.showProgress) {
     const display = new SyncProgress(ctx.err, ctx.style, () => client.ledger.snapshot());
     const log = createLogger(display.logStream, ctx.style, ctx.verbosity);
@@ -62,7 +63,7 @@ export function attachProgress(
     return {
       onProgress: (e) => {
         display.onEvent(e);
-        if (e.type === 'item-failed') log.warn(e.error);
+        if (e.type === 'item-failed') failures.report(e.stream, e.error, log);
       },
       log,
       dispose: () => {
@@ -79,7 +80,7 @@ export function attachProgress(
   client.on('wait', onWait);
   return {
     onProgress: (e) => {
-      if (e.type === 'item-failed') log.warn(e.error);
+      if (e.type === 'item-failed') failures.report(e.stream, e.error, log);
       else if (e.type === 'plan') log.debug(`plan: ${e.streams.length} streams, ${e.events} events in scope`);
       else if (e.type === 'item-done') log.debug(`${e.stream} ${e.scope}: ${e.pages} pages, ${e.rows} rows`);
     },
@@ -88,6 +89,21 @@ export function attachProgress(
       client.off('wait', onWait);
     },
   };
+}
+
+/**
+ * Failures as they happen: the first of each stream as a warning, the rest only with --verbose (the run's summary
+ * groups them all). An unreachable service once printed 124 warning lines, one per URL.
+ */
+class FailureEcho {
+  private readonly warned = new Set<string>();
+  report(stream: string, error: string, log: Logger): void {
+    if (this.warned.has(stream)) log.debug(error);
+    else {
+      this.warned.add(stream);
+      log.warn(error);
+    }
+  }
 }
 
 /** Which partitions a run wrote: per stream, the event ids (null for account-scoped tables). */
@@ -136,12 +152,15 @@ export function exitCodeOf(result: SyncResult): number {
 
 /** Tells the user what happened beyond the table: what to do after a partial run, what failed. */
 export function explain(log: Logger, result: SyncResult, command: string): void {
+  for (const w of result.warnings) log.warn(w);
+  for (const e of result.errors) log.error(e);
   if (result.status === 'partial') {
     log.warn(
       `stopped before the end (${result.reason ?? 'budget or time limit'}); state is saved: run the same command again (\`${command}\`) to resume`,
     );
+  } else if (result.status === 'failed' && result.reason) {
+    log.warn(`state is saved: once the service answers again, run the same command (\`${command}\`) to resume`);
   }
-  for (const e of result.errors) log.error(e);
 }
 
 async function exportTouched(

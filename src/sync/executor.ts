@@ -1,0 +1,299 @@
+/**
+ * The executor: runs planned work items under the budget with bounded concurrency, and owns the run's policies:
+ * when to stop (budget, max wait, stop request, the service gone away), what a failure means (a refused path is
+ * recorded as unavailable, not a failure; a transport failure counts toward "unreachable"), and what the user is
+ * told. The planner decides what to do; the walks do one item; this decides what happens around them.
+ */
+import pLimit from 'p-limit';
+import type { ResolvedStream } from '../../connectors/types.js';
+import { type ApiClient, ForbiddenError, NotFoundError } from '../api/index.js';
+import type { UnavailableStream, Warehouse } from '../warehouse/index.js';
+import { classify, errorText, groupFailures, shortError } from './failures.js';
+import type { PageLoader } from './page-loader.js';
+import { byPriority } from './plan.js';
+import { runRefresh } from './refresh.js';
+import type { ProgressEvent, StreamStats, UnavailableReport } from './types.js';
+import { runWalk } from './walk.js';
+import type { WorkItem } from './work-item.js';
+
+/** After this many 403 answers for a stream with no success, it is recorded unavailable (a 404 is one answer). */
+const FORBIDDEN_BEFORE_UNAVAILABLE = 2;
+/** Items failing in a row on transport errors (each after its retries) before the run stops as unreachable. */
+const UNREACHABLE_AFTER = 3;
+
+export interface ExecutorOptions {
+  client: ApiClient;
+  warehouse: Warehouse;
+  loader: PageLoader | null;
+  runId: string;
+  concurrency: number;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((event: ProgressEvent) => void) | undefined;
+  /** 'dry': list items without a call; 'count': walk one page per item. */
+  execution: 'run' | 'dry' | 'count';
+  onItem?:
+    | ((item: WorkItem, firstPage: { totalCount: number | null; perPage: number | null } | null) => void)
+    | undefined;
+  /** Streams recorded unavailable by earlier runs and not yet due for a retry: skipped without a call. */
+  knownUnavailable: ReadonlyMap<string, UnavailableStream>;
+  /** After every walked item: the credits and stream figures so far (a killed run's row keeps them). */
+  onItemSettled?:
+    | ((credits: Record<string, number>, streams: Record<string, StreamStats>) => Promise<void>)
+    | undefined;
+}
+
+interface Refused {
+  item: WorkItem;
+  status: number;
+  message: string;
+}
+
+function emptyStats(): StreamStats {
+  return { inserted: 0, updated: 0, deleted: 0, rejected: 0, pages: 0 };
+}
+
+export class Executor {
+  readonly counts = { total: 0, done: 0, skipped: 0, failed: 0, pending: 0 };
+  readonly stats: Record<string, StreamStats> = {};
+  readonly warnings: string[] = [];
+  stopReason: string | null = null;
+  fatal: unknown = null;
+  /** Set when the run stopped because the service went away: the run is then resumable. */
+  unreachable = false;
+  /** True once a failure other than the service going away happened (the run is then not resumed as a whole). */
+  hardFailure = false;
+  private readonly failures: { stream: string; scope: string; message: string }[] = [];
+  private readonly answered = new Set<string>();
+  private readonly refused = new Map<string, Refused[]>();
+  private readonly unavailable = new Map<string, UnavailableReport>();
+  private transportRun = 0;
+
+  constructor(private readonly o: ExecutorOptions) {
+    for (const u of o.knownUnavailable.values()) {
+      this.unavailable.set(u.stream, {
+        stream: u.stream,
+        path: u.path,
+        status: u.status,
+        detail: u.detail,
+        since: u.firstSeenAt,
+        skipped: 0,
+        recorded: 'earlier',
+      });
+    }
+  }
+
+  /** True when no more items should start. */
+  get stopping(): boolean {
+    return this.stopReason !== null || this.fatal !== null || this.o.signal?.aborted === true;
+  }
+
+  /**
+   * Runs items, highest priority first. The first item of each stream not yet heard from this run goes alone
+   * (per stream): if its path is not served, the other scopes learn it without paying 10 credits each.
+   */
+  async execute(items: readonly WorkItem[], spareOnly = false): Promise<void> {
+    const sorted = [...items].sort(byPriority);
+    const probes: WorkItem[] = [];
+    const rest: WorkItem[] = [];
+    const probed = new Set<string>();
+    for (const item of sorted) {
+      const first = !this.answered.has(item.stream.name) && !probed.has(item.stream.name);
+      if (first) probed.add(item.stream.name);
+      (first ? probes : rest).push(item);
+    }
+    this.counts.total += items.length;
+    const limit = pLimit(Math.max(1, this.o.concurrency));
+    for (const batch of [probes, rest]) {
+      await Promise.all(batch.map((item) => limit(() => this.runItem(item, spareOnly))));
+    }
+  }
+
+  private statsOf(stream: string): StreamStats {
+    const s = this.stats[stream] ?? emptyStats();
+    this.stats[stream] = s;
+    return s;
+  }
+
+  private async runItem(item: WorkItem, spareOnly: boolean): Promise<void> {
+    const name = item.stream.name;
+    if (this.stopping) {
+      this.counts.pending += 1;
+      return;
+    }
+    const unavailable = this.unavailable.get(name);
+    if (unavailable && !this.answered.has(name)) {
+      unavailable.skipped += 1;
+      this.counts.skipped += 1;
+      return;
+    }
+    // Sweeps in 'auto' mode use spare credits only: never wait for a window for them.
+    if (spareOnly && this.o.client.ledger.snapshot().remaining < item.price) {
+      this.counts.skipped += 1;
+      return;
+    }
+    if (this.o.execution === 'dry') {
+      this.o.onItem?.(item, null);
+      this.counts.done += 1;
+      return;
+    }
+    await this.walkItem(item);
+  }
+
+  private async walkItem(item: WorkItem): Promise<void> {
+    const name = item.stream.name;
+    const stats = this.statsOf(name);
+    let firstPage: { totalCount: number | null; perPage: number | null } | null = null;
+    this.o.onProgress?.({ type: 'item-start', stream: name, scope: item.cursorKey, mode: item.mode });
+    try {
+      const walk = item.mode === 'refresh' ? runRefresh : runWalk;
+      const outcome = await walk(item, {
+        client: this.o.client,
+        loader: this.o.loader!,
+        stats,
+        signal: this.o.signal,
+        onProgress: (event) => {
+          if (event.type === 'page' && firstPage === null)
+            firstPage = { totalCount: event.totalCount, perPage: event.perPage };
+          this.o.onProgress?.(event);
+        },
+        now: () => this.o.client.serverNow(),
+        pageLimit: this.o.execution === 'count' ? 1 : undefined,
+      });
+      this.o.onItem?.(item, firstPage);
+      this.transportRun = 0;
+      await this.heardFrom(item.stream);
+      if (outcome.complete) {
+        this.counts.done += 1;
+        this.o.onProgress?.({ type: 'item-done', stream: name, scope: item.cursorKey, ...outcome });
+      } else this.counts.pending += 1;
+    } catch (err) {
+      await this.failed(item, err);
+    }
+    await this.settled();
+  }
+
+  private async settled(): Promise<void> {
+    if (!this.o.onItemSettled) return;
+    const c = this.o.client.stats().credits;
+    const credits = { list: c.list, other: c.other, token: c.token, total: c.list + c.other + c.token };
+    await this.o.onItemSettled(credits, this.stats).catch(() => undefined);
+  }
+
+  /** Whether the stream is recorded (now or earlier) as not served. */
+  isUnavailable(stream: string): boolean {
+    return this.unavailable.has(stream) && !this.answered.has(stream);
+  }
+
+  /** The stream answered: an earlier "unavailable" no longer holds. */
+  private async heardFrom(stream: ResolvedStream): Promise<void> {
+    if (this.answered.has(stream.name)) return;
+    this.answered.add(stream.name);
+    if (this.unavailable.delete(stream.name)) await this.o.warehouse.clearUnavailable(stream.name);
+    // Scopes refused before the stream answered elsewhere are failures of their own after all.
+    for (const r of this.refused.get(stream.name) ?? []) this.recordFailure(r.item, r.message);
+    this.refused.delete(stream.name);
+  }
+
+  private async failed(item: WorkItem, err: unknown): Promise<void> {
+    switch (classify(err, this.o.signal)) {
+      case 'budget':
+        this.stopReason ??= errorText(err);
+        this.counts.pending += 1;
+        return;
+      case 'credentials':
+        this.fatal ??= err;
+        this.counts.failed += 1;
+        return;
+      case 'stopped':
+        this.counts.pending += 1;
+        return;
+      case 'refused':
+        await this.refusedBy(item, err);
+        return;
+      case 'transport':
+        this.transportRun += 1;
+        this.recordFailure(item, errorText(err), false);
+        if (this.transportRun >= UNREACHABLE_AFTER && !this.unreachable) {
+          this.unreachable = true;
+          this.stopReason ??= `service unreachable: ${shortError(errorText(err))} (${this.transportRun} items in a row)`;
+        }
+        return;
+      default:
+        this.transportRun = 0;
+        this.recordFailure(item, errorText(err));
+    }
+  }
+
+  private recordFailure(item: WorkItem, message: string, hard = true): void {
+    const name = item.stream.name;
+    this.counts.failed += 1;
+    if (hard) this.hardFailure = true;
+    const short = shortError(message);
+    this.failures.push({ stream: name, scope: item.cursorKey, message: short });
+    const stats = this.statsOf(name);
+    // Kept short in the run's row: three examples per stream say what `status` needs to say.
+    if ((stats.errors?.length ?? 0) < 3) stats.errors = [...(stats.errors ?? []), `${item.cursorKey}: ${short}`];
+    this.o.onProgress?.({ type: 'item-failed', stream: name, scope: item.cursorKey, error: `${name}: ${short}` });
+  }
+
+  /** A 404 on the path (or repeated 403s) before any success: the stream is not served here; record it. */
+  private async refusedBy(item: WorkItem, err: unknown): Promise<void> {
+    const name = item.stream.name;
+    const status = err instanceof NotFoundError ? 404 : err instanceof ForbiddenError ? 403 : 0;
+    const message = errorText(err);
+    if (this.answered.has(name)) {
+      this.recordFailure(item, message);
+      return;
+    }
+    const list = this.refused.get(name) ?? [];
+    list.push({ item, status, message });
+    this.refused.set(name, list);
+    this.counts.skipped += 1;
+    const forbidden = list.filter((r) => r.status === 403).length;
+    if (status === 404 || forbidden >= FORBIDDEN_BEFORE_UNAVAILABLE) await this.markUnavailable(item.stream, status);
+  }
+
+  private async markUnavailable(stream: ResolvedStream, status: number): Promise<void> {
+    if (this.unavailable.has(stream.name)) return;
+    const detail = status === 404 ? `${stream.path} answered 404` : `${stream.path} answered 403 on every scope tried`;
+    await this.o.warehouse.markUnavailable({
+      stream: stream.name,
+      path: stream.path,
+      status,
+      detail,
+      runId: this.o.runId,
+    });
+    this.unavailable.set(stream.name, {
+      stream: stream.name,
+      path: stream.path,
+      status,
+      detail,
+      since: null,
+      skipped: 0,
+      recorded: 'now',
+      verified: stream.verified,
+    });
+  }
+
+  /** Streams found or known unavailable, with what fixes each. */
+  unavailableStreams(): UnavailableReport[] {
+    return [...this.unavailable.values()];
+  }
+
+  /** Refusals of streams that never became unavailable (a 403 once, then nothing else tried) are failures. */
+  settle(): void {
+    for (const [name, list] of this.refused) {
+      if (this.unavailable.has(name)) continue;
+      for (const r of list) {
+        this.counts.skipped -= 1;
+        this.recordFailure(r.item, r.message);
+      }
+    }
+    this.refused.clear();
+  }
+
+  /** Failures grouped per stream and cause. */
+  errorLines(): string[] {
+    return groupFailures(this.failures);
+  }
+}
