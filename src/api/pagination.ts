@@ -38,7 +38,8 @@ export function idOf(value: unknown): number | null {
  * is set aside in `quarantined` with the reason, and the walk goes on after the largest valid id: one bad record
  * must not sink its neighbours. Ids going down inside a page would mean the service ignored `sort=id`, so rows
  * could be skipped silently: that throws. A page of items none of which can be keyed is yielded (its records are
- * kept as rejected) and then throws: going on would ask for the same page again.
+ * kept as rejected) and then throws, fully read or not: going on would ask for the same page again, and an answer
+ * of nothing but unusable records says something is wrong with the whole scope.
  */
 export async function* keysetPages<T extends { id: number | string }>(
   list: ListCall<T>,
@@ -51,16 +52,18 @@ export async function* keysetPages<T extends { id: number | string }>(
     const conditions = afterId === undefined ? [...search] : [...search, `id>${afterId}`];
     const answer = await list({ ...rest, search: conditions, sort: 'id', page: 1, perPage });
     const { items, quarantined, lastId } = keyPage(answer.items, afterId, answer.path, malformed);
-    const done = answer.items.length === 0 || answer.meta.pageCount <= 1;
+    const unusable = lastId === null && answer.items.length > 0;
+    // Not done when nothing could be keyed: the consumer asks for more and meets the error below.
+    const done = !unusable && (answer.items.length === 0 || answer.meta.pageCount <= 1);
     yield { ...answer, items, quarantined, lastId: lastId ?? afterId ?? null, done };
-    if (done) return;
-    if (lastId === null) {
+    if (unusable) {
       throw malformed(
         `none of the ${answer.items.length} items has a usable id above ${afterId ?? '-'}: the walk cannot go on (they are kept as rejected)`,
         answer.path,
       );
     }
-    afterId = lastId;
+    if (done) return;
+    afterId = lastId ?? afterId;
   }
 }
 

@@ -188,7 +188,9 @@ export class Executor {
   private async heardFrom(stream: ResolvedStream): Promise<void> {
     if (this.answered.has(stream.name)) return;
     this.answered.add(stream.name);
-    if (this.unavailable.delete(stream.name)) await this.o.warehouse.clearUnavailable(stream.name);
+    // Recorded by an earlier run and retried now (retry hours passed, or a new path): it answers, so clear it.
+    this.unavailable.delete(stream.name);
+    await this.o.warehouse.clearUnavailable(stream.name);
     // Scopes refused before the stream answered elsewhere are failures of their own after all.
     for (const r of this.refused.get(stream.name) ?? []) this.recordFailure(r.item, r.message);
     this.refused.delete(stream.name);
@@ -277,7 +279,7 @@ export class Executor {
 
   /** Streams found or known unavailable, with what fixes each. */
   unavailableStreams(): UnavailableReport[] {
-    return [...this.unavailable.values()];
+    return [...this.unavailable.values()].sort((a, b) => a.stream.localeCompare(b.stream));
   }
 
   /** Refusals of streams that never became unavailable (a 403 once, then nothing else tried) are failures. */

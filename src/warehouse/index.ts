@@ -4,7 +4,7 @@ export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
 export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
-export type { AccountBinding, EventRow, RunRecord, UnavailableStream } from './state.js';
+export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
 export type {
   CursorState,
   CursorWalk,

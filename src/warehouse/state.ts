@@ -314,3 +314,42 @@ export async function holdsData(db: Db): Promise<boolean> {
   const r = await db.query(`SELECT count(*) AS n FROM _evsync.cursors`);
   return Number(r.rows[0]?.n ?? 0) > 0;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// what `status` reports
+
+export async function rejectedCounts(db: Db): Promise<Record<string, number>> {
+  if (!(await tableExists(db, '_evsync', 'rejected'))) return {};
+  const r = await db.query(`SELECT stream, count(*) AS n FROM _evsync.rejected GROUP BY stream ORDER BY stream`);
+  return Object.fromEntries(r.rows.map((row) => [String(row.stream), Number(row.n)]));
+}
+
+export interface LedgerRecord {
+  runId: string;
+  recordedAt: string;
+  limit: number | null;
+  remaining: number | null;
+  resetAt: string | null;
+  spent: number | null;
+}
+
+/** The credit ledger as the last run left it. */
+export async function lastLedger(db: Db): Promise<LedgerRecord | null> {
+  if (!(await tableExists(db, '_evsync', 'credits'))) return null;
+  const r = await db.query(
+    `SELECT run_id, CAST(recorded_at AS VARCHAR) AS recorded_at, credit_limit, remaining,
+            CAST(reset_at AS VARCHAR) AS reset_at, spent
+       FROM _evsync.credits ORDER BY recorded_at DESC LIMIT 1`,
+  );
+  const l = r.rows[0];
+  return l
+    ? {
+        runId: String(l.run_id),
+        recordedAt: String(l.recorded_at),
+        limit: num(l.credit_limit),
+        remaining: num(l.remaining),
+        resetAt: str(l.reset_at),
+        spent: num(l.spent),
+      }
+    : null;
+}

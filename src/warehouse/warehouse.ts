@@ -310,6 +310,16 @@ export class Warehouse {
     return this.db.exclusive(() => state.bindAccount(this.db, binding));
   }
 
+  /** Rejected records per stream. */
+  rejectedCounts(): Promise<Record<string, number>> {
+    return this.db.exclusive(() => state.rejectedCounts(this.db));
+  }
+
+  /** The credit ledger as the last run left it. */
+  lastLedger(): Promise<state.LedgerRecord | null> {
+    return this.db.exclusive(() => state.lastLedger(this.db));
+  }
+
   /** Whether any sync has written state here yet. */
   holdsData(): Promise<boolean> {
     return this.db.exclusive(() => state.holdsData(this.db));

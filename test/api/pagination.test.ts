@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/client.js';
-import { MalformedResponseError } from '../../src/api/index.js';
 import { listQueryPairs, toQueryString } from '../../src/api/query.js';
 import { envelope, type FakeRequest, fakeService, makeClient, queryOf, withToken } from './helpers.js';
 

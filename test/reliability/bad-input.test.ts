@@ -8,8 +8,6 @@
  *   sync does not crash, other items load, and that scope's cursor does not move past data it did not load.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResolvedStream } from '../../connectors/types.js';
@@ -20,6 +18,7 @@ import { runSync } from '../../src/sync/index.js';
 import { PageLoader } from '../../src/sync/page-loader.js';
 import type { CursorState } from '../../src/warehouse/index.js';
 import { canon, type Harness, resolvedFromTruth, startHarness } from '../helpers/harness.js';
+import { startProxy } from '../helpers/proxy.js';
 import { expectEqualToSource, FULL } from '../helpers/reliability.js';
 
 const RUNS = FULL ? 300 : 25;
@@ -276,47 +275,6 @@ describe('a lone UTF-16 surrogate in a record', () => {
   });
 });
 
-/** A proxy in front of the simulator that can rewrite the bodies of chosen answers. */
-async function startProxy(
-  target: string,
-  rewrite: (path: string, body: string) => string | null,
-): Promise<{ baseUrl: string; server: Server }> {
-  const upstream = new URL(target);
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const out = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
-        },
-        (answer) => {
-          const parts: Buffer[] = [];
-          answer.on('data', (c: Buffer) => parts.push(c));
-          answer.on('end', () => {
-            const text = Buffer.concat(parts).toString('utf8');
-            const replaced = answer.statusCode === 200 ? rewrite(req.url ?? '', text) : null;
-            const body = replaced ?? text;
-            const headers = { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) };
-            delete headers['transfer-encoding'];
-            res.writeHead(answer.statusCode ?? 502, headers);
-            res.end(body);
-          });
-        },
-      );
-      out.on('error', () => res.destroy());
-      out.end(Buffer.concat(chunks));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { baseUrl: `http://127.0.0.1:${port}${upstream.pathname}`, server };
-}
-
 /** Envelopes the client must refuse: wrong shapes, wrong types, items that break the keyset order. */
 const brokenEnvelope = fc.oneof(
   fc.constant('[]'),
@@ -341,9 +299,10 @@ describe('broken envelopes through the engine', () => {
       fc.asyncProperty(brokenEnvelope, async (envelope) => {
         const harness = await startHarness({ seed: 7 });
         let corrupt = true;
-        const proxy = await startProxy(harness.sim.baseUrl, (path, body) =>
-          corrupt && path.includes('/registrants?') && path.includes(`event_id=${target}&`) ? envelope : body,
-        );
+        const proxy = await startProxy(harness.sim.baseUrl, {
+          rewrite: (path, body) =>
+            corrupt && path.includes('/registrants?') && path.includes(`event_id=${target}&`) ? envelope : body,
+        });
         const account = harness.sim.accounts[0]!;
         const client = new ApiClient({
           baseUrl: proxy.baseUrl,
@@ -385,10 +344,7 @@ describe('broken envelopes through the engine', () => {
           await expectEqualToSource(harness.sim, harness.warehouse, ['registrants']);
         } finally {
           await client.close();
-          await new Promise<void>((resolve) => {
-            proxy.server.close(() => resolve());
-            proxy.server.closeAllConnections();
-          });
+          await proxy.close();
           await harness.close();
         }
       }),

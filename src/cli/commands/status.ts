@@ -4,11 +4,11 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { CursorState, Warehouse } from '../../warehouse/index.js';
+import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, openWarehouse } from '../context.js';
 import { ExitCode } from '../errors.js';
 import { positiveInt } from '../options.js';
-import { formatAge, formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
+import { formatAge, formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
 
 interface StatusFlags {
   runs?: number;
@@ -39,15 +39,10 @@ export interface StatusReport {
   runs: RunInfo[];
   cursors: CursorInfo[];
   rejected: { total: number; byStream: Record<string, number> };
+  /** Streams the service does not serve here, with the config key that fixes each. */
+  unavailable: (UnavailableStream & { fix: string })[];
   /** The ledger as the last run left it. */
-  ledger: {
-    runId: string;
-    recordedAt: string;
-    limit: number | null;
-    remaining: number | null;
-    resetAt: string | null;
-    spent: number | null;
-  } | null;
+  ledger: LedgerRecord | null;
   tables: Record<string, number>;
 }
 
@@ -58,21 +53,19 @@ export function epochOf(value: unknown): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
-const num = (v: unknown): number | null => (v === null || v === undefined || v === '' ? null : Number(v));
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-
-function parseJson(v: unknown): unknown {
-  if (typeof v !== 'string') return v ?? null;
+/** A run a killed process left 'running' (its PID is gone): shown as interrupted, as the next run will record it. */
+function liveStatus(run: RunRecord): string {
+  if (run.status !== 'running' || run.pid === null || run.pid === process.pid) return run.status;
   try {
-    return JSON.parse(v);
+    process.kill(run.pid, 0);
+    return run.status;
   } catch {
-    return null;
+    return 'interrupted';
   }
 }
 
-function runOf(row: Row): RunInfo {
-  const credits = parseJson(row.credits) as Record<string, number> | null;
-  const streams = (parseJson(row.streams) ?? {}) as Record<string, Partial<RunInfo['rows']>>;
+function runOf(run: RunRecord): RunInfo {
+  const streams = (run.streams ?? {}) as Record<string, Partial<RunInfo['rows']>>;
   const rows = { inserted: 0, updated: 0, deleted: 0, rejected: 0 };
   for (const s of Object.values(streams)) {
     rows.inserted += s.inserted ?? 0;
@@ -80,22 +73,23 @@ function runOf(row: Row): RunInfo {
     rows.deleted += s.deleted ?? 0;
     rows.rejected += s.rejected ?? 0;
   }
-  const started = epochOf(row.started_at);
-  const finished = epochOf(row.finished_at);
+  const started = epochOf(run.startedAt);
+  const finished = epochOf(run.finishedAt);
+  const credits = run.credits;
   const total = credits
-    ? (credits.total ?? Object.entries(credits).reduce((n, [k, v]) => (k === 'total' ? n : n + (Number(v) || 0)), 0))
+    ? (credits.total ?? Object.entries(credits).reduce((n, [k, v]) => (k === 'total' ? n : n + v), 0))
     : null;
   return {
-    runId: String(row.run_id),
-    kind: String(row.kind),
-    status: String(row.status),
-    startedAt: str(row.started_at),
-    finishedAt: str(row.finished_at),
+    runId: run.runId,
+    kind: run.kind,
+    status: liveStatus(run),
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
     durationMs: started !== null && finished !== null ? finished - started : null,
     credits: total,
-    requests: num(row.requests),
+    requests: run.requests,
     rows,
-    error: str(row.error),
+    error: run.error,
   };
 }
 
@@ -105,41 +99,24 @@ export async function collectStatus(
   limit: number,
   nowMs = Date.now(),
 ): Promise<StatusReport> {
-  const runs = await w.query(
-    `SELECT run_id, kind, status, CAST(started_at AS VARCHAR) AS started_at, CAST(finished_at AS VARCHAR) AS finished_at,
-            CAST(credits AS VARCHAR) AS credits, requests, CAST(streams AS VARCHAR) AS streams, error
-       FROM _evsync.runs ORDER BY started_at DESC LIMIT ?`,
-    [Math.floor(limit)],
-  );
+  const runs = await w.recentRuns({ limit: Math.floor(limit) });
   const cursors = (await w.listCursors()).map((c) => {
     const at = epochOf(c.updatedAt);
     return { ...c, ageSeconds: at === null ? null : Math.max(0, Math.round((nowMs - at) / 1000)) };
   });
-  const rejected = await w.query(`SELECT stream, count(*) AS n FROM _evsync.rejected GROUP BY stream ORDER BY stream`);
-  const byStream: Record<string, number> = {};
-  for (const r of rejected.rows) byStream[String(r.stream)] = Number(r.n);
-  const ledger = await w.query(
-    `SELECT run_id, CAST(recorded_at AS VARCHAR) AS recorded_at, credit_limit, remaining,
-            CAST(reset_at AS VARCHAR) AS reset_at, spent
-       FROM _evsync.credits ORDER BY recorded_at DESC LIMIT 1`,
-  );
-  const l = ledger.rows[0];
+  const byStream = await w.rejectedCounts();
+  const unavailable = (await w.listUnavailable()).map((u) => ({
+    ...u,
+    fix: `streams.${u.stream}.path in evsync.config.json`,
+  }));
   return {
     db,
     exists: true,
-    runs: runs.rows.map(runOf),
+    runs: runs.map(runOf),
     cursors,
     rejected: { total: Object.values(byStream).reduce((a, b) => a + b, 0), byStream },
-    ledger: l
-      ? {
-          runId: String(l.run_id),
-          recordedAt: String(l.recorded_at),
-          limit: num(l.credit_limit),
-          remaining: num(l.remaining),
-          resetAt: str(l.reset_at),
-          spent: num(l.spent),
-        }
-      : null,
+    unavailable,
+    ledger: await w.lastLedger(),
     tables: await w.tableCounts(),
   };
 }
@@ -227,6 +204,24 @@ function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
         : ''
     }`,
   );
+  if (report.unavailable.length) {
+    parts.push(
+      `${s.bold('Unavailable streams')} (not served by the service here; skipped without a call until retried):`,
+    );
+    parts.push(
+      formatTable(
+        ['stream', 'path', 'status', 'since (UTC)', 'last tried (UTC)', 'fix'],
+        report.unavailable.map((u) => ({
+          stream: u.stream,
+          path: u.path,
+          status: u.status,
+          'since (UTC)': u.firstSeenAt,
+          'last tried (UTC)': u.lastSeenAt,
+          fix: u.fix,
+        })),
+      ),
+    );
+  }
   const l = report.ledger;
   if (l) {
     parts.push(
@@ -244,6 +239,7 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
       runs: [],
       cursors: [],
       rejected: { total: 0, byStream: {} },
+      unavailable: [],
       ledger: null,
       tables: {},
     };

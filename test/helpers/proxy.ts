@@ -1,0 +1,74 @@
+/**
+ * A real HTTP proxy on loopback in front of the simulator, for answers the simulator (faithful to the spec) never
+ * gives: a path the account does not serve (404), a body rewritten with odd records. It counts what it refused, so
+ * a test can count the credits a refused path cost.
+ */
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Proxy {
+  baseUrl: string;
+  server: Server;
+  /** Requests answered 404 by the proxy itself, per path (without the query). */
+  refused: Map<string, number>;
+  close(): Promise<void>;
+}
+
+export interface ProxyRules {
+  /** Paths (below the base, e.g. `/event-questions`) answered 404 as a service that does not serve them would. */
+  notFound?: (path: string) => boolean;
+  /** A new body for a 200 answer (given the request path with its query, and the body), or null to pass it on. */
+  rewrite?: (pathAndQuery: string, body: string) => string | null;
+}
+
+const NOT_FOUND = JSON.stringify({ name: 'Not Found', message: 'Page not found.', code: 0, status: 404 });
+
+export async function startProxy(target: string, rules: ProxyRules): Promise<Proxy> {
+  const upstream = new URL(target);
+  const base = upstream.pathname.replace(/\/$/, '');
+  const refused = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const url = req.url ?? '';
+    const path = url.split('?')[0]!.slice(base.length);
+    if (rules.notFound?.(path)) {
+      refused.set(path, (refused.get(path) ?? 0) + 1);
+      res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(NOT_FOUND) });
+      res.end(NOT_FOUND);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const out = request(
+        { host: upstream.hostname, port: upstream.port, path: url, method: req.method, headers: req.headers },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (c: Buffer) => parts.push(c));
+          answer.on('end', () => {
+            const text = Buffer.concat(parts).toString('utf8');
+            const replaced = answer.statusCode === 200 ? (rules.rewrite?.(url.slice(base.length), text) ?? null) : null;
+            const body = replaced ?? text;
+            const headers = { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) };
+            delete headers['transfer-encoding'];
+            res.writeHead(answer.statusCode ?? 502, headers);
+            res.end(body);
+          });
+        },
+      );
+      out.on('error', () => res.destroy());
+      out.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}${upstream.pathname}`,
+    server,
+    refused,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
