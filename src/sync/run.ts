@@ -252,7 +252,7 @@ async function accountPhase(run: Run): Promise<void> {
       const stream = await resolve(run, def, customs?.get(ACCOUNT_SCOPE.key) ?? []);
       keep(run, planItem(stream, ACCOUNT_SCOPE, ctx), items);
     }
-    if (!run.exec.stopping) await run.exec.execute(items);
+    await run.exec.execute(items);
   }
 }
 
@@ -291,7 +291,7 @@ async function dependentPhase(run: Run, events: readonly EventInfo[]): Promise<v
       }
     }
   }
-  if (!run.exec.stopping) await run.exec.execute(items);
+  await run.exec.execute(items);
 }
 
 /** The event-scoped streams, live and upcoming events first; refreshes through a parent after the parent. */
@@ -310,8 +310,8 @@ async function eventPhase(run: Run, events: readonly EventInfo[]): Promise<void>
       keep(run, planItem(stream, scope, ctx, { event: e, customFieldNames: fields?.map((f) => f.name) }), items);
     }
   }
-  if (!run.exec.stopping) await run.exec.execute(items.filter((i) => i.mode !== 'refresh'));
-  if (!run.exec.stopping) await run.exec.execute(items.filter((i) => i.mode === 'refresh'));
+  await run.exec.execute(items.filter((i) => i.mode !== 'refresh'));
+  await run.exec.execute(items.filter((i) => i.mode === 'refresh'));
 }
 
 /** Delete sweeps of cursor streams, last, with what credits are left (or all of them with `--deletes`). */

@@ -267,7 +267,7 @@ export async function recordRejected(
      SELECT DISTINCT ?, ?, ?, CAST(p->>0 AS JSON), p->>1, CAST(? AS TIMESTAMP)
        FROM (SELECT unnest(CAST(CAST(? AS JSON) AS JSON[])) AS p) AS page
       WHERE NOT EXISTS (SELECT 1 FROM _evsync.rejected r WHERE r.stream = ? AND r.scope IS NOT DISTINCT FROM ?
-                          AND r.reason = page.p->>1 AND CAST(r.raw AS VARCHAR) = CAST(CAST(page.p->>0 AS JSON) AS VARCHAR))`,
+                          AND r.reason = (page.p->>1) AND CAST(r.raw AS VARCHAR) = CAST(CAST(page.p->>0 AS JSON) AS VARCHAR))`,
     [runId, stream, scope, at, payload, stream, scope],
   );
 }
