@@ -2,7 +2,14 @@ import type { ApiClient } from '../api/index.js';
 import type { Warehouse } from '../warehouse/index.js';
 import { LIST_CALL_CREDITS } from './plan.js';
 import { syncEngine } from './run.js';
-import type { SyncMode, SyncOptions } from './types.js';
+import { resolveSelection } from './selection.js';
+
+/** Whether the selection has streams scoped by event (which need the events to be priced). */
+function selectsEventScoped(spec: string): boolean {
+  const s = resolveSelection(spec, { customFields: true });
+  return s.dependentPhase.length + s.eventPhase.length > 0;
+}
+import type { SyncMode, SyncOptions, SyncResult } from './types.js';
 
 export interface PlanReport {
   mode: SyncMode;
@@ -18,7 +25,15 @@ export interface PlanReport {
   /** Credits spent by the plan itself (token and counting calls; their rows are kept, not wasted). */
   spentCredits: number;
   events: number;
-  /** Event-scoped streams cannot be priced before `events` has been synced once (without --count). */
+  /**
+   * False when part of the work could not be priced: event-scoped streams before `events` was ever synced (without
+   * --count there is no call to learn the events). The totals are then a lower bound.
+   */
+  complete: boolean;
+  /** With --count: the run the counting was recorded as; the sync or backfill it priced resumes it. */
+  countRunId: string | null;
+  /** Streams the service does not serve here (recorded by earlier runs, or found while counting). */
+  unavailable: SyncResult['unavailable'];
   warnings: string[];
 }
 
@@ -26,9 +41,11 @@ export interface PlanReport {
 const TYPICAL_CALL_SECONDS = 0.25;
 
 /**
- * What a sync would do and cost. Without `count` it spends nothing: items are priced from the page counts the last
- * complete walks took (one page when unknown). With `count` it reads page 1 of every item (the call the sync would
- * make first anyway), keeps those rows with their checkpoint, and prices the rest from the answers' counts.
+ * What a sync would do and cost. Without `count` it spends nothing and writes nothing: items are priced from the
+ * page counts the last complete walks took (one page when unknown). With `count` it reads page 1 of every item (the
+ * call the sync would make first anyway), keeps those rows with their checkpoints in a run of the priced kind left
+ * partial, so the sync or backfill that follows resumes it and buys none of those pages again; the rest is priced
+ * from the answers' counts.
  */
 export async function planSync(
   client: ApiClient,
@@ -43,7 +60,7 @@ export async function planSync(
       const entry = streams[item.stream.name] ?? { items: 0, calls: 0, credits: 0 };
       streams[item.stream.name] = entry;
       entry.items += 1;
-      if (item.scope.key.startsWith('event:')) scopes.add(item.scope.key);
+      if (item.scope.column === 'event_id') scopes.add(item.scope.key);
       let calls = item.price / LIST_CALL_CREDITS;
       if (firstPage?.totalCount != null) {
         const perPage = Math.max(1, firstPage.perPage ?? item.stream.maxPerPage);
@@ -64,10 +81,13 @@ export async function planSync(
   const waitWindows = Math.ceil(beyond / Math.max(1, ledger.limit));
   const concurrency = Math.max(1, options.concurrency ?? 2);
   const estimatedSeconds = Math.round(waitWindows * windowSeconds + (totalCalls * TYPICAL_CALL_SECONDS) / concurrency);
-  const warnings: string[] = [];
-  const eventScoped = Object.keys(streams).some((name) => name !== 'events' && scopes.size === 0);
-  if (!options.count && eventScoped && scopes.size === 0)
-    warnings.push('no events are known yet: event-scoped streams are not priced (run `evsync plan --count` or a sync)');
+  const warnings = [...result.warnings];
+  const needsEvents = options.streams === undefined || selectsEventScoped(options.streams);
+  const complete = options.count === true || scopes.size > 0 || !needsEvents;
+  if (!complete)
+    warnings.push(
+      'no events are known yet: event-scoped streams are not priced, so the totals are a lower bound (`evsync plan --count` reads the events and prices everything)',
+    );
   return {
     mode: options.mode,
     counted: options.count === true,
@@ -78,6 +98,9 @@ export async function planSync(
     estimatedSeconds,
     spentCredits: result.credits.total,
     events: scopes.size,
+    complete,
+    countRunId: options.count ? result.runId : null,
+    unavailable: result.unavailable,
     warnings,
   };
 }

@@ -3,6 +3,7 @@
  * (priced from the last runs' page counts); with --count it reads page 1 of every item (the call the sync would
  * make first anyway: its rows are kept) and says how many credits that took.
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { PlanReport } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
@@ -26,13 +27,17 @@ export function renderPlan(report: PlanReport): string {
     credits: s.credits,
   }));
   const table = rows.length > 0 ? formatTable(['stream', 'items', 'calls', 'credits'], rows) : '(nothing to do)\n';
+  const atLeast = report.complete ? '' : 'at least ';
   const lines = [
-    `${report.mode}: ${formatNumber(report.totalCalls)} list calls, ${formatNumber(report.totalCredits)} credits, ${report.events} events in scope`,
+    `${report.mode}: ${atLeast}${formatNumber(report.totalCalls)} list calls, ${atLeast}${formatNumber(report.totalCredits)} credits, ${report.complete ? report.events : 'unknown'} events in scope`,
     `needs ${report.windows} rate-limit window(s); estimated ${formatDuration(report.estimatedSeconds * 1000)} at the configured budget`,
     report.counted
-      ? `counting spent ${formatNumber(report.spentCredits)} credits (page 1 of each item; those rows are kept)`
-      : `spent ${formatNumber(report.spentCredits)} credits (priced from earlier runs; --count reads page 1 of each item for exact counts)`,
+      ? `counting spent ${formatNumber(report.spentCredits)} credits (page 1 of each item): those pages are kept, and the next \`evsync ${report.mode === 'backfill' ? 'backfill' : 'sync'}\` resumes from them and spends the figure above`
+      : `spent nothing (priced from earlier runs; --count reads page 1 of each item for exact counts)`,
   ];
+  for (const u of report.unavailable) {
+    lines.push(`${u.stream} is unavailable (${u.detail ?? u.status}): not priced; ${u.hint ?? ''}`.trimEnd());
+  }
   return `${table}${lines.join('\n')}\n`;
 }
 
@@ -42,7 +47,13 @@ async function plan(ctx: Ctx, flags: PlanFlags): Promise<number> {
   const client = await createClient(ctx, conn, flags);
   let warehouse: Warehouse | null = null;
   try {
-    warehouse = await openWarehouse(ctx);
+    // Pricing without --count writes nothing: the warehouse is opened read-only (an empty in-memory one when the
+    // file does not exist yet), so plan works on a read-only filesystem and never creates a file.
+    warehouse = flags.count
+      ? await openWarehouse(ctx)
+      : existsSync(ctx.config.db)
+        ? await openWarehouse(ctx, { readOnly: true })
+        : await (await import('../../warehouse/index.js')).Warehouse.open(':memory:');
     const { planSync } = await import('../../sync/index.js');
     if (flags.count) ctx.log.info('counting: one page-1 call (10 credits) per item…');
     const report = await planSync(client, warehouse, { ...options, count: flags.count === true });
