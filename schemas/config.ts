@@ -6,6 +6,7 @@
  * Secrets are never read from this file (it gets committed and copied): the client secret and the pre-encoded
  * credentials come from the environment only, and the CLI refuses a file that holds one.
  */
+import { validateCronExpression } from 'cron';
 import { z } from 'zod';
 
 const positiveInt = (what = 'a positive integer') => {
@@ -110,11 +111,18 @@ export const configSchema = z.strictObject({
   sweepEveryHours: nonNegativeNumber().optional(),
   pastEventDays: nonNegativeNumber().optional(),
   pastEventPollHours: nonNegativeNumber().optional(),
+  /** A stream recorded as not served is tried again after this many hours (default 24). */
+  unavailableRetryHours: nonNegativeNumber().optional(),
   streams: z.record(z.string(), streamOverrideSchema, { error: 'expected an object of stream names' }).optional(),
   schedule: z
     .strictObject(
       {
-        cron: z.string({ error: 'expected a cron expression' }).min(1).optional(),
+        // Validated here, for every command that reads the file, not only when `schedule` starts.
+        cron: z
+          .string({ error: 'expected a cron expression' })
+          .min(1)
+          .refine((v) => validateCronExpression(v).valid, { error: 'expected a valid cron expression' })
+          .optional(),
         tz: timeZone.optional(),
       },
       { error: 'expected an object' },

@@ -9,6 +9,7 @@ function selectsEventScoped(spec: string): boolean {
   const s = resolveSelection(spec, { customFields: true });
   return s.dependentPhase.length + s.eventPhase.length > 0;
 }
+
 import type { SyncMode, SyncOptions, SyncResult } from './types.js';
 
 export interface PlanReport {

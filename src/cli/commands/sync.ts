@@ -42,6 +42,7 @@ export function syncOptionsFrom(
   if (v.sweepEveryHours !== undefined) o.sweepEveryHours = v.sweepEveryHours;
   if (v.pastEventDays !== undefined) o.pastEventDays = v.pastEventDays;
   if (v.pastEventPollHours !== undefined) o.pastEventPollHours = v.pastEventPollHours;
+  if (v.unavailableRetryHours !== undefined) o.unavailableRetryHours = v.unavailableRetryHours;
   if (v.streams) o.overrides = v.streams;
   return o;
 }
@@ -146,6 +147,10 @@ export function statusLine(result: SyncResult): string {
     .join(' · ');
 }
 
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 export function exitCodeOf(result: SyncResult): number {
   return result.status === 'done' ? ExitCode.Done : result.status === 'partial' ? ExitCode.Partial : ExitCode.Failure;
 }
@@ -188,7 +193,17 @@ export function commandLine(argv: readonly string[]): string {
   return ['evsync', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
 }
 
+/** Scripts reading --json get a JSON answer however the command ends (the message also goes to stderr). */
 async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
+  try {
+    return await syncCommandBody(ctx, flags, mode, name);
+  } catch (err) {
+    if (ctx.json) ctx.out.write(`${toJson({ status: 'failed', error: errorText(err) }, 2)}\n`);
+    throw err;
+  }
+}
+
+async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, mode);
   const client = await createClient(ctx, conn, flags);
