@@ -78,7 +78,7 @@ export async function syncEngine(
   const selection = resolveSelection(o.streams, { customFields: o.customFields !== false });
   const dry = engine.execution === 'dry';
   const started = new Date();
-  if (!dry) await client.ensureToken();
+  if (!dry) await client.ensureToken({ signal: o.signal });
   await checkAccount(client, warehouse, dry);
   const run = await openRun(client, warehouse, o, engine, selection);
   try {

@@ -111,6 +111,25 @@ describe('a stop during a rate-limit wait', () => {
   });
 });
 
+describe('a stop while a call is slow to answer', () => {
+  it('aborts the call in flight: the run ends at once with its checkpoints, not when the answer comes', async () => {
+    // Every answer after the token takes two minutes (longer than the test's own time limit).
+    const h = await harness({ faults: { slowRate: 1, slowMs: 120_000 } });
+    const client = h.client({ timeouts: { headersMs: 300_000, bodyMs: 300_000 } });
+    const stop = new AbortController();
+    const running = runSync(client, h.warehouse, { ...BACKFILL, signal: stop.signal });
+    // The service has the first list call in hand (charged, answer held back): stop now, mid-call.
+    while (h.sim.counters().listCalls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    stop.abort(new Error('SIGTERM'));
+    const result = await running;
+    expect(result.status).toBe('partial');
+    expect(result.reason).toBe('stop requested');
+    expect(result.items.failed).toBe(0);
+    const [run] = await h.warehouse.recentRuns({ limit: 1 });
+    expect(run?.status).toBe('partial');
+  });
+});
+
 describe('one warehouse, one account', () => {
   it('a run with another account is refused (exit 2) and leaves the warehouse as it was', async () => {
     const h = await harness();
