@@ -1,7 +1,7 @@
 /**
  * evsync as a library: the same operations as the CLI, typed. Talk to the service (ApiClient), keep the warehouse
- * (Warehouse), sync within the credit budget (runSync, planSync), pick streams from the catalogue, and run the
- * embedded simulator for tests and demos.
+ * (Warehouse), sync within the credit budget (runSync, planSync), pick streams from the catalogue. Importing it
+ * loads neither the command line (commander) nor the simulator: that one is `evsync/simulator`.
  *
  * @example
  *   import { ApiClient, Warehouse, runSync } from 'evsync';
@@ -23,21 +23,7 @@ export {
 } from '../connectors/index.js';
 export { configSchema, type EvsyncConfig } from '../schemas/config.js';
 export * from './api/index.js';
-export type {
-  CliIo,
-  OutStream,
-} from './cli/output/io.js';
-export { buildProgram, main } from './cli/program.js';
-export {
-  type CallCounters,
-  type FaultSpec,
-  type MutationSummary,
-  type Simulator,
-  type SimulatorAccount,
-  type SimulatorOptions,
-  type SimulatorSize,
-  startSimulator,
-} from './simulator/index.js';
+export { AccountMismatchError, SyncUsageError } from './sync/errors.js';
 export {
   formatTimestamp,
   type PlanReport,
@@ -48,6 +34,7 @@ export {
   type SyncMode,
   type SyncOptions,
   type SyncResult,
+  type UnavailableReport,
   type WalkMode,
 } from './sync/index.js';
 export {

@@ -1,4 +1,12 @@
 export { formatTimestamp } from './clock.js';
 export { type PlanReport, planSync } from './plan-report.js';
 export { runSync } from './run.js';
-export type { ProgressEvent, StreamStats, SyncMode, SyncOptions, SyncResult, WalkMode } from './types.js';
+export type {
+  ProgressEvent,
+  StreamStats,
+  SyncMode,
+  SyncOptions,
+  SyncResult,
+  UnavailableReport,
+  WalkMode,
+} from './types.js';
