@@ -9,10 +9,7 @@ export const registrants = defineStream({
   name: 'registrants',
   path: '/registrants',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: 'updated_at',
-  maxPerPage: 1000,
   fields: {
     id: 'bigint',
     event_id: 'bigint',
@@ -84,8 +81,6 @@ export const registrantTypes = defineStream({
   name: 'registrant_types',
   path: '/reg-types',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: 'updated_at',
   maxPerPage: 200,
   fields: {
@@ -109,10 +104,7 @@ export const packages = defineStream({
   name: 'packages',
   path: '/packages',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: 'updated_at',
-  maxPerPage: 1000,
   // Only the default set (id, name, capacity) is documented; the rest is the minimum the cursor needs.
   fields: {
     id: 'bigint',
@@ -130,8 +122,6 @@ export const discountCodes = defineStream({
   name: 'discount_codes',
   path: '/discounts',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: 'updated_at',
   maxPerPage: 200,
   fields: {
@@ -166,10 +156,7 @@ export const transactions = defineStream({
   name: 'transactions',
   path: '/transactions',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: 'updated_at',
-  maxPerPage: 1000,
   fields: {
     id: 'bigint',
     registrant_id: 'bigint',
@@ -202,10 +189,7 @@ export const registrantLineItems = defineStream({
   name: 'registrant_line_items',
   path: '/registrant-line-items',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: null,
-  maxPerPage: 1000,
   fields: {
     id: 'bigint',
     registrant_id: 'bigint',
@@ -233,10 +217,7 @@ export const registrantLineItemAudits = defineStream({
   name: 'registrant_line_item_audits',
   path: '/registrant-line-item-audits',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: null,
-  maxPerPage: 1000,
   fields: { id: 'bigint', registrant_id: 'bigint', created_at: 'timestamp' },
   verified: false,
   description: 'Change history of registrant line items (fields undocumented)',
@@ -246,10 +227,7 @@ export const registrantGroups = defineStream({
   name: 'registrant_groups',
   path: '/registrant-groups',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: null,
-  maxPerPage: 1000,
   fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
   verified: false,
   description: 'Registrant groups of an event (fields undocumented)',
@@ -263,7 +241,6 @@ export const registrationAudit = defineStream({
   // Audit records have no id: a change is identified by who, what kind, and when.
   key: ['registrant_id', 'type', 'updated_at'],
   cursor: 'updated_at',
-  maxPerPage: 1000,
   fields: {
     registrant_id: 'bigint',
     group_id: 'bigint',

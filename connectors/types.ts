@@ -76,8 +76,21 @@ export interface StreamDefinition {
   readonly description: string;
 }
 
-export function defineStream<const T extends StreamDefinition>(definition: T): T {
-  return definition;
+/**
+ * What most streams share, declared once: a list endpoint walked by keyset over `id`, with the documented page cap
+ * of 1000. A definition states only where it differs.
+ */
+export const STREAM_DEFAULTS = { kind: 'list', key: ['id'], maxPerPage: 1000 } as const satisfies Pick<
+  StreamDefinition,
+  'kind' | 'key' | 'maxPerPage'
+>;
+
+/** A definition as written in the catalogue: the defaults may be left out. */
+export type StreamInput = Omit<StreamDefinition, keyof typeof STREAM_DEFAULTS> &
+  Partial<Pick<StreamDefinition, keyof typeof STREAM_DEFAULTS>>;
+
+export function defineStream<const T extends StreamInput>(definition: T): T & StreamDefinition {
+  return { ...STREAM_DEFAULTS, ...definition };
 }
 
 /** A custom field discovered from a definitions stream (`c_<id>` columns). */
