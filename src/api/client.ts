@@ -12,9 +12,18 @@ import {
   MalformedResponseError,
   NetworkError,
   type RateLimitedError,
+  ResponseTooLargeError,
   TimeoutError,
 } from './errors.js';
-import { type Exchange, ExchangeTimeout, errorCode, exchange, failedBeforeSending, header } from './http.js';
+import {
+  BodyTooLarge,
+  type Exchange,
+  ExchangeTimeout,
+  errorCode,
+  exchange,
+  failedBeforeSending,
+  header,
+} from './http.js';
 import { type CreditKind, CreditLedger, costOf } from './ledger.js';
 import { keysetPages, offsetPages } from './pagination.js';
 import { type ListQuery, listQueryPairs, toQueryString } from './query.js';
@@ -42,6 +51,8 @@ const DEFAULTS = {
   maxDelayMs: 10_000,
   tokenRefreshMarginMs: 60_000,
   userAgent: 'evsync',
+  /** Far above the largest real page (1000 full registrants with custom fields are ~1.5 MB). */
+  maxResponseBytes: 64 * 1_048_576,
 };
 
 /** 5xx statuses worth another try for a GET or the token call. */
@@ -134,6 +145,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
   private readonly maxWaitMs: number;
   private readonly headersMs: number;
   private readonly bodyMs: number;
+  private readonly maxResponseBytes: number;
   private readonly attempts: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -156,6 +168,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     if (!(this.maxWaitMs >= 0)) throw new ApiUsageError(`maxWaitMs must be >= 0, got ${options.maxWaitMs}`);
     this.headersMs = positive('timeouts.headersMs', options.timeouts?.headersMs, DEFAULTS.headersMs);
     this.bodyMs = positive('timeouts.bodyMs', options.timeouts?.bodyMs, DEFAULTS.bodyMs);
+    this.maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULTS.maxResponseBytes);
     this.attempts = Math.floor(positive('retry.attempts', options.retry?.attempts, DEFAULTS.attempts));
     this.baseDelayMs = options.retry?.baseDelayMs ?? DEFAULTS.baseDelayMs;
     this.maxDelayMs = options.retry?.maxDelayMs ?? DEFAULTS.maxDelayMs;
@@ -419,12 +432,22 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
           body: spec.body,
           headersMs: this.headersMs,
           bodyMs: this.bodyMs,
+          maxBytes: this.maxResponseBytes,
           signal: spec.signal,
         });
       } catch (err) {
         if (spec.signal?.aborted) {
           this.ledger.release(reservation);
           throw spec.signal.reason;
+        }
+        if (err instanceof BodyTooLarge) {
+          // It reached the service (and was charged); asking again would bring the same answer.
+          this.ledger.settle(reservation, {}, Date.now());
+          const mb = Math.round(err.limit / 1_048_576);
+          throw new ResponseTooLargeError(
+            `${spec.method} ${spec.path}: the answer is larger than ${mb} MB, refused (maxResponseBytes)`,
+            { method: spec.method, path: spec.path, status: err.status },
+          );
         }
         if (err instanceof EvsyncApiError || (!(err instanceof ExchangeTimeout) && !isTransportError(err))) {
           this.ledger.release(reservation);

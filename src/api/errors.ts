@@ -109,6 +109,9 @@ export class MalformedResponseError extends EvsyncApiError {
   }
 }
 
+/** An answer larger than `maxResponseBytes`, refused while it streamed in (not retried: it would be as large). */
+export class ResponseTooLargeError extends EvsyncApiError {}
+
 /** No answer: connection refused or reset, DNS, TLS, a body cut short; after the retries. */
 export class NetworkError extends EvsyncApiError {}
 

@@ -9,6 +9,8 @@ export interface ExchangeRequest {
   body?: string | undefined;
   headersMs: number;
   bodyMs: number;
+  /** Answers larger than this are refused while they stream in, before they are held in memory whole. */
+  maxBytes: number;
   signal?: AbortSignal | undefined;
 }
 
@@ -26,6 +28,32 @@ export class ExchangeTimeout extends Error {
     super(`no ${phase === 'headers' ? 'response headers' : 'complete body'} in time`);
     this.name = 'ExchangeTimeout';
   }
+}
+
+/** The answer was larger than the caller's limit (by its Content-Length, or while it streamed in). */
+export class BodyTooLarge extends Error {
+  constructor(
+    readonly limit: number,
+    readonly status: number,
+  ) {
+    super(`the answer is larger than ${limit} bytes`);
+    this.name = 'BodyTooLarge';
+  }
+}
+
+/** The body as text, refused as soon as it passes `limit` bytes (a 400 MB page was once buffered whole). */
+async function readLimited(response: Dispatcher.ResponseData, limit: number): Promise<string> {
+  const declared = Number(response.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit, response.statusCode);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > limit) throw new BodyTooLarge(limit, response.statusCode);
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /**
@@ -63,7 +91,7 @@ export async function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Pr
     });
     clearTimeout(timer);
     timer = arm('body', req.bodyMs);
-    const text = await response.body.text();
+    const text = await readLimited(response, req.maxBytes);
     return { status: response.statusCode, headers: response.headers, text, sentAt, receivedAt: Date.now() };
   } catch (err) {
     if (response && !response.body.destroyed) response.body.destroy();

@@ -15,6 +15,7 @@ export {
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  ResponseTooLargeError,
   TimeoutError,
   UnauthorizedError,
   ValidationError,

@@ -23,6 +23,8 @@ export interface ClientOptions {
   timeouts?: { headersMs?: number; bodyMs?: number };
   /** Default 5 attempts, 250 ms base, 10 s cap; exponential with full jitter. */
   retry?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** Answers larger than this many bytes are refused while they stream in. Default 64 MiB. */
+  maxResponseBytes?: number;
   /** Refresh the token this long before its `expires_at` (server clock). Default 60_000. */
   tokenRefreshMarginMs?: number;
   userAgent?: string;

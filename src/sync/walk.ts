@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { requestFields } from '../../schemas/columns.js';
 import type { ApiClient, KeysetPage, ListPage } from '../api/index.js';
 import type { CursorState } from '../warehouse/index.js';
@@ -179,6 +179,7 @@ async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome>
   const { path, params } = scopedRequest(stream, stream.path, scope);
   let page = (walk.lastKey ?? 0) + 1;
   const startPages = walk.pages;
+  const guard = new OffsetGuard(`${stream.name}[${item.cursorKey}]`);
   while (true) {
     const answer: ListPage = await ctx.client.list(
       path,
@@ -191,6 +192,8 @@ async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome>
       },
       { signal: ctx.signal },
     );
+    // Credits are money: an answer that ignores `page` or inflates its page count must not be paid for again.
+    guard.check(page, answer);
     walk.pages += 1;
     walk.rows += answer.items.length;
     walk.lastKey = page;
@@ -211,6 +214,40 @@ async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome>
     const limited = ctx.pageLimit !== undefined && walk.pages - startPages >= ctx.pageLimit;
     if (ctx.signal?.aborted || limited) return { pages: walk.pages, rows: walk.rows, deleted: 0, complete: false };
     page += 1;
+  }
+}
+
+/**
+ * Offset pages are the one walk whose progress the answers alone vouch for: a page must not repeat the one before
+ * (a service that ignores `page` would be paid forever), and no more pages are asked than the first answer's
+ * `totalCount` justifies (`ceil(totalCount / perPage) + 1`, the one extra allowing for rows added meanwhile). When
+ * the answers contradict each other the scope fails, after at most one extra call.
+ */
+export class OffsetGuard {
+  private previous: string | null = null;
+  private maxPage: number | null = null;
+
+  constructor(private readonly label: string) {}
+
+  check(page: number, answer: ListPage): void {
+    const { totalCount, perPage } = answer.meta;
+    if (this.maxPage === null && perPage > 0) {
+      this.maxPage = page + Math.ceil(Math.max(0, totalCount - (page - 1) * perPage) / perPage);
+    }
+    if (this.maxPage !== null && page > this.maxPage) {
+      throw new Error(
+        `${this.label}: the service keeps answering (page ${page}) past what its first answer's totalCount ${totalCount} at ${perPage} per page allows: stopped`,
+      );
+    }
+    const fingerprint = answer.items.length
+      ? createHash('sha1').update(JSON.stringify(answer.items)).digest('hex')
+      : null;
+    if (fingerprint !== null && fingerprint === this.previous) {
+      throw new Error(
+        `${this.label}: page ${page} holds the same records as page ${page - 1} (is \`page\` ignored?): stopped`,
+      );
+    }
+    this.previous = fingerprint;
   }
 }
 

@@ -8,11 +8,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { type Proxy, startProxy } from '../helpers/proxy.js';
+import { type LoopbackProxy, startProxy } from '../helpers/proxy.js';
 import { run, tempDir, writeConfig } from './helpers.js';
 
 let sim: Simulator;
-let proxy: Proxy;
+let proxy: LoopbackProxy;
 let dir: string;
 let cleanup: () => void;
 let env: Record<string, string>;

@@ -6,7 +6,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Proxy {
+export interface LoopbackProxy {
   baseUrl: string;
   server: Server;
   /** Requests answered 404 by the proxy itself, per path (without the query). */
@@ -23,7 +23,7 @@ export interface ProxyRules {
 
 const NOT_FOUND = JSON.stringify({ name: 'Not Found', message: 'Page not found.', code: 0, status: 404 });
 
-export async function startProxy(target: string, rules: ProxyRules): Promise<Proxy> {
+export async function startProxy(target: string, rules: ProxyRules): Promise<LoopbackProxy> {
   const upstream = new URL(target);
   const base = upstream.pathname.replace(/\/$/, '');
   const refused = new Map<string, number>();
