@@ -31,4 +31,4 @@ export type {
   WebhookNotification,
   WebhookStats,
 } from './webhooks/types.js';
-export { TRIGGER_OBJECTS } from './webhooks/types.js';
+export { INITIATORS, TRIGGER_OBJECTS } from './webhooks/types.js';

@@ -59,9 +59,21 @@ export class Dispatcher {
     private readonly onFailed: (entry: WebhookDelivery) => void,
   ) {}
 
-  /** Deliveries not yet final. */
+  /** Changes whose deliveries are still being worked out (idle waits for them too). */
+  private reserved = 0;
+
+  /** Deliveries not yet final, plus changes not yet turned into deliveries. */
   get pending(): number {
-    return this.live.size;
+    return this.live.size + this.reserved;
+  }
+
+  reserve(): void {
+    this.reserved++;
+  }
+
+  unreserve(): void {
+    if (this.reserved > 0) this.reserved--;
+    if (this.pending === 0) this.wake();
   }
 
   private lane(webhookId: number): Lane {
@@ -197,7 +209,7 @@ export class Dispatcher {
 
   private finish(job: Job): void {
     this.live.delete(job);
-    if (this.live.size === 0) this.wake();
+    if (this.pending === 0) this.wake();
   }
 
   private wake(): void {
@@ -208,7 +220,7 @@ export class Dispatcher {
 
   /** True once nothing is pending; false if `timeoutMs` passes first. */
   idle(timeoutMs?: number): Promise<boolean> {
-    if (this.live.size === 0 || this.closed) return Promise.resolve(true);
+    if (this.pending === 0 || this.closed) return Promise.resolve(true);
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const done = () => {
@@ -232,6 +244,7 @@ export class Dispatcher {
     this.timers.clear();
     for (const job of this.live) job.entry.status = 'cancelled';
     this.live.clear();
+    this.reserved = 0;
     this.wake();
     await this.sender.close();
   }

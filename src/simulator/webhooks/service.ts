@@ -81,6 +81,8 @@ export class WebhookService implements ChangeSink, SimulatorWebhooks {
   private changeSeq = 0;
   private deliveryId = 0;
   private notificationSeq = 0;
+  /** Changes journaled but not yet matched to webhooks. */
+  private backlog: { change: WebhookChange; input: ChangeInput }[] = [];
   private readonly hosts: HostPolicy;
   private readonly dispatcher: Dispatcher;
 
@@ -102,6 +104,12 @@ export class WebhookService implements ChangeSink, SimulatorWebhooks {
     this.faults = new DeliveryFaultDecider(world.seed, faults);
   }
 
+  /**
+   * Journals a change at once (its time and place in the sequence are the change's), and leaves the matching,
+   * payload building and queueing to a later turn of the event loop: an API answer never waits for them, however
+   * many webhooks there are. Records are immutable snapshots (an update writes a new object), so the later turn
+   * sees the record as the change left it.
+   */
   record(c: ChangeInput): void {
     const nowMs = this.clock.nowMs();
     const spec = c.part.spec;
@@ -122,6 +130,23 @@ export class WebhookService implements ChangeSink, SimulatorWebhooks {
     };
     this.changeLog.push(change);
     if (object === null || id === null) return;
+    this.backlog.push({ change, input: c });
+    this.dispatcher.reserve();
+    if (this.backlog.length === 1) setImmediate(() => this.drain());
+  }
+
+  private drain(): void {
+    const backlog = this.backlog;
+    this.backlog = [];
+    for (const { change, input } of backlog) {
+      this.deliver(change, input);
+      this.dispatcher.unreserve();
+    }
+  }
+
+  private deliver(change: WebhookChange, c: ChangeInput): void {
+    const object = change.object!;
+    const id = change.id!;
     const hooks = this.index.matching(change.account, object, c.action, c.initiatedBy, change.eventId);
     if (hooks.length === 0) return;
 
