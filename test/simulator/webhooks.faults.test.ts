@@ -3,7 +3,9 @@
  * a fresh webhook the new contacts of a few hundred changes (insert ids only grow, so arrival order shows any
  * reordering), then holds what the receiver got against the ground truth and the rate.
  */
+import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerSimulatorCommand } from '../../src/cli/commands/simulator.js';
 import type { FaultSpec, WebhookDelivery } from '../../src/simulator/index.js';
 import { parseFaults } from '../../src/simulator/index.js';
 import { type Client, startClient } from './helpers.js';
@@ -134,7 +136,23 @@ describe('delivery faults', () => {
   });
 });
 
-describe('--faults webhook knobs', () => {
+describe('webhook knobs of evsync simulator', () => {
+  it('are listed by --help', () => {
+    const program = new Command();
+    registerSimulatorCommand(program);
+    const help = program.commands.find((cmd) => cmd.name() === 'simulator')!.helpInformation();
+    for (const flag of [
+      '--webhook-hosts',
+      '--webhook-retry-base',
+      '--webhook-attempts',
+      '--webhook-timeout',
+      '--webhook-concurrency',
+      '--webhook-queue',
+    ]) {
+      expect(help).toContain(flag);
+    }
+  });
+
   it('parse with rates and a delay', () => {
     expect(parseFaults('hook-drop=0.1,hook-dup=0.2,hook-reorder=0.3,hook-delay=0.4:50')).toEqual({
       webhookDropRate: 0.1,
