@@ -16,6 +16,8 @@ function isLoopback(hostname: string): boolean {
 export class HostPolicy {
   private readonly any: boolean;
   private readonly hosts: Set<string>;
+  /** Verdicts per URL: a change may fan out to fifty webhooks, and URL parsing is the costly part. */
+  private readonly verdicts = new Map<string, boolean>();
 
   constructor(extra: readonly string[] = []) {
     const names = extra
@@ -32,6 +34,16 @@ export class HostPolicy {
 
   /** Whether a delivery to this URL may be sent (http or https to an allowed host). */
   allows(url: string): boolean {
+    let verdict = this.verdicts.get(url);
+    if (verdict === undefined) {
+      verdict = this.judge(url);
+      if (this.verdicts.size >= 10_000) this.verdicts.clear();
+      this.verdicts.set(url, verdict);
+    }
+    return verdict;
+  }
+
+  private judge(url: string): boolean {
     let parsed: URL;
     try {
       parsed = new URL(url);
