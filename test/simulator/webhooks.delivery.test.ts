@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INITIATORS, TRIGGER_OBJECTS, type WebhookChange } from '../../src/simulator/index.js';
-import { type Client, startClient } from './helpers.js';
+import { type Client, search, startClient } from './helpers.js';
 import { asForm, decodeForm, payloadOf, Receiver, sendJson } from './webhooks.receiver.js';
 
 type Row = Record<string, unknown>;
@@ -96,17 +96,27 @@ describe('a webhook per trigger object and format', () => {
     await hook({ name: 'elsewhere', url: 'http://10.255.0.1/in', trigger_object: 'contact' });
 
     const since = c.sim.webhooks.changes().at(-1)?.seq ?? 0;
-    for (const stream of Object.values(STREAM_OF)) c.sim.mutate(60, { streams: [stream] });
-    // The spec's operations: a check-in and a speaker assignment.
-    const event = events[0]!;
-    const registrant = (await c.get(`/registrants?event_id=${event}&fields=id`)).json.items[0].id;
-    expect(
-      (await c.call('POST', '/registrants/checkin', { form: { id: String(registrant), status: 'attended' } })).status,
-    ).toBe(200);
+    // The spec's operations: check-in, approve, deny, speaker assignment and the three DELETEs.
+    const event = (await c.get('/events?fields=id,apply_to_attend')).json.items.find((e: Row) => e.apply_to_attend).id;
+    const regs = `/registrants?event_id=${event}&fields=id,profile_picture&per-page=100`;
+    const registrant = (await c.get(regs)).json.items[0].id;
+    const ok = async (method: string, path: string, form?: Record<string, string>) => {
+      const res = await c.call(method, path, form ? { form } : {});
+      expect(res.status, `${method} ${path} ${res.text}`).toBeLessThan(300);
+    };
+    await ok('POST', '/registrants/checkin', { id: String(registrant), status: 'attended' });
+    const pending = (await c.get(`${regs}&${search('registration_status=pending')}`)).json.items;
+    await ok('POST', `/registrants/${pending[0].id}/approve`);
+    await ok('POST', `/registrants/${pending[1].id}/deny`);
+    const pictured = (await c.get(regs)).json.items.find((r: Row) => r.profile_picture !== '');
+    await ok('DELETE', `/image/1/${pictured.id}/1`);
+    await ok('DELETE', `/sponsors/field/${(await c.get('/sponsors/fields?fields=id')).json.items[0].id}`);
+    await ok('DELETE', `/sessions/field/${(await c.get('/sessions/fields?fields=id')).json.items[0].id}`);
     const speaker = (await c.get(`/speakers?event_id=${event}&fields=id&expand=sessions`)).json.items[0];
     const sessions = (await c.get(`/sessions?event_id=${event}&fields=id&per-page=100`)).json.items;
     const free = sessions.find((s: Row) => !speaker.sessions.some((l: Row) => l.id === s.id));
-    expect((await c.call('POST', `/speakers/${speaker.id}/session/${free.id}`)).status).toBe(201);
+    await ok('POST', `/speakers/${speaker.id}/session/${free.id}`);
+    for (const stream of Object.values(STREAM_OF)) c.sim.mutate(60, { streams: [stream] });
 
     expect(await c.sim.webhooks.idle()).toBe(true);
     changes = c.sim.webhooks.changes(since);
@@ -121,9 +131,18 @@ describe('a webhook per trigger object and format', () => {
       expect(received(`/json/${object}`), object).toEqual(want);
       expect(received(`/post/${object}`), object).toEqual(want);
     }
-    // The operations arrived as API calls.
-    const api = changes.filter((ch) => ch.initiatedBy === 'api_call').map((ch) => ch.object);
-    expect(api.sort()).toEqual(['registrant', 'speaker']);
+    // The operations arrived as API calls; the field definitions are no trigger object and went nowhere.
+    const api = changes.filter((ch) => ch.initiatedBy === 'api_call');
+    expect(api.map((ch) => `${ch.stream} ${ch.action}`)).toEqual([
+      'registrants update',
+      'registrants update',
+      'registrants update',
+      'registrants update',
+      'sponsor_fields delete',
+      'session_fields delete',
+      'speakers update',
+    ]);
+    for (const ch of api) expect(ch.deliveries.length > 0).toBe(ch.object !== null);
   });
 
   it('sends the group headers and its own, with the format as content type', () => {
