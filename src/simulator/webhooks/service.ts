@@ -32,7 +32,8 @@ import type {
  * `{id, value}` (payload.ts), formats `json` and `post`, the group's and the webhook's headers, no signature.
  * What it does not show is our choice:
  * - Actions are `insert`, `update` and `delete` (only `insert` is captured).
- * - A delete carries the record's last state (so at least `id` and `event_id`).
+ * - A delete carries the record's last state (so at least `id` and `event_id`; session attendance and line item
+ *   records, which have no `event_id` field, get one in payloads).
  * - `post` bodies are form-encoded like PHP's http_build_query (form.ts).
  * - `initiated_by` is `api_call` for changes made through the API (the operations and the management API);
  *   background and requested mutations are `public_user` for new registrants and `admin_user` otherwise, unless the
@@ -43,9 +44,13 @@ import type {
  *   `User-Agent: evsync-simulator`; a custom `Content-Type`, `Content-Length` or `Host` is not sent.
  * - `all_fields` off sends `id`, `event_id` and the names in `fields` (payload names, e.g. `homeAddress_city`).
  *   `post_field_data`, `use_default_fields`, `custom_fields` and `notes` are stored and served, and change nothing.
- * - Retries: 5 tries, waits of 2 s, 4 s, 8 s, 16 s (base and count configurable), a try times out after 10 s; then
- *   the group's `notification_emails` are "notified" (a journal entry; nothing is mailed). A webhook without a group,
- *   or a group without addresses, notifies nobody.
+ * - Retries: 5 tries, waits of 2 s, 4 s, 8 s, 16 s (base and count configurable); a try fails on a non-2xx, a
+ *   connection error, or 10 s without connecting, without answer headers, or with a stalled body. After the last
+ *   try the group's `notification_emails` are "notified" (a journal entry; nothing is mailed). A webhook without a
+ *   group, or a group without addresses, notifies nobody. A delivery already made keeps going if its webhook is
+ *   changed or deleted meanwhile.
+ * - Ordering: one try in flight per webhook, so deliveries arrive in change order unless a retry or an injected
+ *   fault reorders them (dispatcher.ts).
  * - Only loopback receivers are called unless more hosts are allowed (hosts.ts); other deliveries are `blocked`.
  * - Seeded webhooks point at hooks.example.com: by default nothing leaves the machine.
  */
