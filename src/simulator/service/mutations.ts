@@ -77,14 +77,11 @@ export interface MutateOptions {
   initiatedBy?: Initiator;
 }
 
-/** Streams whose API-created records random mutations never touch (their ids are in `managed`). */
-const MANAGED_STREAMS = new Set(['webhooks', 'webhook_groups']);
-
 export class Mutator {
   private calls = 0;
   private changeCount = 0;
-  /** Ids of webhooks and webhook groups created through the management API. */
-  readonly managed = new Set<number>();
+  /** `<stream>:<id>` of the webhooks and webhook groups created through the management API. */
+  private readonly managed = new Set<string>();
 
   constructor(
     private readonly world: World,
@@ -102,6 +99,11 @@ export class Mutator {
     if (stream !== 'registrants' || op === 'delete') return 'admin_user';
     if (op === 'insert') return 'public_user';
     return unit(this.world.seed, tag('initiator'), this.changeCount) < 0.5 ? 'public_user' : 'admin_user';
+  }
+
+  /** Keeps random mutations off a record created through the API. */
+  manage(stream: string, id: number): void {
+    this.managed.add(`${stream}:${id}`);
   }
 
   private report(stream: string, op: Op, part: Partition, rec: Rec, by: Initiator): void {
@@ -172,7 +174,7 @@ export class Mutator {
     const pos = this.randomLive(part, r);
     if (pos < 0) return false;
     const found: Found = { part, pos, rec: part.record(pos) };
-    if (MANAGED_STREAMS.has(stream) && this.managed.has(found.rec.id as number)) return false;
+    if (this.managed.size > 0 && this.managed.has(`${stream}:${String(found.rec.id)}`)) return false;
     const op = this.chooseOp(stream, r);
     const by = this.initiator(target, stream === 'registration_audit' ? 'update' : op, initiatedBy);
     const count = (kind: keyof MutationSummary, name: string) => {

@@ -107,7 +107,7 @@ function insert(ctx: ServiceContext, stream: string, account: number, values: Re
     updated_by: API_USER,
   });
   const pos = part.insert(rec);
-  ctx.mutator.managed.add(id);
+  ctx.mutator.manage(stream, id);
   const found = { part, pos, rec };
   apiChange(ctx, stream, 'insert', found);
   return found;
