@@ -17,3 +17,18 @@ export type {
   SimulatorOptions,
   SimulatorSize,
 } from './types.js';
+export type {
+  AttemptOutcome,
+  ChangeAction,
+  DeliveryStatus,
+  Initiator,
+  SimulatorWebhooks,
+  TriggerObject,
+  WebhookAttempt,
+  WebhookChange,
+  WebhookDelivery,
+  WebhookDeliveryOptions,
+  WebhookNotification,
+  WebhookStats,
+} from './webhooks/types.js';
+export { INITIATORS, TRIGGER_OBJECTS } from './webhooks/types.js';

@@ -19,7 +19,8 @@ function fraction(key: string, value: string | undefined): number {
 
 /**
  * Parses the `--faults` spec:
- * `errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header`.
+ * `errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header`, and for webhook
+ * deliveries `hook-drop=0.05,hook-dup=0.05,hook-reorder=0.05,hook-delay=0.05:2000`.
  */
 export function parseFaults(text: string): FaultSpec {
   const spec: FaultSpec = {};
@@ -54,6 +55,24 @@ export function parseFaults(text: string): FaultSpec {
       case 'storm429':
         spec.storm429Rate = fraction(key, value);
         break;
+      case 'hook-drop':
+        spec.webhookDropRate = fraction(key, value);
+        break;
+      case 'hook-dup':
+        spec.webhookDuplicateRate = fraction(key, value);
+        break;
+      case 'hook-reorder':
+        spec.webhookReorderRate = fraction(key, value);
+        break;
+      case 'hook-delay': {
+        const [rate, ms] = (value ?? '').split(':');
+        spec.webhookDelayRate = fraction(key, rate);
+        spec.webhookDelayMs = ms === undefined ? 2000 : Number(ms);
+        if (!Number.isFinite(spec.webhookDelayMs) || spec.webhookDelayMs < 0) {
+          throw new RangeError('fault "hook-delay" needs <rate>:<ms>');
+        }
+        break;
+      }
       case 'no-reset-header':
         spec.omitResetHeader = true;
         break;

@@ -11,7 +11,7 @@ import { controlHandler, isLoopbackHost } from './service/control.js';
 import { Credits } from './service/credits.js';
 import { Faults } from './service/faults.js';
 import { customDefs } from './service/lookup.js';
-import { Mutator } from './service/mutations.js';
+import { type MutateOptions, Mutator } from './service/mutations.js';
 import { buildRouter } from './service/routes.js';
 import type {
   CallCounters,
@@ -21,6 +21,8 @@ import type {
   SimulatorAccount,
   SimulatorOptions,
 } from './types.js';
+import { WebhookService } from './webhooks/service.js';
+import type { SimulatorWebhooks } from './webhooks/types.js';
 
 /** Record-level ground truth: every live record of a stream and account, fully projected. */
 function truthOf(world: World, stream: string, account: number) {
@@ -46,6 +48,7 @@ class RunningSimulator implements Simulator {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly api: ApiServer,
+    private readonly hooks: WebhookService,
     readonly accounts: SimulatorAccount[],
     mutationsPerSecond: number,
   ) {
@@ -74,7 +77,11 @@ class RunningSimulator implements Simulator {
     this.ctx.credits.resetCounters();
   }
 
-  mutate(n: number, opts?: { account?: number; streams?: string[] }): MutationSummary {
+  get webhooks(): SimulatorWebhooks {
+    return this.hooks;
+  }
+
+  mutate(n: number, opts?: MutateOptions): MutationSummary {
     return this.ctx.mutator.mutate(n, opts);
   }
 
@@ -100,6 +107,7 @@ class RunningSimulator implements Simulator {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.hooks.close();
     const server = this.api.server;
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -121,6 +129,20 @@ function checkOptions(o: SimulatorOptions): void {
   if (o.size !== undefined && !['tiny', 'small', 'medium', 'large'].includes(o.size)) {
     throw new RangeError(`unknown size: ${String(o.size)}`);
   }
+  const d = o.webhookDelivery ?? {};
+  positive(d.timeoutMs, 'webhookDelivery.timeoutMs');
+  for (const [name, v] of [
+    ['attempts', d.attempts],
+    ['concurrency', d.concurrency],
+    ['queueLimit', d.queueLimit],
+    ['journalLimit', d.journalLimit],
+  ] as const) {
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1))
+      throw new RangeError(`webhookDelivery.${name} must be >= 1`);
+  }
+  if (d.retryBaseMs !== undefined && !(Number.isFinite(d.retryBaseMs) && d.retryBaseMs >= 0)) {
+    throw new RangeError('webhookDelivery.retryBaseMs must be >= 0');
+  }
 }
 
 /** Starts the simulated service and resolves once it listens. */
@@ -138,13 +160,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   );
   const clock = new SimClock();
   const rate = options.rateLimit ?? { credits: 2000, windowSeconds: 600 };
+  const faults = new Faults(seed, options.faults);
+  const hooks = new WebhookService(
+    world,
+    clock,
+    () => faults.current,
+    options.webhookHosts ?? [],
+    options.webhookDelivery ?? {},
+  );
   const ctx: ServiceContext = {
     world,
     clock,
     auth: new Auth(accounts),
     credits: new Credits(rate.credits, rate.windowSeconds, accounts.length),
-    faults: new Faults(seed, options.faults),
-    mutator: new Mutator(world, clock),
+    faults,
+    mutator: new Mutator(world, clock, hooks),
+    changes: hooks,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 1800,
     baseUrl: '',
   };
@@ -160,6 +191,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const address = api.server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   ctx.baseUrl = `http://${shownHost}:${address.port}/v1`;
-  sim = new RunningSimulator(ctx, api, accounts, options.mutationsPerSecond ?? 0);
+  sim = new RunningSimulator(ctx, api, hooks, accounts, options.mutationsPerSecond ?? 0);
   return sim;
 }

@@ -1,3 +1,5 @@
+import type { Initiator, SimulatorWebhooks, WebhookDeliveryOptions } from './webhooks/types.js';
+
 /**
  * The simulator's public types. Other parts of evsync (tests, benchmarks, the demo) code against these exactly.
  */
@@ -20,6 +22,15 @@ export interface FaultSpec {
   storm429Rate?: number;
   /** Leave out X-Rate-Limit-Reset (the client must cope). */
   omitResetHeader?: boolean;
+  /** Fraction of webhook deliveries silently never sent. */
+  webhookDropRate?: number;
+  /** Fraction of webhook deliveries sent twice. */
+  webhookDuplicateRate?: number;
+  /** Fraction of webhook deliveries held back and sent after the next delivery to the same webhook. */
+  webhookReorderRate?: number;
+  /** Fraction of webhook deliveries held `webhookDelayMs` (default 2000) before their first try. */
+  webhookDelayRate?: number;
+  webhookDelayMs?: number;
 }
 
 export interface SimulatorOptions {
@@ -42,6 +53,13 @@ export interface SimulatorOptions {
   control?: boolean;
   /** IANA zone record timestamps are written in. Default 'UTC' (the token's expires_at is always UTC). */
   recordTimezone?: string;
+  /**
+   * Hosts webhook deliveries may go to besides loopback addresses (`*`: any). Default none: deliveries to other
+   * hosts are recorded as `blocked` and not sent.
+   */
+  webhookHosts?: string[];
+  /** Retry schedule, timeout, concurrency and bounds of webhook deliveries. */
+  webhookDelivery?: WebhookDeliveryOptions;
 }
 
 export interface SimulatorAccount {
@@ -80,7 +98,8 @@ export interface Simulator {
   readonly accounts: SimulatorAccount[];
   counters(account?: number): CallCounters;
   resetCounters(): void;
-  mutate(n: number, opts?: { account?: number; streams?: string[] }): MutationSummary;
+  /** `initiatedBy` fixes who the changes are by, as webhooks see it (default: see webhooks/service.ts). */
+  mutate(n: number, opts?: { account?: number; streams?: string[]; initiatedBy?: Initiator }): MutationSummary;
   /**
    * Every current record of an account with all its fields exactly as a list would serialize them when asked for
    * every field (custom fields included, no expansions), sorted by id (the audit log: chronological per event).
@@ -92,5 +111,7 @@ export interface Simulator {
   /** The simulated clock is real time plus an offset: Date header, token expiry and mutation timestamps use it. */
   advanceClock(seconds: number): void;
   now(): Date;
+  /** Ground truth of changes, webhook deliveries and failure notifications; `idle()` waits for the queue. */
+  readonly webhooks: SimulatorWebhooks;
   close(): Promise<void>;
 }

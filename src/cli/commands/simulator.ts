@@ -12,6 +12,7 @@ Examples:
   $ evsync simulator --mutate 5 --control              # 5 changes/s per account; /_control/* endpoints
   $ evsync simulator --faults errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header
   $ evsync simulator --record-tz America/New_York      # record timestamps in New York wall time
+  $ evsync simulator --control --webhook-retry-base 50 --faults hook-drop=0.05,hook-dup=0.05
 
 Fault spec (comma-separated):
   errors=<rate>      answer 500/502/503 to that fraction of data requests
@@ -21,10 +22,20 @@ Fault spec (comma-separated):
   slow=<rate>:<ms>   hold that fraction for <ms> before any header (trips client timeouts)
   storm429=<rate>    answer 429 although credits are left
   no-reset-header    leave out X-Rate-Limit-Reset
+  hook-drop=<rate>   webhook deliveries silently never sent
+  hook-dup=<rate>    webhook deliveries sent twice
+  hook-reorder=<rate>  webhook deliveries held back and sent after the next one to the same webhook
+  hook-delay=<rate>:<ms>  webhook deliveries held <ms> before their first try
+
+Webhooks: managed at /v1/webhooks and /v1/webhook-groups (POST, GET, PUT and DELETE .../{id}); none is configured
+to be called by default (the seeded ones point at hooks.example.com). Deliveries go to loopback receivers only,
+unless --webhook-hosts allows more; a failed try is retried after the base delay, doubling, up to the attempts.
 
 Control endpoints (--control, loopback only): GET /_control/counters?account=0, POST /_control/counters/reset,
 POST /_control/mutate {"n":10}, GET /_control/truth?stream=registrants&account=0, POST /_control/clock
-{"advance":3600}, POST /_control/faults {<FaultSpec>}.
+{"advance":3600}, POST /_control/faults {<FaultSpec>}, GET /_control/webhooks/changes|deliveries|notifications
+?since=<n>, GET /_control/webhooks/stats, GET /_control/webhooks/idle?timeout=<ms> (answers once no delivery is
+pending).
 Approve/deny (Apply to Attend): POST /v1/registrants/{id}/approve and POST /v1/registrants/{id}/deny.
 `;
 
@@ -54,6 +65,12 @@ interface SimulatorFlags {
   recordTz: string;
   control?: boolean;
   json?: boolean;
+  webhookHosts?: string;
+  webhookRetryBase: number;
+  webhookAttempts: number;
+  webhookTimeout: number;
+  webhookConcurrency: number;
+  webhookQueue: number;
 }
 
 export function registerSimulatorCommand(program: Command): void {
@@ -75,6 +92,32 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--record-tz <zone>', 'IANA zone record timestamps are written in (expires_at stays UTC)', 'UTC')
     .option('--control', 'expose /_control/* endpoints (loopback only)')
     .option('--json', 'print one JSON line {baseUrl, accounts} instead of the human summary')
+    .option('--webhook-hosts <hosts>', 'comma-separated hosts besides loopback that webhooks may call (* for any)')
+    .option(
+      '--webhook-retry-base <ms>',
+      'wait before the 2nd try of a failed delivery; doubles each time',
+      nonNegative,
+      2000,
+    )
+    .option(
+      '--webhook-attempts <n>',
+      'tries per webhook delivery, the first included',
+      integer('webhook-attempts', 1),
+      5,
+    )
+    .option(
+      '--webhook-timeout <ms>',
+      'a delivery try without a complete answer by then fails',
+      integer('webhook-timeout', 1),
+      10000,
+    )
+    .option('--webhook-concurrency <n>', 'webhook deliveries in flight at once', integer('webhook-concurrency', 1), 32)
+    .option(
+      '--webhook-queue <n>',
+      'pending webhook deliveries at most; more are recorded as overflow',
+      integer('webhook-queue', 1),
+      10000,
+    )
     .addHelpText('after', HELP)
     .action(async (flags: SimulatorFlags, command: Command) => {
       const { parseFaults, parseRateLimit, startSimulator } = await import('../../simulator/index.js');
@@ -97,6 +140,17 @@ export function registerSimulatorCommand(program: Command): void {
         faults,
         recordTimezone: flags.recordTz,
         control: flags.control === true,
+        webhookHosts: (flags.webhookHosts ?? '')
+          .split(',')
+          .map((h) => h.trim())
+          .filter(Boolean),
+        webhookDelivery: {
+          retryBaseMs: flags.webhookRetryBase,
+          attempts: flags.webhookAttempts,
+          timeoutMs: flags.webhookTimeout,
+          concurrency: flags.webhookConcurrency,
+          queueLimit: flags.webhookQueue,
+        },
       }).catch((e: Error) => command.error(`error: ${e.message}`, { exitCode: e instanceof RangeError ? 2 : 1 }));
 
       // The program also has a global --json, which commander may have taken for itself.

@@ -86,10 +86,12 @@ export const STREAMS: readonly StreamSpec[] = [
     cap: 1000,
     cursor: 'updated_at',
     single: true,
+    // The real webhook object's fields (GET /webhooks); what each one does is in webhooks/service.ts.
     fields: fieldList(
-      'id:int name url content_type group_id:int headers:json enabled:bool trigger_object ' +
-        'trigger_on_insert:bool trigger_on_update:bool trigger_on_delete:bool any_event:bool event_ids:ints ' +
-        'created_at:ts updated_at:ts',
+      'id:int name url content_type post_field_data use_default_fields:bool custom_fields:json notes ' +
+        'trigger_object trigger_on_insert:bool trigger_on_update:bool trigger_on_delete:bool all_fields:bool ' +
+        'fields:json public_user:bool admin_user:bool api_call:bool any_event:bool event_ids:ints group_id:int ' +
+        'headers:json enabled:bool created_at:ts created_by:int updated_at:ts updated_by:int',
     ),
     defaults: ['id', 'name', 'url', 'trigger_object', 'enabled'],
   }),

@@ -3,13 +3,13 @@ import { badRequest, HttpError, notFound, unprocessable } from '../http/errors.j
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { project } from '../query/project.js';
 import { STREAM_BY_NAME } from '../schema/streams.js';
-import { nowText, type ServiceContext } from './context.js';
+import { apiChange, nowText, type ServiceContext } from './context.js';
 import { findAny, findOwned, updateRecord } from './lookup.js';
 
 /**
  * The write operations the spec names. Status codes the spec leaves open are ours: the speaker assignment answers
  * 201 with the association (200 when it already existed), deletes answer 204 without a body, check-in and
- * approve/deny answer 200 with the registrant.
+ * approve/deny answer 200 with the registrant. Each change is reported as made by `api_call` (webhooks).
  */
 
 const SAME_EVENT = 'The speaker and the session must belong to the same event.';
@@ -35,6 +35,7 @@ export function assignSpeaker(ctx: ServiceContext) {
     links.set(sessionId, link);
     // The speaker's session list changed: move its updated_at so incremental syncs of speakers see it.
     updateRecord(speaker, {}, now);
+    apiChange(ctx, 'speakers', 'update', speaker);
     return { status: 201, body: { speaker_id: speakerId, session_id: sessionId, ...link } };
   };
 }
@@ -58,6 +59,7 @@ export function deleteImage(ctx: ServiceContext) {
     const value = found.rec[type.field];
     if (value === null || value === '' || value === undefined) throw notFound();
     updateRecord(found, { [type.field]: type.field === 'logo_id' ? null : '' }, nowText(ctx));
+    apiChange(ctx, type.stream, 'update', found);
     return { status: 204 };
   };
 }
@@ -70,6 +72,8 @@ export function deleteField(ctx: ServiceContext, stream: 'sponsor_fields' | 'ses
   return (req: ApiRequest): ApiResponse => {
     const found = findOwned(ctx.world, stream, req.params.field_id!, req.account);
     found.part.remove(found.pos);
+    // A definition is no trigger object: the change is journaled, no webhook fires (nor for the records it reshapes).
+    apiChange(ctx, stream, 'delete', found);
     return { status: 204 };
   };
 }
@@ -98,6 +102,7 @@ export function checkIn(ctx: ServiceContext) {
       { registration_status: status, checked_in_at: status === 'attended' ? now : null },
       now,
     );
+    apiChange(ctx, 'registrants', 'update', found);
     return { status: 200, body: fullRegistrant(rec) };
   };
 }
@@ -118,6 +123,7 @@ export function decide(ctx: ServiceContext, verdict: 'approved' | 'denied') {
       );
     }
     const rec = updateRecord(found, { registration_status: verdict }, nowText(ctx));
+    apiChange(ctx, 'registrants', 'update', found);
     return { status: 200, body: fullRegistrant(rec) };
   };
 }

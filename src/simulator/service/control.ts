@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from '../http/body.js';
 import type { ControlHandler } from '../http/server.js';
 import type { FaultSpec, Simulator } from '../types.js';
+import { INITIATORS, type Initiator } from '../webhooks/types.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -48,9 +49,14 @@ export function controlHandler(sim: () => Simulator): ControlHandler {
           return send(res, 200, { ok: true });
         case 'POST /_control/mutate': {
           const b = await jsonBody(req);
-          const opts: { account?: number; streams?: string[] } = {};
+          const opts: { account?: number; streams?: string[]; initiatedBy?: Initiator } = {};
           if (typeof b.account === 'number') opts.account = b.account;
           if (Array.isArray(b.streams)) opts.streams = b.streams.map(String);
+          if (b.initiatedBy !== undefined) {
+            const by = INITIATORS.find((i) => i === b.initiatedBy);
+            if (!by) return send(res, 400, { error: `initiatedBy must be one of ${INITIATORS.join(', ')}` });
+            opts.initiatedBy = by;
+          }
           return send(res, 200, sim().mutate(Number(b.n ?? 1), opts));
         }
         case 'GET /_control/truth': {
@@ -70,6 +76,19 @@ export function controlHandler(sim: () => Simulator): ControlHandler {
           return send(res, 200, { ok: true });
         case 'GET /_control/streams':
           return send(res, 200, sim().streams());
+        case 'GET /_control/webhooks/changes':
+          return send(res, 200, sim().webhooks.changes(intParam(url, 'since', 0)));
+        case 'GET /_control/webhooks/deliveries':
+          return send(res, 200, sim().webhooks.deliveries(intParam(url, 'since', 0)));
+        case 'GET /_control/webhooks/notifications':
+          return send(res, 200, sim().webhooks.notifications(intParam(url, 'since', 0)));
+        case 'GET /_control/webhooks/stats':
+          return send(res, 200, sim().webhooks.stats());
+        case 'GET /_control/webhooks/idle': {
+          // Long poll: answers once the delivery queue is empty, or after `timeout` ms with idle false.
+          const idle = await sim().webhooks.idle(intParam(url, 'timeout', 30_000));
+          return send(res, 200, { idle, stats: sim().webhooks.stats() });
+        }
         default:
           return send(res, 404, { error: `no control route ${route}` });
       }

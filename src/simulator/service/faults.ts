@@ -29,6 +29,11 @@ export class Faults {
     this.spec = { ...spec };
   }
 
+  /** The faults in force (webhook delivery faults read theirs from here). */
+  get current(): FaultSpec {
+    return this.spec;
+  }
+
   get latencyMs(): number {
     return Math.max(0, this.spec.latencyMs ?? 0);
   }

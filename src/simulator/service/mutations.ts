@@ -1,4 +1,4 @@
-import { hash4, Rng, tag } from '../core/random.js';
+import { hash4, Rng, tag, unit } from '../core/random.js';
 import type { Json, Rec } from '../core/record.js';
 import type { SimClock } from '../core/time.js';
 import { person } from '../data/people.js';
@@ -6,13 +6,17 @@ import type { World } from '../data/world.js';
 import { STREAM_BY_NAME } from '../schema/streams.js';
 import type { Partition } from '../store/partition.js';
 import type { MutationSummary } from '../types.js';
+import type { Initiator } from '../webhooks/types.js';
+import { type ChangeSink, NO_CHANGES } from './changes.js';
 import { type Found, findAny, updateRecord } from './lookup.js';
 
 /**
  * Changes to the data while serving: inserts (ids above every existing id), updates (a field changes and
  * `updated_at` moves to the simulated now), deletes (the record vanishes; its id is reported by truth()), and audit
  * rows appended whenever a registrant's `session_ids` change. Streams without `updated_at` change by insert and
- * delete only; events are only updated (never inserted or deleted, which would orphan their scopes).
+ * delete only; events are only updated (never inserted or deleted, which would orphan their scopes). Every change is
+ * reported to the change sink (webhooks). Webhooks and groups created through the management API are left alone:
+ * random changes of the service's other users must not rewire what a test or benchmark configured.
  */
 
 /** Default share of random changes per stream: mostly registrants, contacts, transactions and sessions. */
@@ -66,19 +70,52 @@ const STATUS_MOVES: Record<string, string[]> = {
 
 type Op = 'insert' | 'update' | 'delete';
 
+export interface MutateOptions {
+  account?: number;
+  streams?: string[];
+  /** Who the changes are made by, as webhooks see it. Default: see `initiator()`. */
+  initiatedBy?: Initiator;
+}
+
 export class Mutator {
   private calls = 0;
+  private changeCount = 0;
+  /** `<stream>:<id>` of the webhooks and webhook groups created through the management API. */
+  private readonly managed = new Set<string>();
 
   constructor(
     private readonly world: World,
     private readonly clock: SimClock,
+    private readonly changes: ChangeSink = NO_CHANGES,
   ) {}
+
+  /**
+   * Who made a random change: new registrants register themselves on the public site (`public_user`), and a
+   * registrant update is theirs half of the time; everything else is an administrator's (`admin_user`). Drawn from
+   * a hash of its own, so the mutations themselves stay what they were before webhooks existed.
+   */
+  private initiator(stream: string, op: Op, fixed: Initiator | undefined): Initiator {
+    if (fixed) return fixed;
+    if (stream !== 'registrants' || op === 'delete') return 'admin_user';
+    if (op === 'insert') return 'public_user';
+    return unit(this.world.seed, tag('initiator'), this.changeCount) < 0.5 ? 'public_user' : 'admin_user';
+  }
+
+  /** Keeps random mutations off a record created through the API. */
+  manage(stream: string, id: number): void {
+    this.managed.add(`${stream}:${id}`);
+  }
+
+  private report(stream: string, op: Op, part: Partition, rec: Rec, by: Initiator): void {
+    this.changeCount++;
+    this.changes.record({ stream, action: op, part, rec, initiatedBy: by });
+  }
 
   private now(): string {
     return this.world.ts(this.clock.nowMs() / 1000);
   }
 
-  mutate(n: number, opts: { account?: number; streams?: string[] } = {}): MutationSummary {
+  mutate(n: number, opts: MutateOptions = {}): MutationSummary {
     const account = opts.account ?? 0;
     if (!this.world.accounts[account]) throw new RangeError(`no account ${account}`);
     const summary: MutationSummary = { inserted: {}, updated: {}, deleted: {} };
@@ -89,7 +126,7 @@ export class Mutator {
     let done = 0;
     for (let attempt = 0; done < n && attempt < n * 20 + 20; attempt++) {
       const stream = r.weighted(names, weights);
-      if (this.applyOne(stream, account, r, summary)) done++;
+      if (this.applyOne(stream, account, r, summary, opts.initiatedBy)) done++;
     }
     return summary;
   }
@@ -124,51 +161,66 @@ export class Mutator {
     return -1;
   }
 
-  private applyOne(stream: string, account: number, r: Rng, summary: MutationSummary): boolean {
+  private applyOne(
+    stream: string,
+    account: number,
+    r: Rng,
+    summary: MutationSummary,
+    initiatedBy: Initiator | undefined,
+  ): boolean {
     const target = stream === 'registration_audit' ? 'registrants' : stream;
     const part = this.choosePartition(target, account, r);
     if (!part) return false;
     const pos = this.randomLive(part, r);
     if (pos < 0) return false;
     const found: Found = { part, pos, rec: part.record(pos) };
+    if (this.managed.size > 0 && this.managed.has(`${stream}:${String(found.rec.id)}`)) return false;
     const op = this.chooseOp(stream, r);
+    const by = this.initiator(target, stream === 'registration_audit' ? 'update' : op, initiatedBy);
     const count = (kind: keyof MutationSummary, name: string) => {
       summary[kind][name] = (summary[kind][name] ?? 0) + 1;
     };
     if (stream === 'registration_audit') {
-      this.changeSessions(found, r);
+      this.changeSessions(found, r, by);
       count('updated', 'registrants');
       count('inserted', 'registration_audit');
       return true;
     }
     if (op === 'delete') {
       if (NEVER_DELETED.has(stream)) return false;
+      const last = found.rec;
       part.remove(pos);
+      this.report(stream, 'delete', part, last, by);
       count('deleted', stream);
       return true;
     }
     if (op === 'insert') {
-      this.insertLike(found, r);
+      this.insertLike(found, r, by);
       count('inserted', stream);
       if (stream === 'registrants') count('inserted', 'registration_audit');
       return true;
     }
     if (stream === 'registrants') {
-      const audit = this.updateRegistrant(found, r);
+      const audit = this.updateRegistrant(found, r, by);
       count('updated', stream);
       if (audit) count('inserted', 'registration_audit');
       return true;
     }
     this.updateGeneric(found, r);
+    this.report(stream, 'update', part, found.rec, by);
     count('updated', stream);
     return true;
   }
 
   /** Appends an audit row describing a registrant's current session selection. */
-  appendAudit(registrant: Rec, type: 'session_ids' | 'session_attendance' = 'session_ids'): void {
+  appendAudit(
+    registrant: Rec,
+    type: 'session_ids' | 'session_attendance' = 'session_ids',
+    by: Initiator = 'admin_user',
+  ): void {
     const part = this.world.table('registration_audit').scope(registrant.event_id as number);
     if (!part) return;
-    part.insert({
+    const row: Rec = {
       registrant_id: registrant.id!,
       group_id: registrant.group_id ?? null,
       full_name: `${String(registrant.first_name)} ${String(registrant.last_name)}`,
@@ -176,24 +228,27 @@ export class Mutator {
       type,
       session_ids: ((registrant.session_ids as number[] | null) ?? []).join(','),
       updated_at: this.now(),
-    });
+    };
+    part.insert(row);
+    this.report('registration_audit', 'insert', part, row, by);
   }
 
-  private changeSessions(found: Found, r: Rng): void {
+  private changeSessions(found: Found, r: Rng, by: Initiator): void {
     const event = this.world.events.get(found.part.scopeId);
     const all = event ? event.sessionIds.filter((id) => findAny(this.world, 'sessions', id)) : [];
     const current = (found.rec.session_ids as number[] | null) ?? [];
     let next = r.sample(all, r.int(0, Math.min(4, all.length)));
     if (next.join(',') === current.join(',')) next = current.length > 0 ? current.slice(1) : all.slice(0, 1);
     const rec = updateRecord(found, { session_ids: next }, this.now());
-    this.appendAudit(rec);
+    this.report('registrants', 'update', found.part, rec, by);
+    this.appendAudit(rec, 'session_ids', by);
   }
 
   /** Returns whether an audit row was appended. */
-  private updateRegistrant(found: Found, r: Rng): boolean {
+  private updateRegistrant(found: Found, r: Rng, by: Initiator): boolean {
     const roll = r.next();
     if (roll < 0.4) {
-      this.changeSessions(found, r);
+      this.changeSessions(found, r, by);
       return true;
     }
     const now = this.now();
@@ -210,11 +265,13 @@ export class Mutator {
         },
         now,
       );
+      this.report('registrants', 'update', found.part, found.rec, by);
       return false;
     }
     const field = r.pick(['company', 'job_title', 'notes', 'mobile_phone']);
     const value = field === 'mobile_phone' ? `+1-555-010-${r.int(1000, 9999)}` : `Updated ${now}`;
     updateRecord(found, { [field]: value }, now);
+    this.report('registrants', 'update', found.part, found.rec, by);
     return false;
   }
 
@@ -242,7 +299,7 @@ export class Mutator {
   }
 
   /** Inserts a new record shaped like an existing one of the same scope. */
-  private insertLike(found: Found, r: Rng): void {
+  private insertLike(found: Found, r: Rng, by: Initiator): void {
     const { part } = found;
     const spec = part.spec;
     const now = this.now();
@@ -282,7 +339,8 @@ export class Mutator {
       rec.status = 'approved';
     }
     part.insert(rec as Record<string, Json>);
-    if (spec.name === 'registrants') this.appendAudit(rec);
+    this.report(spec.name, 'insert', part, rec, by);
+    if (spec.name === 'registrants') this.appendAudit(rec, 'session_ids', by);
     // A new data list needs its (empty) item scope, or listing its items would find no partition.
     if (spec.name === 'data_lists')
       this.world.addStored('data_list_items', part.account, rec.id as number, 0, () => ({}));

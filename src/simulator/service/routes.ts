@@ -4,6 +4,7 @@ import { assignSpeaker, checkIn, decide, deleteField, deleteImage } from './acti
 import type { ServiceContext } from './context.js';
 import { listHandler } from './lists.js';
 import { feeHandler, singleHandler } from './singles.js';
+import { createGroup, createWebhook, deleteGroup, deleteWebhook, updateGroup, updateWebhook } from './webhook-admin.js';
 
 /** The service's routes under /v1 (the token endpoint is handled before routing: it takes Basic credentials). */
 export function buildRouter(ctx: ServiceContext): Router {
@@ -18,6 +19,12 @@ export function buildRouter(ctx: ServiceContext): Router {
   router.add('POST', '/registrants/{id}/deny', 'other', decide(ctx, 'denied'));
   router.add('GET', '/packages/{id}/fee', 'other', feeHandler(ctx, 'packages'));
   router.add('GET', '/sessions/{id}/fee', 'other', feeHandler(ctx, 'sessions'));
+  router.add('POST', '/webhooks', 'other', createWebhook(ctx));
+  router.add('PUT', '/webhooks/{id}', 'other', updateWebhook(ctx));
+  router.add('DELETE', '/webhooks/{id}', 'other', deleteWebhook(ctx));
+  router.add('POST', '/webhook-groups', 'other', createGroup(ctx));
+  router.add('PUT', '/webhook-groups/{id}', 'other', updateGroup(ctx));
+  router.add('DELETE', '/webhook-groups/{id}', 'other', deleteGroup(ctx));
   for (const spec of STREAMS) {
     if (spec.single) router.add('GET', `${spec.path}/{id}`, 'other', singleHandler(ctx, spec));
   }

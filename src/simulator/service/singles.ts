@@ -1,4 +1,5 @@
 import type { Json, Rec } from '../core/record.js';
+import type { World } from '../data/world.js';
 import { badRequest, notFound } from '../http/errors.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { splitList } from '../query/params.js';
@@ -31,16 +32,19 @@ export function singleHandler(ctx: ServiceContext, spec: StreamSpec) {
       const type = findAny(world, 'registrant_types', out.reg_type_id);
       out.reg_type_id = { id: out.reg_type_id, value: (type?.rec.name as Json) ?? '' };
     }
-    if (spec.name === 'webhook_groups') {
-      const hooks = liveRecords(world.table('webhooks').scope(found.part.account)).filter(
-        (w) => w.group_id === found.rec.id,
-      );
-      const eventIds = new Set<number>();
-      for (const w of hooks) for (const e of (w.event_ids as number[]) ?? []) eventIds.add(e);
-      out.event_ids = [...eventIds].sort((a, b) => a - b);
-      out.webhooks = hooks.map((w) => ({ id: w.id!, name: w.name!, url: w.url!, trigger_object: w.trigger_object! }));
-    }
+    if (spec.name === 'webhook_groups') Object.assign(out, webhookGroupExtras(world, found.part.account, found.rec));
     return { status: 200, body: out };
+  };
+}
+
+/** What a retrieved webhook group adds: the event ids its webhooks filter on, and its webhooks. */
+export function webhookGroupExtras(world: World, account: number, group: Rec): { event_ids: Json; webhooks: Json } {
+  const hooks = liveRecords(world.table('webhooks').scope(account)).filter((w) => w.group_id === group.id);
+  const eventIds = new Set<number>();
+  for (const w of hooks) for (const e of (w.event_ids as number[]) ?? []) eventIds.add(e);
+  return {
+    event_ids: [...eventIds].sort((a, b) => a - b),
+    webhooks: hooks.map((w) => ({ id: w.id!, name: w.name!, url: w.url!, trigger_object: w.trigger_object! })),
   };
 }
 
