@@ -11,6 +11,8 @@ export {
 export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
+export { ExportRefusedError } from './export-folder.js';
+export type { Manifest as ExportManifest, ManifestFile as ExportManifestFile } from './export-manifest.js';
 export type {
   CursorState,
   CursorWalk,
