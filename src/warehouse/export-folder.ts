@@ -86,7 +86,8 @@ export function ensureFolder(path: string): string[] {
     try {
       st = statSync(current, { throwIfNoEntry: false });
     } catch (err) {
-      throw folderError('create folder', path, err);
+      // Under a file: keep walking up to name the file itself.
+      if (codeOf(err) !== 'ENOTDIR') throw folderError('create folder', path, err);
     }
     if (st) {
       if (!st.isDirectory()) {

@@ -81,12 +81,14 @@ describe('exportParquet', () => {
 
   it('rewrites only the listed partitions', async () => {
     await w.exportParquet({ out });
+    const untouched = readdirSync(join(out, 'registrants', 'event_id=20'));
     // Event 10 changes; event 20 changes too but is not listed, so its files stay as they were.
     await page(w, registrants, eventScope(10), [{ id: 4, email: 'd' }]);
     await page(w, registrants, eventScope(20), [{ id: 5, email: 'e' }]);
     const r = await w.exportParquet({ out, partitions: { registrants: [10] } });
     expect(r.tables).toEqual(['registrants']);
     expect((await readBack('registrants')).map((x) => x.id)).toEqual(['1', '3', '4']);
+    expect(readdirSync(join(out, 'registrants', 'event_id=20'))).toEqual(untouched);
 
     // The array form the engine may pass works the same; an event whose rows are all gone loses its folder.
     await page(w, registrants, eventScope(20), [], { upsert: false, seen: { walkId: 'z', ids: [] } });
