@@ -3,7 +3,6 @@
  * failed service (with the EVSYNC_BASE_URL hint, no ✓ for the rate limit), and a warehouse that cannot be written
  * is a failed database. Real servers on 127.0.0.1, real files and folders.
  */
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { redact } from '../../src/api/redact.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run, tempDir } from './helpers.js';
+import { canMountReadOnly, runOnReadOnlyMount } from './readonly-mount.js';
 
 let sim: Simulator;
 let dir: string;
@@ -157,20 +157,6 @@ describe('evsync check: the database must be writable', () => {
     );
   });
 
-  // A real read-only file system: a read-only bind mount in a private mount namespace (unshare -m), where the CLI
-  // runs as a child. Needs CAP_SYS_ADMIN (root in this container); elsewhere it cannot be set up and is skipped.
-  const canMountReadOnly = (() => {
-    if (process.platform !== 'linux') return false;
-    try {
-      execFileSync('unshare', ['-m', 'sh', '-c', 'mount --bind / /mnt && mount -o remount,bind,ro /mnt'], {
-        stdio: 'ignore',
-      });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-
   it.skipIf(!canMountReadOnly)(
     'an existing warehouse on a read-only file system fails (EROFS)',
     async () => {
@@ -178,18 +164,12 @@ describe('evsync check: the database must be writable', () => {
       mkdirSync(ro);
       const db = join(ro, 'evsync.duckdb');
       await (await Warehouse.open(db)).close();
-      const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-      const main = join(process.cwd(), 'src', 'cli', 'main.ts');
-      const script = `mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec "$2" "$3" check --no-color`;
-      const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', ro, tsx, main], {
-        env: { PATH: process.env.PATH ?? '', ...creds, EVSYNC_BASE_URL: sim.baseUrl, EVSYNC_DB: db },
-        cwd: dir,
-      });
-      let stdout = '';
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-      });
-      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const { code, stdout } = await runOnReadOnlyMount(
+        ro,
+        ['check'],
+        { ...creds, EVSYNC_BASE_URL: sim.baseUrl, EVSYNC_DB: db },
+        dir,
+      );
       expect(code, stdout).toBe(1);
       expect(stdout).toContain(`✗ database: ${db} cannot be written: read-only file system (EROFS)`);
       expect(stdout).toContain('a sync cannot run');

@@ -12,6 +12,7 @@ import type { ExportManifest } from '../../src/warehouse/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';
 import { run, tempDir } from './helpers.js';
+import { canMountReadOnly, runOnReadOnlyMount } from './readonly-mount.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -233,6 +234,21 @@ describe('evsync export: places no folder can be made', () => {
     // A spin never returns; this bound only documents that the answer is immediate.
     expect(Date.now() - started).toBeLessThan(30_000);
   });
+
+  it.skipIf(!canMountReadOnly)(
+    '--out on a read-only file system says so (EROFS, exit 2), not ENOENT',
+    async () => {
+      const ro = join(dir, 'ro-out');
+      mkdirSync(ro);
+      const r = await runOnReadOnlyMount(ro, ['export', '--out', join(ro, 'pq')], env, dir);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        `export: cannot create folder ${join(ro, 'pq')}: the file system is read-only (EROFS)`,
+      );
+      expect(readdirSync(ro)).toEqual([]);
+    },
+    60_000,
+  );
 
   it('--out under a regular file says which part is a file (exit 2)', async () => {
     const file = join(dir, 'a-file');
