@@ -1,5 +1,8 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
 
+/** Defined beside the code that enforces them (connection.ts); listed here with the other warehouse types. */
+export type { JsonQueryResult, Sandbox } from './connection.js';
+
 /**
  * Which slice of a stream's table a walk covers: `account` (the whole table), `event:12` (rows with event_id 12),
  * `data_list:5` (rows with data_list_id 5). `column` is the table column holding the scope id, null for account.

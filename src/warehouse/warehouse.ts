@@ -4,7 +4,7 @@
  */
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import * as bookkeeping from './bookkeeping.js';
-import { Db, type JsonQueryResult, type QueryResult, type Sandbox } from './connection.js';
+import { Db, type QueryResult } from './connection.js';
 import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
@@ -16,9 +16,11 @@ import type {
   CustomFieldLabel,
   ExportOptions,
   ExportResult,
+  JsonQueryResult,
   LoadPageInput,
   LoadResult,
   RunSummary,
+  Sandbox,
 } from './types.js';
 import { createAnalyticsViews, setCustomFieldLabels } from './views.js';
 

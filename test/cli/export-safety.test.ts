@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
-import type { ExportManifest } from '../../src/warehouse/index.js';
+import type { Manifest as ExportManifest } from '../../src/warehouse/export-manifest.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';
 import { run, tempDir } from './helpers.js';
