@@ -79,7 +79,8 @@ describe('evsync schedule', () => {
       expect(fromConfig.stderr).toContain('evsync.config.json: schedule.cron: ');
       expect(fromConfig.stderr).toMatch(/valid cron/);
       expect(fromConfig.stderr).not.toContain('--cron');
-      const fromFlag = await run(['schedule', '--cron', '61 * * * *'], { cwd: sub.dir, env });
+      // In a folder without that file (an invalid schedule.cron there stops every command at load).
+      const fromFlag = await run(['schedule', '--cron', '61 * * * *'], { cwd: dir, env });
       expect(fromFlag.code).toBe(2);
       expect(fromFlag.stderr).toContain('--cron: "61 * * * *" is not a valid cron');
       expect(fromFlag.stderr).not.toContain('schedule.cron');
