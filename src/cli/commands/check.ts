@@ -307,11 +307,17 @@ async function check(ctx: Ctx): Promise<number> {
 export function registerCheckCommand(program: Command, app: App): void {
   program
     .command('check')
-    .description('check credentials, token, rate limit, clocks and database: can a sync run?')
+    .description(
+      'check the service, credentials, rate limit, clocks and database (can it be written?): can a sync run?',
+    )
     .addHelpText(
       'after',
       `
 Spends 11 credits: the token call (1) and one list call (10) for the newest event.
+A base URL that refuses connections or does not answer as the event API fails "service" (check EVSYNC_BASE_URL).
+The database passes only if a sync could write it: the file is opened for writing and a file is created and
+removed in its folder (permission bits are not trusted: root ignores them). Marks: ✓ ok, ! warning, ✗ failure,
+· not judged.
 
 Examples:
   $ evsync check
