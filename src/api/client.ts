@@ -338,6 +338,17 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     };
   }
 
+  /**
+   * Starts a new run on this client: stats and the run budget restart from 0 (see CreditLedger.startRun), while the
+   * token, the credit window and the connections are kept, so a daemon does not fetch a token per run.
+   */
+  beginRun(): void {
+    this.ledger.startRun();
+    this.counters.requests = 0;
+    this.counters.retries = 0;
+    this.counters.tokenRefreshes = 0;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -142,6 +142,20 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     return this.rejected;
   }
 
+  /**
+   * Starts a new run on this ledger (a daemon reusing one client across runs): spending, waits and 429 counts, and
+   * with them the run budget, start again from 0; the window (credits left, reset time) is kept: it is the
+   * service's, not the run's. Only between runs: refused while a call is in flight.
+   */
+  startRun(): void {
+    if (this.inflight.size > 0) throw new RangeError('startRun: calls are still in flight');
+    this.spentBy.list = 0;
+    this.spentBy.other = 0;
+    this.spentBy.token = 0;
+    this.waited = 0;
+    this.rejected = 0;
+  }
+
   snapshot(): LedgerSnapshot {
     this.roll();
     const now = this.now();

@@ -25,7 +25,9 @@ export function forgetSecret(secret: string): void {
 const PATTERNS: [RegExp, string][] = [
   [/\b(Bearer|Basic)(\s+|%20|\+)[A-Za-z0-9._~+/%-]+=*/gi, `$1$2${REDACTED}`],
   [
-    /("?(?:access_token|client_secret|authorization|password|token)"?\s*[:=]\s*"?)(?!(?:Bearer|Basic)\b)[^"&\s,}]+/gi,
+    // `(?<!/)`: a key right after a slash is the end of a URL path (`POST /oauth2/token: connect ECONNREFUSED`),
+    // not a credential label; without it the word after the path was redacted and the error lost its cause.
+    /((?<!\/)"?(?:access_token|client_secret|authorization|password|token)"?\s*[:=]\s*"?)(?!(?:Bearer|Basic)\b)[^"&\s,}]+/gi,
     `$1${REDACTED}`,
   ],
 ];

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ApiClient } from '../api/index.js';
-import type { Warehouse } from '../warehouse/index.js';
+import type { Sandbox, Warehouse } from '../warehouse/index.js';
 import {
   type Connection,
   type GlobalOptions,
@@ -114,6 +114,8 @@ export async function createClient(ctx: Ctx, conn: Connection, flags: ClientFlag
 
 export interface OpenOptions {
   readOnly?: boolean;
+  /** For SQL the user types: read-only, no file access except these folders, configuration locked. */
+  sandbox?: Sandbox;
   /** Fail with a helpful message instead of creating an empty database. */
   mustExist?: boolean;
 }
@@ -125,7 +127,10 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
   }
   const { Warehouse, DatabaseInUseError } = await import('../warehouse/index.js');
   try {
-    return await Warehouse.open(db, { readOnly: opts.readOnly === true });
+    return await Warehouse.open(db, {
+      readOnly: opts.readOnly === true,
+      ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+    });
   } catch (err) {
     if (err instanceof DatabaseInUseError) {
       throw new CliError(`${errorMessage(err)}; wait for it to finish (or stop it) and try again`);

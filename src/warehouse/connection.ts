@@ -4,8 +4,16 @@
  */
 import { chmodSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement, type DuckDBValue } from '@duckdb/node-api';
-import { DatabaseInUseError, lockHolderPid } from './errors.js';
+import {
+  DuckDBConnection,
+  DuckDBInstance,
+  type DuckDBPreparedStatement,
+  type DuckDBValue,
+  type Json,
+  StatementType,
+} from '@duckdb/node-api';
+import { DatabaseInUseError, lockHolderPid, WarehouseError } from './errors.js';
+import { exactJsonConverter, exactTextConverter, type ValueForm } from './json-values.js';
 
 export type SqlParam = string | number | bigint | boolean | null;
 export type ScalarJson = string | number | boolean | null;
@@ -14,6 +22,42 @@ export interface QueryResult {
   columns: string[];
   rows: ResultRow[];
 }
+
+/** A result for output: column types as DuckDB prints them, values as real JSON (see json-values.ts). */
+export interface JsonQueryResult {
+  columns: { name: string; type: string }[];
+  rows: Record<string, Json>[];
+}
+
+/** SQL that `readQuery` will not run: it could write, or change the sandbox. */
+export class QueryRefusedError extends WarehouseError {
+  override name = 'QueryRefusedError';
+}
+
+/** Statement kinds `readQuery` runs: SELECT (with DESCRIBE, SHOW, SUMMARIZE, FROM-first, PRAGMA functions). */
+const READING_STATEMENTS = new Set<StatementType>([StatementType.SELECT]);
+
+const STATEMENT_NAMES: Partial<Record<StatementType, string>> = {
+  [StatementType.INSERT]: 'INSERT',
+  [StatementType.UPDATE]: 'UPDATE',
+  [StatementType.DELETE]: 'DELETE',
+  [StatementType.CREATE]: 'CREATE',
+  [StatementType.ALTER]: 'ALTER',
+  [StatementType.DROP]: 'DROP',
+  [StatementType.COPY]: 'COPY',
+  [StatementType.EXPORT]: 'EXPORT',
+  [StatementType.ATTACH]: 'ATTACH',
+  [StatementType.DETACH]: 'DETACH',
+  [StatementType.LOAD]: 'INSTALL/LOAD',
+  [StatementType.SET]: 'SET/RESET/USE',
+  [StatementType.VARIABLE_SET]: 'SET VARIABLE',
+  [StatementType.PRAGMA]: 'PRAGMA',
+  [StatementType.CALL]: 'CALL',
+  [StatementType.TRANSACTION]: 'BEGIN/COMMIT',
+  [StatementType.VACUUM]: 'VACUUM',
+  [StatementType.EXPLAIN]: 'EXPLAIN',
+  [StatementType.COPY_DATABASE]: 'COPY FROM DATABASE',
+};
 
 /**
  * DuckDB settings for every warehouse instance.
@@ -29,10 +73,30 @@ const INSTANCE_OPTIONS: Record<string, string> = {
   checkpoint_threshold: '256MB',
 };
 
+/**
+ * A sandboxed instance (for SQL the user types): read-only, no file system access except `allowRead`, no spill
+ * files, and its configuration locked so no `SET` can undo any of that. Measured on 1.5.5:
+ * - `enable_external_access=false` refuses COPY TO (even over the warehouse file itself), ATTACH, INSTALL/LOAD,
+ *   EXPORT DATABASE and every read_* of a file outside `allowed_directories`;
+ * - `allowed_directories` cannot be given as an instance option (a list: "Failed to set config") and cannot be set
+ *   once external access is off, so it is SET first, on the fresh instance, before any user SQL runs;
+ * - DuckDB adds its temp directory (`<db>.tmp/`) to the allowed ones: `temp_directory=''` removes it (no spilling);
+ * - without `lock_configuration`, `SET profiling_output`/`PRAGMA enable_profiling` still run (and break later
+ *   queries), as does `SET threads`; locked, every SET/RESET/PRAGMA setting is refused.
+ * An allowed directory admits writes too (COPY TO), and DuckDB checks it as a text prefix (`dir/../x` passes):
+ * the statement check in `readQuery` is what keeps COPY and friends out when `allowRead` is given.
+ */
+export interface Sandbox {
+  /** Folders whose files SQL may read (absolute paths). */
+  allowRead: readonly string[];
+}
+
 interface SharedInstance {
   instance: DuckDBInstance;
   refs: number;
   readOnly: boolean;
+  /** The sandbox it was opened with, as a comparable key; null when not sandboxed. */
+  sandbox: string | null;
 }
 
 // One DuckDB instance per file per process: DuckDB refuses a second instance on a file this process already holds,
@@ -70,6 +134,20 @@ function restoreUmask(): void {
   savedUmask = null;
 }
 
+/**
+ * Holds the owner-only umask (as an open writable warehouse does) until the returned function is called: files and
+ * folders DuckDB creates meanwhile (Parquet exports) are never readable by others, not even while being written.
+ */
+export function holdOwnerOnlyUmask(): () => void {
+  tightenUmask();
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    restoreUmask();
+  };
+}
+
 /** Owner read/write only on the database file and its WAL, whatever created them. */
 export function restrictPermissions(path: string): void {
   for (const file of [path, `${path}.wal`]) {
@@ -81,7 +159,39 @@ function isMemory(path: string): boolean {
   return path === ':memory:' || path === '';
 }
 
-async function acquire(path: string, readOnly: boolean): Promise<SharedInstance> {
+function sandboxKey(sandbox: Sandbox | undefined): string | null {
+  return sandbox ? JSON.stringify([...sandbox.allowRead].sort()) : null;
+}
+
+/** DuckDB lists are SQL literals: `['/a/', '/b/']`. */
+function sqlList(items: readonly string[]): string {
+  return `[${items.map((i) => `'${i.replaceAll("'", "''")}'`).join(', ')}]`;
+}
+
+/** Applies the sandbox to a fresh instance (see `Sandbox`), then checks DuckDB really holds it. */
+async function applySandbox(instance: DuckDBInstance, sandbox: Sandbox): Promise<void> {
+  const connection = await DuckDBConnection.create(instance);
+  try {
+    await connection.run(`SET temp_directory = ''`);
+    // A trailing slash: DuckDB matches allowed directories as prefixes, so `/data` would also admit `/data-other`.
+    const dirs = sandbox.allowRead.map((d) => (d.endsWith('/') ? d : `${d}/`));
+    if (dirs.length) await connection.run(`SET allowed_directories = ${sqlList(dirs)}`);
+    await connection.run('SET enable_external_access = false');
+    await connection.run('SET lock_configuration = true');
+    const reader = await connection.runAndReadAll(
+      `SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', 'lock_configuration')`,
+    );
+    const settings = Object.fromEntries(reader.getRowObjectsJson().map((r) => [String(r.name), String(r.value)]));
+    if (settings.enable_external_access !== 'false' || settings.lock_configuration !== 'true') {
+      throw new Error(`the SQL sandbox did not take effect (${JSON.stringify(settings)})`);
+    }
+  } finally {
+    connection.closeSync();
+  }
+}
+
+async function acquire(path: string, readOnly: boolean, sandbox?: Sandbox): Promise<SharedInstance> {
+  const key = sandboxKey(sandbox);
   const existing = instances.get(path) ?? (await opening.get(path));
   if (existing) {
     if (existing.readOnly && !readOnly) {
@@ -89,14 +199,31 @@ async function acquire(path: string, readOnly: boolean): Promise<SharedInstance>
         `database ${path} is already open read-only in this process; close it before opening it for writing`,
       );
     }
+    // One instance per file: sharing it would hand a sandboxed caller an open one, or the reverse.
+    if (existing.sandbox !== key) {
+      throw new Error(
+        `database ${path} is already open in this process ${existing.sandbox === null ? 'without' : 'with another'} SQL sandbox; close it first`,
+      );
+    }
     existing.refs++;
     return existing;
   }
   const promise = (async () => {
-    const options = { ...INSTANCE_OPTIONS, ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) };
+    const options = {
+      ...INSTANCE_OPTIONS,
+      ...(readOnly || sandbox ? { access_mode: 'READ_ONLY' } : {}),
+    };
     try {
       const instance = await DuckDBInstance.create(path, options);
-      const shared = { instance, refs: 1, readOnly };
+      if (sandbox) {
+        try {
+          await applySandbox(instance, sandbox);
+        } catch (err) {
+          instance.closeSync();
+          throw err;
+        }
+      }
+      const shared: SharedInstance = { instance, refs: 1, readOnly: readOnly || sandbox !== undefined, sandbox: key };
       if (!isMemory(path)) instances.set(path, shared);
       return shared;
     } catch (err) {
@@ -148,12 +275,19 @@ export class Db {
     private readonly shared: SharedInstance,
   ) {}
 
-  static async open(path: string, readOnly: boolean): Promise<Db> {
+  /** Opened with a sandbox (see `Sandbox`), and whether it lets SQL reach any folder. */
+  get sandbox(): { allowsFiles: boolean } | null {
+    if (this.shared.sandbox === null) return null;
+    return { allowsFiles: this.shared.sandbox !== '[]' };
+  }
+
+  static async open(path: string, readOnly: boolean, sandbox?: Sandbox): Promise<Db> {
     const full = isMemory(path) ? ':memory:' : resolve(path);
+    if (sandbox) readOnly = true;
     if (!readOnly && !isMemory(full)) tightenUmask();
     let shared: SharedInstance;
     try {
-      shared = await acquire(full, readOnly);
+      shared = await acquire(full, readOnly, sandbox);
     } catch (err) {
       if (!readOnly && !isMemory(full)) restoreUmask();
       if (err instanceof DatabaseInUseError) throw new DatabaseInUseError(path, err.pid);
@@ -191,6 +325,69 @@ export class Db {
       return out;
     });
     return { columns, rows };
+  }
+
+  /**
+   * Runs SQL a person typed: every statement must be a reading one (SELECT and its forms), checked by DuckDB's own
+   * parser before anything runs; returns the last statement's result with typed columns and exact JSON values.
+   * EXPLAIN passes only on a sandbox that reaches no folder: `EXPLAIN ANALYZE` runs the statement it explains, and
+   * an allowed folder would let an explained COPY write there.
+   */
+  async readQuery(sql: string, form: ValueForm = 'json'): Promise<JsonQueryResult> {
+    const extracted = await this.connection.extractStatements(sql);
+    if (extracted.count === 0) throw new QueryRefusedError('no SQL statement to run');
+    const statements: DuckDBPreparedStatement[] = [];
+    try {
+      for (let i = 0; i < extracted.count; i++) {
+        let stmt: DuckDBPreparedStatement;
+        try {
+          stmt = await extracted.prepare(i);
+        } catch (err) {
+          // DuckDB binds COPY TO, EXPORT and file readers while preparing: the sandbox refuses them right here.
+          const message = err instanceof Error ? err.message : String(err);
+          if (/^Permission Error/i.test(message)) {
+            throw new QueryRefusedError(message);
+          }
+          throw err;
+        }
+        statements.push(stmt);
+        const type = stmt.statementType;
+        const explainOk = type === StatementType.EXPLAIN && this.sandbox?.allowsFiles === false;
+        if (!READING_STATEMENTS.has(type) && !explainOk) {
+          const what = STATEMENT_NAMES[type] ?? `statement type ${type}`;
+          const n = extracted.count > 1 ? ` (statement ${i + 1} of ${extracted.count})` : '';
+          throw new QueryRefusedError(
+            `${what} is refused${n}: queries are read-only (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE${
+              this.sandbox?.allowsFiles === false ? ', EXPLAIN' : ''
+            }) and never write a file or change a database`,
+          );
+        }
+      }
+      let last: JsonQueryResult = { columns: [], rows: [] };
+      const convert = form === 'json' ? exactJsonConverter : exactTextConverter;
+      for (const stmt of statements) {
+        const reader = await stmt.runAndReadAll();
+        // Types from the result, not from its vectors: only these keep the JSON alias of a top-level column.
+        const types = reader.columnTypes();
+        // Names made unique (`id`, `id_1`) so that no column of a join overwrites another in the row objects.
+        const names = reader.deduplicatedColumnNames();
+        last = {
+          columns: names.map((name, i) => ({ name, type: types[i]?.toString() ?? 'UNKNOWN' })),
+          rows: reader.getRows().map((values) => {
+            const row: Record<string, Json> = {};
+            names.forEach((name, i) => {
+              const type = types[i];
+              const value = values[i] ?? null;
+              row[name] = type ? convert(value, type, convert) : null;
+            });
+            return row;
+          }),
+        };
+      }
+      return last;
+    } finally {
+      for (const stmt of statements) stmt.destroySync();
+    }
   }
 
   private async statement(sql: string, params: readonly unknown[]): Promise<DuckDBPreparedStatement> {

@@ -2,27 +2,43 @@
  * Parquet export: `<out>/<table>/event_id=<id>/*.parquet` (Hive layout) for tables with event_id,
  * `<out>/<table>/*.parquet` otherwise; zstd. Current rows only unless `includeDeleted`.
  *
- * A full export of a table replaces its folder. With `partitions`, only the listed event partitions are rewritten:
- * their folders are deleted first (an event whose rows are all gone now must not keep stale files), then written
- * again with `OVERWRITE_OR_IGNORE`, which leaves every other partition on disk alone.
+ * evsync writes only what it owns (export-folder.ts): every table folder is checked before anything is written,
+ * and each is marked by its manifest (export-manifest.ts). Files are never overwritten and no folder is ever
+ * removed with its contents: an export writes new files under new names (`<exportId>_<uuid>.parquet`, written as
+ * `.partial` and renamed once complete, so a reader never opens half a file), commits them to the manifest, then
+ * removes the files they replace. A reader sees a partition doubled at most between the commit and the removal.
+ * With `partitions`, only the listed event partitions are replaced; the others stay as they are. Everything written
+ * is owner-only (0600 files, 0700 folders): the files hold personal data.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import type { Db } from './connection.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import { type Db, holdOwnerOnlyUmask } from './connection.js';
 import { listStreamTables, readTableColumns } from './ddl.js';
+import {
+  ExportRefusedError,
+  ensureFolder,
+  folderError,
+  inspectTableFolder,
+  prepareTableFolder,
+  removeFolderIfEmpty,
+  removeOwnFile,
+  type TableFolder,
+} from './export-folder.js';
+import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
 import { ident, literal } from './sql.js';
 import type { ExportOptions, ExportResult } from './types.js';
 
 const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PARTITION_COLUMN = 'event_id';
 
-function countParquet(dir: string): number {
-  if (!existsSync(dir)) return 0;
-  let n = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory()) n += countParquet(join(dir, entry.name));
-    else if (entry.name.endsWith('.parquet')) n++;
-  }
-  return n;
+/** Sortable and unique: `20240501T120000Z-1a2b3c4d`. Safe in DuckDB's FILENAME_PATTERN and in file names. */
+export function newExportId(now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(4).toString('hex')}`;
 }
 
 function partitionMap(partitions: ExportOptions['partitions']): Map<string, number[]> | null {
@@ -40,7 +56,115 @@ function partitionMap(partitions: ExportOptions['partitions']): Map<string, numb
   return map;
 }
 
+interface CopyStat {
+  filename: string;
+  count: number;
+  partition: Record<string, string>;
+}
+
+/** `RETURN_STATS` rows: one per file DuckDB wrote, with its row count and Hive partition values. */
+function copyStats(rows: Record<string, unknown>[]): CopyStat[] {
+  return rows.map((r) => {
+    const partition: Record<string, string> = {};
+    // Db.query gives nested values as JSON text.
+    const raw = typeof r.partition_keys === 'string' ? (JSON.parse(r.partition_keys) as unknown) : r.partition_keys;
+    const keys = Array.isArray(raw) ? raw : [];
+    for (const kv of keys as { key?: unknown; value?: unknown }[]) {
+      if (typeof kv.key === 'string') partition[kv.key] = String(kv.value);
+    }
+    return { filename: String(r.filename), count: Number(r.count), partition };
+  });
+}
+
+function sha256(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** Renames a completed `.partial` file to its final `.parquet` name, owner-only, and describes it for the manifest. */
+function finishFile(dir: string, stat: CopyStat, exportId: string): ManifestFile {
+  const finalPath = stat.filename.replace(/\.partial$/, '.parquet');
+  chmodSync(stat.filename, 0o600);
+  renameSync(stat.filename, finalPath);
+  return {
+    path: relative(dir, finalPath).split(sep).join('/'),
+    partition: stat.partition,
+    rows: stat.count,
+    bytes: statSync(finalPath).size,
+    sha256: sha256(finalPath),
+    exportId,
+  };
+}
+
+interface TableJob {
+  table: string;
+  folder: TableFolder;
+  partitioned: boolean;
+  /** Event partitions to replace; null: the whole table. */
+  only: number[] | null;
+}
+
+async function writeTable(db: Db, job: TableJob, opts: ExportOptions, exportId: string): Promise<Manifest> {
+  const now = new Date();
+  let manifest = prepareTableFolder(job.folder, job.table, now);
+  const dir = job.folder.dir;
+  const includeDeleted = opts.includeDeleted === true;
+  // Files written with and without deleted rows must not mix: a change of that choice rewrites the whole table.
+  const only = job.only !== null && manifest.includeDeleted === includeDeleted ? job.only : null;
+
+  // Write-ahead: files named after a pending export are evsync's, even if this process dies before the commit.
+  manifest = { ...manifest, pending: [...manifest.pending, exportId] };
+  writeManifest(dir, manifest);
+
+  const filters: string[] = [];
+  if (!includeDeleted) filters.push(`"_deleted_at" IS NULL`);
+  if (job.partitioned && only) filters.push(`"${PARTITION_COLUMN}" IN (${only.join(', ')})`);
+  const where = filters.length ? `WHERE ${filters.join(' AND ')}` : '';
+  const select = `SELECT * FROM main.${ident(job.table)} ${where}`;
+  // APPEND with a {uuid} pattern: DuckDB refuses to overwrite, and every name is new.
+  const target = job.partitioned
+    ? `${literal(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY ("${PARTITION_COLUMN}"),
+        FILENAME_PATTERN '${exportId}_{uuid}', FILE_EXTENSION 'partial', APPEND, RETURN_STATS)`
+    : `${literal(join(dir, `${exportId}_0.partial`))} (FORMAT parquet, COMPRESSION zstd, RETURN_STATS)`;
+  const result = await db.query(`COPY (${select}) TO ${target}`);
+  const written = copyStats(result.rows).map((s) => finishFile(dir, s, exportId));
+
+  const replaced = (f: ManifestFile) =>
+    only === null ||
+    (f.partition[PARTITION_COLUMN] !== undefined && only.includes(Number(f.partition[PARTITION_COLUMN])));
+  const kept = manifest.files.filter((f) => !replaced(f));
+  const obsolete = manifest.files.filter(replaced).map((f) => f.path);
+  const newFolders = written.map((f) => f.path.split('/').slice(0, -1).join('/')).filter((p) => p !== '');
+  for (const folder of new Set(newFolders)) chmodSync(join(dir, folder), 0o700);
+
+  // The commit: from here the new files are the table; the replaced ones are listed for removal.
+  manifest = {
+    ...manifest,
+    updatedAt: new Date().toISOString(),
+    exportId,
+    runId: opts.runId ?? null,
+    partitionBy: job.partitioned ? [PARTITION_COLUMN] : [],
+    includeDeleted,
+    files: [...kept, ...written],
+    folders: [...new Set([...manifest.folders, ...newFolders])].sort(),
+    pending: manifest.pending.filter((id) => id !== exportId),
+    obsolete,
+  };
+  writeManifest(dir, manifest);
+
+  for (const rel of obsolete) removeOwnFile(dir, rel);
+  const live = new Set(manifest.files.map((f) => f.path.split('/').slice(0, -1).join('/')));
+  // An event whose rows are all gone loses its folder, if evsync made it and nothing else is in it.
+  const folders = manifest.folders.filter((f) => live.has(f) || !removeFolderIfEmpty(dir, f));
+  manifest = { ...manifest, obsolete: [], folders };
+  writeManifest(dir, manifest);
+  return manifest;
+}
+
 export async function exportParquet(db: Db, opts: ExportOptions): Promise<ExportResult> {
+  if (typeof opts.out !== 'string' || opts.out.trim() === '') {
+    // resolve('') is the current folder: an empty path must never mean "write here".
+    throw new ExportRefusedError('export: no output folder given (an empty path would mean the current folder)', '');
+  }
   const out = resolve(opts.out);
   const existing = await listStreamTables(db);
   const partitions = partitionMap(opts.partitions);
@@ -49,44 +173,53 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
   if (unknown.length) {
     throw new Error(`export: no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`);
   }
-  mkdirSync(out, { recursive: true });
-  const tables: string[] = [];
-  let files = 0;
-  for (const table of requested) {
-    // Names come from the database, but they also become folder names that get deleted: keep them plain.
-    if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
-    const columns = await readTableColumns(db, table);
-    if (!columns) continue;
-    const dir = join(out, table);
-    const filters: string[] = [];
-    if (!opts.includeDeleted) filters.push(`"_deleted_at" IS NULL`);
-    const partitioned = columns.has('event_id');
-    const only = partitions?.get(table);
-    if (partitioned && only !== undefined) {
-      // Nothing to rewrite: the table's other partitions stay as they are.
-      if (only.length === 0) {
-        tables.push(table);
-        files += countParquet(dir);
-        continue;
+  const exportId = newExportId();
+  const force = opts.force === true;
+  const release = holdOwnerOnlyUmask();
+  try {
+    ensureFolder(out);
+    // Every folder is judged before anything is written: a refusal leaves the whole output as it was.
+    const jobs: TableJob[] = [];
+    for (const table of requested) {
+      // Names come from the database, but they also become folder names: keep them plain.
+      if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
+      const columns = await readTableColumns(db, table);
+      if (!columns) continue;
+      const partitioned = columns.has(PARTITION_COLUMN);
+      const only = partitioned ? (partitions?.get(table) ?? null) : null;
+      jobs.push({ table, folder: inspectTableFolder(join(out, table), table, force), partitioned, only });
+    }
+    const tables: string[] = [];
+    const rows: Record<string, number> = {};
+    const warnings: string[] = [];
+    let files = 0;
+    for (const job of jobs) {
+      let manifest: Manifest | null = null;
+      // Nothing to rewrite: the table's partitions on disk stay as they are (and no folder is created).
+      if (job.only !== null && job.only.length === 0) {
+        manifest = job.folder.state === 'owned' ? job.folder.manifest : null;
+      } else {
+        try {
+          manifest = await writeTable(db, job, opts, exportId);
+        } catch (err) {
+          if (err instanceof ExportRefusedError || !(err instanceof Error) || !('code' in err)) throw err;
+          throw folderError('write into', job.folder.dir, err);
+        }
       }
-      for (const id of only) rmSync(join(dir, `event_id=${id}`), { recursive: true, force: true });
-      filters.push(`"event_id" IN (${only.join(', ')})`);
-    } else {
-      rmSync(dir, { recursive: true, force: true });
+      if (job.folder.state !== 'missing' && job.folder.foreign.length) {
+        const parquet = job.folder.foreign.filter((f) => f.endsWith('.parquet')).length;
+        warnings.push(
+          `${job.folder.dir}: ${job.folder.foreign.length} file(s) evsync did not write were left as they are${
+            parquet ? ` (${parquet} .parquet: readers of ${job.table}/**/*.parquet will read them too)` : ''
+          }`,
+        );
+      }
+      tables.push(job.table);
+      files += manifest?.files.length ?? 0;
+      rows[job.table] = manifest?.files.reduce((n, f) => n + f.rows, 0) ?? 0;
     }
-    mkdirSync(dir, { recursive: true });
-    const where = filters.length ? `WHERE ${filters.join(' AND ')}` : '';
-    const select = `SELECT * FROM main.${ident(table)} ${where}`;
-    if (partitioned) {
-      await db.run(
-        `COPY (${select}) TO ${literal(dir)}
-          (FORMAT parquet, COMPRESSION zstd, PARTITION_BY ("event_id"), OVERWRITE_OR_IGNORE)`,
-      );
-    } else {
-      await db.run(`COPY (${select}) TO ${literal(join(dir, 'data.parquet'))} (FORMAT parquet, COMPRESSION zstd)`);
-    }
-    tables.push(table);
-    files += countParquet(dir);
+    return { files, tables, exportId, rows, warnings };
+  } finally {
+    release();
   }
-  return { files, tables };
 }

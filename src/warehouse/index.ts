@@ -1,6 +1,7 @@
 /** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
 export { newRunId, SCHEMA_VERSION } from './bookkeeping.js';
 export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
+export { type JsonQueryResult, QueryRefusedError, type Sandbox } from './connection.js';
 export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';

@@ -1,5 +1,8 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
 
+/** Defined beside the code that enforces them (connection.ts); listed here with the other warehouse types. */
+export type { JsonQueryResult, Sandbox } from './connection.js';
+
 /**
  * Which slice of a stream's table a walk covers: `account` (the whole table), `event:12` (rows with event_id 12),
  * `data_list:5` (rows with data_list_id 5). `column` is the table column holding the scope id, null for account.
@@ -94,16 +97,26 @@ export interface ExportOptions {
   /** Also rows whose `_deleted_at` is set (default: current rows only). */
   includeDeleted?: boolean;
   /**
-   * Rewrite only these event partitions of these tables (their folders are deleted first, then written again);
-   * other partitions on disk stay as they are. Tables without event_id are rewritten whole.
+   * Rewrite only these event partitions of these tables (their files are replaced); other partitions on disk stay
+   * as they are. Tables without event_id are rewritten whole.
    */
   partitions?: Record<string, number[]> | PartitionSelection[];
+  /** Write into a table folder evsync did not create, or beside files it did not write (never removed). */
+  force?: boolean;
+  /** The sync run this export follows, recorded in each manifest. */
+  runId?: string | null;
 }
 
 export interface ExportResult {
-  /** Parquet files on disk for the exported tables after the export. */
+  /** Parquet files on disk for the exported tables after the export (as their manifests list them). */
   files: number;
   tables: string[];
+  /** Names the files this export wrote (`<exportId>_*.parquet`) and the manifests it updated. */
+  exportId: string;
+  /** Rows in each exported table's files after the export. */
+  rows: Record<string, number>;
+  /** Files left beside the export with `force` (never removed), said once per folder. */
+  warnings: string[];
 }
 
 export interface CustomFieldLabel {

@@ -17,14 +17,21 @@ import type {
   CustomFieldLabel,
   ExportOptions,
   ExportResult,
+  JsonQueryResult,
   LoadPageInput,
   LoadResult,
   RunSummary,
+  Sandbox,
 } from './types.js';
 import { createAnalyticsViews, setCustomFieldLabels } from './views.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
+  /**
+   * For SQL a person types (`evsync query`): read-only, no file access except `allowRead` folders, no spilling, and
+   * a locked configuration (see `Sandbox` in connection.ts). Implies `readOnly`.
+   */
+  sandbox?: Sandbox;
   /**
    * DuckDB threads while loading pages (default 1). Per-page statements are small: on 2 shared cores one thread
    * ran them ~2x faster than two (less scheduling, and the other core stays free for parsing and normalizing the
@@ -66,9 +73,9 @@ export class Warehouse {
     if (!Number.isSafeInteger(loadThreads) || loadThreads < 1) {
       throw new Error(`loadThreads must be a positive integer, got ${loadThreads}`);
     }
-    const db = await Db.open(path, opts.readOnly === true);
+    const db = await Db.open(path, opts.readOnly === true, opts.sandbox);
     try {
-      if (!opts.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
+      if (!db.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
     } catch (err) {
       await db.close();
       throw err;
@@ -229,6 +236,14 @@ export class Warehouse {
       await this.threadsFor(false);
       return this.db.query(sql, params ?? []);
     });
+  }
+
+  /**
+   * SQL a person typed: reading statements only (anything else is refused before it runs, see `Db.readQuery`),
+   * column types, and values as exact JSON (numbers when a double holds them, lists and JSON as JSON).
+   */
+  readQuery(sql: string, form: 'json' | 'text' = 'json'): Promise<JsonQueryResult> {
+    return this.db.exclusive(() => this.db.readQuery(sql, form));
   }
 
   exportParquet(opts: ExportOptions): Promise<ExportResult> {

@@ -62,12 +62,22 @@ describe('evsync schedule', () => {
   });
 
   it('warns at start when the schedule cannot fit the credit budget', async () => {
-    // The first test left the events table; a sync every second of every core stream cannot fit 12,000/hour.
+    // A completed sync of the events leaves them and the limit the simulator reported (100,000 per 600 s) in the
+    // warehouse, however far the interrupted run above got: a sync of every stream every second cannot fit
+    // 600,000/hour.
+    const sync = await run(['sync', '--streams', 'events'], { cwd: dir, env });
+    expect(sync.code, sync.stderr).toBe(0);
     const stop = new AbortController();
     stop.abort();
-    const r = await run(['schedule', '--cron', '* * * * * *'], { cwd: dir, env, stop: stop.signal });
+    const r = await run(['schedule', '--cron', '* * * * * *', '--streams', 'all'], {
+      cwd: dir,
+      env,
+      stop: stop.signal,
+    });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/this schedule may need up to [\d,]+ credits\/hour .* but the budget is 12,000\/hour/);
+    expect(r.stderr).toMatch(
+      /this schedule may need up to [\d,]+ credits\/hour .* but the budget is 600,000\/hour \(100,000 credits per 600 s: the limit the service reported\)/,
+    );
     expect(r.stderr).toContain('schedule stopped after 0 run(s)');
   });
 });

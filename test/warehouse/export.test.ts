@@ -39,9 +39,10 @@ describe('exportParquet', () => {
   it('writes the Hive layout (event tables by event_id), current rows only, read back exactly by DuckDB', async () => {
     const r = await w.exportParquet({ out });
     expect(r.tables.sort()).toEqual(['events', 'registrants']);
-    expect(readdirSync(join(out, 'registrants')).sort()).toEqual(['event_id=10', 'event_id=20']);
-    expect(readdirSync(join(out, 'events'))).toEqual(['data.parquet']);
+    expect(readdirSync(join(out, 'registrants')).sort()).toEqual(['_evsync', 'event_id=10', 'event_id=20']);
+    expect(readdirSync(join(out, 'events')).sort()).toEqual([`${r.exportId}_0.parquet`, '_evsync'].sort());
     expect(r.files).toBe(3);
+    expect(r.rows).toEqual({ events: 2, registrants: 2 });
 
     const got = await readBack('registrants');
     expect(got.map((x) => [x.id, x.email, x.individual_gross, x.session_ids, x.event_id])).toEqual([
@@ -80,18 +81,20 @@ describe('exportParquet', () => {
 
   it('rewrites only the listed partitions', async () => {
     await w.exportParquet({ out });
+    const untouched = readdirSync(join(out, 'registrants', 'event_id=20'));
     // Event 10 changes; event 20 changes too but is not listed, so its files stay as they were.
     await page(w, registrants, eventScope(10), [{ id: 4, email: 'd' }]);
     await page(w, registrants, eventScope(20), [{ id: 5, email: 'e' }]);
     const r = await w.exportParquet({ out, partitions: { registrants: [10] } });
     expect(r.tables).toEqual(['registrants']);
     expect((await readBack('registrants')).map((x) => x.id)).toEqual(['1', '3', '4']);
+    expect(readdirSync(join(out, 'registrants', 'event_id=20'))).toEqual(untouched);
 
     // The array form the engine may pass works the same; an event whose rows are all gone loses its folder.
     await page(w, registrants, eventScope(20), [], { upsert: false, seen: { walkId: 'z', ids: [] } });
     await w.markMissing({ stream: registrants, scope: eventScope(20), walkId: 'z', runId: 'r', at: '2024-05-01' });
     await w.exportParquet({ out, partitions: [{ table: 'registrants', eventIds: [20] }] });
-    expect(readdirSync(join(out, 'registrants'))).toEqual(['event_id=10']);
+    expect(readdirSync(join(out, 'registrants')).sort()).toEqual(['_evsync', 'event_id=10']);
     expect((await readBack('registrants')).map((x) => x.id)).toEqual(['1', '4']);
   });
 
@@ -107,7 +110,7 @@ describe('exportParquet', () => {
     t.w = ro;
     w = ro;
     const r = await ro.exportParquet({ out, tables: ['events'] });
-    expect(r).toEqual({ files: 1, tables: ['events'] });
+    expect(r).toMatchObject({ files: 1, tables: ['events'], rows: { events: 2 }, warnings: [] });
     expect((await readBack('events')).map((x) => x.name)).toEqual(['Conf A', 'Conf B']);
   });
 });

@@ -1,8 +1,11 @@
 /**
- * `evsync check`: can a sync run? Credentials and token, the rate-limit state from the headers, the clock, the
- * record time zone, and the database. Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
+ * `evsync check`: can a sync run? The service (does the base URL answer as the event API?), credentials and token,
+ * the rate-limit state from the headers, the clock, the record time zone, and the database (does it open, and can
+ * a sync write it?). Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
  */
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, lstatSync, openSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
@@ -10,7 +13,8 @@ import { type App, action, type Ctx, connection, createClient, openWarehouse } f
 import { ExitCode, errorMessage } from '../errors.js';
 import { formatDuration, formatNumber, toJson } from '../output/format.js';
 
-type Status = 'ok' | 'warn' | 'fail';
+/** `info`: worth saying, neither good nor bad (something that could not be judged); never a ✓. */
+type Status = 'ok' | 'warn' | 'fail' | 'info';
 
 interface CheckItem {
   name: string;
@@ -70,10 +74,108 @@ export function judgeRecordTime(
     };
   }
   return {
-    status: 'ok',
+    status: 'info',
     skewSeconds,
     message: `newest updated_at (${newest}) is ${formatDuration(skewMs)} old: too old to calibrate the record time zone (change a record and run check again)`,
   };
+}
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+function fsReason(err: unknown): string {
+  const code = codeOf(err);
+  switch (code) {
+    case 'EROFS':
+      return 'read-only file system (EROFS)';
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${code})`;
+    case 'ENOTDIR':
+      return 'a part of the path is a file, not a folder (ENOTDIR)';
+    case 'ENOENT':
+      return 'no such file or folder, or the file system refuses new files there (ENOENT)';
+    default:
+      return errorMessage(err);
+  }
+}
+
+/** Creates and removes an owner-only file in `folder`: the one sure test that files can be created there. */
+function probeFolder(folder: string): void {
+  const probe = join(folder, `.evsync-check-${randomBytes(6).toString('hex')}`);
+  closeSync(openSync(probe, 'wx', 0o600));
+  rmSync(probe, { force: true });
+}
+
+/**
+ * Whether a sync can write the warehouse: the file itself (opened for writing, nothing written) and its folder,
+ * where DuckDB creates `<db>.wal` on the first write. Permission bits are not consulted: root ignores them, so
+ * only trying says the truth (a read-only mount, a path under a file, /proc).
+ */
+export function warehouseWritable(db: string): { status: Status; message: string } | null {
+  const folder = dirname(db);
+  let st: ReturnType<typeof lstatSync> | undefined;
+  try {
+    st = lstatSync(db, { throwIfNoEntry: false });
+  } catch (err) {
+    return { status: 'fail', message: `${db} cannot be created: ${fsReason(err)}` };
+  }
+  if (st?.isDirectory()) return { status: 'fail', message: `${db} is a folder, not a database file` };
+  if (st) {
+    try {
+      closeSync(openSync(db, 'r+'));
+    } catch (err) {
+      return { status: 'fail', message: `${db} cannot be written: ${fsReason(err)}; a sync writes it` };
+    }
+  } else {
+    let folderStat: ReturnType<typeof statSync> | undefined;
+    try {
+      folderStat = statSync(folder, { throwIfNoEntry: false });
+    } catch (err) {
+      return { status: 'fail', message: `${db} cannot be created: ${fsReason(err)}` };
+    }
+    if (!folderStat) {
+      return {
+        status: 'fail',
+        message: `${db} cannot be created: folder ${folder} does not exist (create it, or point --db / EVSYNC_DB elsewhere)`,
+      };
+    }
+    if (!folderStat.isDirectory()) {
+      return { status: 'fail', message: `${db} cannot be created: ${folder} is a file, not a folder` };
+    }
+  }
+  try {
+    probeFolder(folder);
+  } catch (err) {
+    return {
+      status: 'fail',
+      message: `${st ? `${db} cannot be written` : `${db} cannot be created`}: folder ${folder} refuses new files (${fsReason(err)}); DuckDB writes ${basename(db)}.wal there`,
+    };
+  }
+  return null;
+}
+
+/**
+ * The token call failed: was it the service (nothing answered, or not as the event API) rather than the
+ * credentials? Then the base URL is what to check, and the credentials were not judged at all.
+ */
+export function serviceProblem(err: unknown, baseUrl: string): string | null {
+  const name = err instanceof Error ? err.name : '';
+  const message = errorMessage(err);
+  const hint =
+    'check EVSYNC_BASE_URL (or "baseUrl" in evsync.config.json): the API root ending in /v1, e.g. https://api.swoogo.com/api/v1';
+  if (name === 'NetworkError' || name === 'TimeoutError') {
+    return `${baseUrl} does not answer (${message}): ${hint}, and the network`;
+  }
+  if (name === 'MalformedResponseError') return `${baseUrl} answered, but not as the event API (${message}): ${hint}`;
+  const status = (err as { status?: unknown } | null)?.status;
+  if (name !== 'CredentialsRejectedError' && typeof status === 'number') {
+    if (status >= 500) return `${baseUrl} failed on the token call (${message}): the service may be down; or ${hint}`;
+    if (status !== 401 && status !== 403) return `${baseUrl} answered, but not as the event API (${message}): ${hint}`;
+  }
+  return null;
 }
 
 async function newestEvent(client: ApiClient): Promise<ListPage> {
@@ -89,12 +191,13 @@ async function check(ctx: Ctx): Promise<number> {
   const add = (name: string, status: Status, message: string) => {
     checks.push({ name, status, message });
     if (!ctx.json) {
-      const mark =
-        status === 'ok'
-          ? ctx.outStyle.green('✓')
-          : status === 'warn'
-            ? ctx.outStyle.yellow('!')
-            : ctx.outStyle.red('✗');
+      const marks: Record<Status, string> = {
+        ok: ctx.outStyle.green('✓'),
+        warn: ctx.outStyle.yellow('!'),
+        fail: ctx.outStyle.red('✗'),
+        info: ctx.outStyle.dim('·'),
+      };
+      const mark = marks[status];
       ctx.out.write(`${mark} ${name}: ${message}\n`);
     }
   };
@@ -111,21 +214,30 @@ async function check(ctx: Ctx): Promise<number> {
     creditsSpent: 0,
   };
   try {
-    add('service', 'ok', `${conn.baseUrl} as ${conn.who}`);
     let tokenOk = false;
     try {
       await client.ensureToken();
       tokenOk = true;
+      add('service', 'ok', `${conn.baseUrl} answers as the event API (as ${conn.who})`);
       const expires = client.tokenExpiresAt;
       report.tokenExpiresAt = expires?.toISOString() ?? null;
       add('credentials', 'ok', `token obtained${expires ? `, valid until ${expires.toISOString()}` : ''}`);
     } catch (err) {
-      add('credentials', 'fail', errorMessage(err));
+      const problem = serviceProblem(err, conn.baseUrl);
+      if (problem) {
+        add('service', 'fail', problem);
+        add('credentials', 'info', `not checked (${conn.who}): the service did not answer as the event API`);
+      } else {
+        add('service', 'ok', `${conn.baseUrl} answers (as ${conn.who})`);
+        add('credentials', 'fail', errorMessage(err));
+      }
     }
 
+    let listOk = false;
     if (tokenOk) {
       try {
         const page = await newestEvent(client);
+        listOk = true;
         add(
           'list call',
           'ok',
@@ -154,25 +266,32 @@ async function check(ctx: Ctx): Promise<number> {
     }
 
     const snap = client.ledger.snapshot();
-    report.rateLimit = { limit: snap.limit, remaining: snap.remaining, resetAt: snap.resetAt?.toISOString() ?? null };
-    const reset = snap.resetAt ? `, window resets in ${formatDuration(snap.resetAt.getTime() - Date.now())}` : '';
-    add(
-      'rate limit',
-      snap.remaining < 10 ? 'warn' : 'ok',
-      `${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left${reset}${snap.remaining < 10 ? ' (a sync will wait for the reset)' : ''}`,
-    );
+    if (listOk) {
+      report.rateLimit = { limit: snap.limit, remaining: snap.remaining, resetAt: snap.resetAt?.toISOString() ?? null };
+      const reset = snap.resetAt ? `, window resets in ${formatDuration(snap.resetAt.getTime() - Date.now())}` : '';
+      add(
+        'rate limit',
+        snap.remaining < 10 ? 'warn' : 'ok',
+        `${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left${reset}${snap.remaining < 10 ? ' (a sync will wait for the reset)' : ''}`,
+      );
+    } else {
+      // Before a list call answers, the ledger holds only its assumptions (2000/600 s): nothing to report as known.
+      add('rate limit', 'info', 'not known: no list call answered');
+    }
     report.creditsSpent = snap.spent.list + snap.spent.other + snap.spent.token;
 
     const db = ctx.config.db;
-    if (existsSync(db)) {
+    const unwritable = warehouseWritable(db);
+    if (unwritable) add('database', unwritable.status, unwritable.message);
+    else if (existsSync(db)) {
       try {
         const w = await openWarehouse(ctx, { readOnly: true });
         await w.close();
-        add('database', 'ok', `${db} opens`);
+        add('database', 'ok', `${db} opens and can be written`);
       } catch (err) {
         add('database', 'fail', errorMessage(err));
       }
-    } else add('database', 'ok', `${db} does not exist yet (the first sync creates it)`);
+    } else add('database', 'ok', `${db} does not exist yet; its folder can be written (the first sync creates it)`);
   } finally {
     await client.close();
   }
@@ -188,11 +307,17 @@ async function check(ctx: Ctx): Promise<number> {
 export function registerCheckCommand(program: Command, app: App): void {
   program
     .command('check')
-    .description('check credentials, token, rate limit, clocks and database: can a sync run?')
+    .description(
+      'check the service, credentials, rate limit, clocks and database (can it be written?): can a sync run?',
+    )
     .addHelpText(
       'after',
       `
 Spends 11 credits: the token call (1) and one list call (10) for the newest event.
+A base URL that refuses connections or does not answer as the event API fails "service" (check EVSYNC_BASE_URL).
+The database passes only if a sync could write it: the file is opened for writing and a file is created and
+removed in its folder (permission bits are not trusted: root ignores them). Marks: ✓ ok, ! warning, ✗ failure,
+· not judged.
 
 Examples:
   $ evsync check

@@ -1,18 +1,60 @@
 /**
  * `evsync demo`: the whole job on the embedded simulator, no credentials needed. Starts the seeded `small` service
- * on a free loopback port, backfills the core streams into ./evsync-demo.duckdb (replaced each time), then shows
- * what landed, the credits spent against the 2000-credit window, and three answers from the analytics views.
+ * on a free loopback port, backfills the core streams into ./evsync-demo.duckdb (replaced each time) or the
+ * `--db` file, then shows what landed, the credits spent against the 2000-credit window, and three answers from
+ * the analytics views.
+ *
+ * The demo replaces its database, so it must never be the user's warehouse: EVSYNC_DB and the config file's `db`
+ * are ignored, and a `--db` file that exists is replaced only if an earlier demo made it (`_evsync.meta` key
+ * `demo`).
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SyncResult } from '../../sync/index.js';
+import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx } from '../context.js';
+import { CliError, errorMessage, UsageError } from '../errors.js';
 import { formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
 import { columnNames } from './query.js';
 import { attachProgress, exitCodeOf, explain, summaryTable } from './sync.js';
 
 export const DEMO_DB = 'evsync-demo.duckdb';
+/** `_evsync.meta` key marking a database the demo built (and may replace). */
+const DEMO_MARK = 'demo';
+
+/** Whether `db` is a database an earlier demo built. */
+async function isDemoDatabase(db: string): Promise<boolean> {
+  const { Warehouse, DatabaseInUseError } = await import('../../warehouse/index.js');
+  let w: Warehouse | null = null;
+  try {
+    w = await Warehouse.open(db, { readOnly: true });
+    const r = await w.query(
+      `SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = '_evsync' AND table_name = 'meta'`,
+    );
+    if (Number(r.rows[0]?.n ?? 0) === 0) return false;
+    const mark = await w.query(`SELECT value FROM _evsync.meta WHERE key = ?`, [DEMO_MARK]);
+    return mark.rows.length > 0;
+  } catch (err) {
+    if (err instanceof DatabaseInUseError) throw new CliError(`--db ${db}: ${errorMessage(err)}`);
+    // Not a DuckDB file at all: certainly not one the demo made.
+    return false;
+  } finally {
+    await w?.close();
+  }
+}
+
+/** The demo's database: ./evsync-demo.duckdb, or `--db` (refused if it exists and no demo made it). */
+async function demoDatabase(ctx: Ctx): Promise<string> {
+  if (ctx.config.dbSource !== 'flag') return resolve(ctx.io.cwd, DEMO_DB);
+  const db = ctx.config.db;
+  if (existsSync(db) && !(await isDemoDatabase(db))) {
+    throw new UsageError(
+      `--db ${db}: the file exists and no earlier demo made it; the demo rebuilds its database from scratch, so it will not touch this one (choose another --db, or remove the file yourself)`,
+    );
+  }
+  return db;
+}
 
 /** Questions the analytics views answer; each is plain SQL a user can copy into `evsync query`. */
 export const DEMO_QUESTIONS: readonly { title: string; sql: string }[] = [
@@ -44,8 +86,8 @@ interface DemoReport {
 
 async function demo(ctx: Ctx): Promise<number> {
   const started = Date.now();
-  // Always its own file in the current directory: the demo deletes it first, so it must never be the user's warehouse.
-  const db = resolve(ctx.io.cwd, DEMO_DB);
+  // The demo deletes its database first, so it must never be the user's warehouse (see demoDatabase).
+  const db = await demoDatabase(ctx);
   for (const f of [db, `${db}.wal`]) rmSync(f, { force: true });
 
   ctx.log.info('starting the embedded simulator (seeded "small" dataset) on a free loopback port…');
@@ -65,6 +107,8 @@ async function demo(ctx: Ctx): Promise<number> {
   const progress = attachProgress(ctx, client);
   try {
     warehouse = await Warehouse.open(db);
+    // Marked before the backfill, so that even an interrupted demo's database can be replaced by the next demo.
+    await warehouse.query(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [DEMO_MARK, new Date().toISOString()]);
     const { runSync } = await import('../../sync/index.js');
     progress.log.info(`${sim.baseUrl} (account "${account.name}"): backfill of the core streams into ${db}`);
     const result = await runSync(client, warehouse, { mode: 'backfill', streams: 'core' });
@@ -109,7 +153,7 @@ async function demo(ctx: Ctx): Promise<number> {
         out(`\n${s.bold(a.title)}\n${formatTable(a.columns, a.rows)}`);
       }
       out(
-        `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((v) => (v.includes('.') ? v : `analytics.${v}`)).join(', ')}\n` : ''}`,
+        `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${ctx.config.dbSource === 'flag' ? db : DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((v) => (v.includes('.') ? v : `analytics.${v}`)).join(', ')}\n` : ''}`,
       );
     }
     explain(ctx.log, result, 'evsync demo');
@@ -130,11 +174,13 @@ export function registerDemoCommand(program: Command, app: App): void {
       'after',
       `
 Needs no credentials and no network: the simulator runs in-process on 127.0.0.1. The warehouse is
-./${DEMO_DB} in the current directory (deleted and rebuilt each time).
+./${DEMO_DB} in the current directory (deleted and rebuilt each time), or --db <file>: a file that exists is
+replaced only if an earlier demo made it. EVSYNC_DB and the config file's "db" are ignored (never your warehouse).
 
 Examples:
   $ evsync demo
   $ evsync demo --json | jq .tables
+  $ evsync demo --db /tmp/try.duckdb
   $ evsync query --db ${DEMO_DB} "select * from registrants limit 5"`,
     )
     .action(action(app, demo));

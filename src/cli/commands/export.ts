@@ -1,12 +1,14 @@
 /**
  * `evsync export --out <dir>`: the warehouse tables as Parquet, Hive layout (`<out>/<table>/event_id=<id>/*.parquet`
- * for event-scoped tables), zstd. Reads the warehouse only.
+ * for event-scoped tables), zstd. Reads the warehouse only, and writes only into table folders it created (marked
+ * by `_evsync/manifest.json`): a folder or file it did not write is refused (exit 2) unless --force, and even then
+ * never removed. See warehouse/export.ts.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, openWarehouse } from '../context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
 
@@ -14,9 +16,12 @@ interface ExportFlags {
   out: string;
   tables?: string[];
   includeDeleted?: boolean;
+  force?: boolean;
 }
 
 async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
+  // resolve(cwd, '') is the current folder: an empty --out must not mean "write here".
+  if (flags.out.trim() === '') throw new UsageError('--out: expected a folder, got an empty string');
   const out = resolve(ctx.io.cwd, flags.out);
   let warehouse: Warehouse | null = null;
   try {
@@ -31,11 +36,20 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
       }
     }
     ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${out}…`);
-    const report = await warehouse.exportParquet({
-      out,
-      ...(flags.tables ? { tables: flags.tables } : {}),
-      includeDeleted: flags.includeDeleted === true,
-    });
+    let report: Awaited<ReturnType<Warehouse['exportParquet']>>;
+    try {
+      report = await warehouse.exportParquet({
+        out,
+        ...(flags.tables ? { tables: flags.tables } : {}),
+        includeDeleted: flags.includeDeleted === true,
+        force: flags.force === true,
+      });
+    } catch (err) {
+      // A folder evsync does not own, or an --out where no folder can be: the user's to fix.
+      if (err instanceof Error && err.name === 'ExportRefusedError') throw new UsageError(errorMessage(err));
+      throw err;
+    }
+    for (const w of report.warnings) ctx.log.warn(w);
     if (ctx.json) ctx.out.write(`${toJson({ out, ...report }, 2)}\n`);
     else {
       ctx.out.write(
@@ -52,13 +66,20 @@ export function registerExportCommand(program: Command, app: App): void {
   program
     .command('export')
     .description('export the warehouse tables to Parquet (Hive layout, zstd)')
-    .requiredOption('--out <dir>', 'output directory')
+    .requiredOption('--out <dir>', 'output folder (created if missing; one folder per table inside)')
     .option('--tables <list>', 'only these tables (comma list; default every stream table)', parseTableList)
     .option('--include-deleted', 'also export rows whose _deleted_at is set (default: live rows only)')
+    .option('--force', 'write into a table folder evsync did not create, beside files it did not write (never removed)')
     .addHelpText(
       'after',
       `
 Layout: <out>/<table>/event_id=<id>/*.parquet for event-scoped tables, <out>/<table>/*.parquet otherwise.
+
+evsync writes only what it owns. Each <out>/<table> folder is created by evsync and marked with
+<out>/<table>/_evsync/manifest.json, which lists every file it wrote (rows, bytes, sha256). A later export writes
+new files under new names, then removes the files they replace (only those the manifest lists); it never removes
+a folder with its contents. A table folder evsync did not create, or one holding a file it did not write, is
+refused (exit 2, naming the folder and the file) unless --force. Files are 0600, folders 0700.
 
 Examples:
   $ evsync export --out ./parquet

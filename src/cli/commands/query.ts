@@ -1,7 +1,11 @@
 /**
- * `evsync query "<sql>"`: SQL on the warehouse, read-only. Values come back JSON-safe from the warehouse (BIGINT,
- * DECIMAL and timestamps as exact strings), so table, CSV and JSON all print them digit for digit.
+ * `evsync query "<sql>"`: SQL on the warehouse, and nothing else. The warehouse opens sandboxed (read-only, no file
+ * system access, configuration locked: see `Sandbox` in warehouse/connection.ts) and only reading statements run,
+ * so no statement can change the warehouse, write a file, attach another database or load an extension.
+ * `--allow-read <dir>` lets queries read the user's own Parquet/CSV files in chosen folders.
  */
+import { realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, openWarehouse } from '../context.js';
@@ -11,6 +15,7 @@ import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../outp
 
 interface QueryFlags {
   format?: OutputFormat;
+  allowRead?: string[];
 }
 
 /** Column names of a warehouse result, whether it reports them as names or as `{name, type}`. */
@@ -18,22 +23,63 @@ export function columnNames(columns: readonly (string | { name: string })[]): st
   return columns.map((c) => (typeof c === 'string' ? c : c.name));
 }
 
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/**
+ * The folders queries may read, absolute. DuckDB compares paths as text, so a folder reached through a symlink is
+ * allowed under both its given and its real path.
+ */
+export function allowedFolders(cwd: string, dirs: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const dir of dirs) {
+    if (dir.trim() === '') throw new UsageError('--allow-read: expected a folder, got an empty string');
+    const full = resolve(cwd, dir);
+    let isDir = false;
+    try {
+      isDir = statSync(full).isDirectory();
+    } catch (err) {
+      throw new UsageError(`--allow-read ${dir}: ${errorMessage(err)}`);
+    }
+    if (!isDir) throw new UsageError(`--allow-read ${dir}: not a folder (name the folder that holds the files)`);
+    out.add(full);
+    out.add(realpathSync(full));
+  }
+  return [...out];
+}
+
+/** DuckDB's refusals, said in terms of what evsync query allows. */
+function explain(message: string, allowed: readonly string[]): string {
+  if (/file system operations are disabled|Cannot access (file|directory)/i.test(message)) {
+    const where = allowed.length ? `the warehouse and files under ${allowed.join(', ')}` : 'the warehouse';
+    return `${message}\nevsync query is read-only: it never writes a file, and reads ${where} only (to read your own Parquet or CSV files, name their folder with --allow-read <dir>)`;
+  }
+  if (/configuration has been locked|Cannot (change|enable)/i.test(message)) {
+    return `${message}\nevsync query is read-only: it cannot change DuckDB settings (SET, RESET, PRAGMA), which could lift its sandbox`;
+  }
+  if (/extensions is disabled/i.test(message)) {
+    return `${message}\nevsync query is read-only: it cannot install or load extensions`;
+  }
+  if (/read-only|read only/i.test(message)) {
+    return `${message} (evsync query is read-only: it never changes the warehouse)`;
+  }
+  return message;
+}
+
 async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<number> {
   const sql = args[0]?.trim();
   if (!sql) throw new UsageError('no SQL given: evsync query "select count(*) from registrants"');
   const format: OutputFormat = flags.format ?? (ctx.json ? 'json' : 'table');
+  const allowRead = allowedFolders(ctx.io.cwd, flags.allowRead ?? []);
   let warehouse: Warehouse | null = null;
   try {
-    warehouse = await openWarehouse(ctx, { readOnly: true, mustExist: true });
-    let result: Awaited<ReturnType<Warehouse['query']>>;
+    warehouse = await openWarehouse(ctx, { sandbox: { allowRead }, mustExist: true });
+    let result: Awaited<ReturnType<Warehouse['readQuery']>>;
     try {
-      result = await warehouse.query(sql);
+      result = await warehouse.readQuery(sql, format === 'json' ? 'json' : 'text');
     } catch (err) {
-      const message = errorMessage(err);
-      const hint = /read-only|read only/i.test(message)
-        ? ' (evsync query is read-only: it never changes the warehouse)'
-        : '';
-      throw new CliError(`${message}${hint}`);
+      throw new CliError(explain(errorMessage(err), allowRead));
     }
     const columns = columnNames(result.columns);
     const rows = result.rows as readonly Row[];
@@ -48,22 +94,33 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
 export function registerQueryCommand(program: Command, app: App): void {
   program
     .command('query')
-    .description('run SQL on the warehouse (read-only) and print the result')
+    .description('run SQL on the warehouse (read-only, sandboxed) and print the result')
     .argument('<sql>', 'the SQL statement (quote it)')
     .option(
       '--format <format>',
       `output format: ${OUTPUT_FORMATS.join(', ')} (default table; json with --json)`,
       parseFormat,
     )
+    .option('--allow-read <dir>', 'also let queries read files under this folder (repeatable)', collect)
     .addHelpText(
       'after',
       `
 Tables are named as the streams (registrants, sessions, ...); views in schema analytics; bookkeeping in _evsync.
 
+Read-only: only SELECT (WITH, DESCRIBE, SHOW, SUMMARIZE; EXPLAIN without --allow-read) runs. COPY, ATTACH,
+INSTALL/LOAD, SET/PRAGMA, CREATE/INSERT/UPDATE/DELETE are refused before anything runs, and the warehouse is
+opened with file system access disabled, so no query writes a file or changes a database. Files are readable only
+under --allow-read folders (DuckDB matches the folder as a path prefix). Large queries do not spill to disk.
+
+JSON values: integers within +/-(2^53-1) and DECIMALs of at most 15 significant digits are JSON numbers; larger
+ones stay strings so that no digit is lost (check with typeof). Lists, structs and JSON columns are real JSON.
+Table and CSV print numbers exactly as DuckDB does (12.50).
+
 Examples:
   $ evsync query "select registration_status, count(*) from registrants group by 1 order by 2 desc"
   $ evsync query "select * from registrants where event_id = 101" --format csv > registrants.csv
-  $ evsync query "select id, updated_at from events" --format json | jq '.[0]'`,
+  $ evsync query "select id, updated_at from events" --format json | jq '.[0]'
+  $ evsync query --allow-read ./parquet "select count(*) from read_parquet('parquet/registrants/**/*.parquet')"`,
     )
     .action(action<QueryFlags>(app, query));
 }

@@ -3,10 +3,15 @@
  * Never two runs at once (cron's waitForCompletion; a tick that falls during a run is skipped and logged), a
  * warning at start when the schedule cannot fit the credit budget, and a clean stop on SIGINT/SIGTERM: the running
  * sync finishes the page in flight and saves state, then the process exits 0.
+ *
+ * One API client serves every run: its token is reused while valid (a run does not cost a token call) and its
+ * ledger keeps the service's credit window between runs; `beginRun` restarts the per-run stats and budget.
  */
 import { existsSync } from 'node:fs';
+import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { selectStreams } from '../../../connectors/index.js';
+import type { ApiClient } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
@@ -17,7 +22,7 @@ import {
   parseTimeZoneFlag,
   type SelectionFlags,
 } from '../options.js';
-import { formatNumber } from '../output/format.js';
+import { formatNumber, toJson } from '../output/format.js';
 import { statusLine, syncOptionsFrom } from './sync.js';
 
 interface ScheduleFlags extends SelectionFlags, BudgetFlags {
@@ -27,12 +32,17 @@ interface ScheduleFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
 }
 
-/** Runs per hour of a cron expression, from its next firing times (exact for regular schedules). */
-export function runsPerHour(nextTimes: readonly number[], nowMs: number): number {
-  if (nextTimes.length === 0) return 0;
-  const last = nextTimes[nextTimes.length - 1] ?? nowMs;
-  const spanHours = Math.max((last - nowMs) / 3_600_000, 1 / 3600);
-  return nextTimes.length / spanHours;
+/**
+ * Runs per hour of a cron expression, from its next firing times: intervals over the time they span (exact for
+ * regular schedules, including 6-field ones with seconds; an average for irregular ones). Counting the times over
+ * the span from now would add one run: 200 times every 3 s span 597 s, which read as 1,205.9 runs/hour, not 1,200.
+ */
+export function runsPerHour(nextTimes: readonly number[]): number {
+  if (nextTimes.length < 2) return 0;
+  const first = nextTimes[0] ?? 0;
+  const last = nextTimes[nextTimes.length - 1] ?? first;
+  if (last <= first) return 0;
+  return ((nextTimes.length - 1) * 3_600_000) / (last - first);
 }
 
 export interface BudgetFit {
@@ -60,44 +70,102 @@ export function budgetFit(opts: {
   return { perRun, perHour, capacityPerHour, fits: perHour <= capacityPerHour };
 }
 
-/** Events in scope from the warehouse (what the next run would poll), or null before the first sync. */
-async function eventsInScope(ctx: Ctx, flags: SelectionFlags): Promise<number | null> {
-  if (!existsSync(ctx.config.db)) return null;
+export interface RateLimit {
+  credits: number;
+  windowSeconds: number;
+  /** Where the numbers come from, for the budget message. */
+  source: string;
+}
+
+/** What the warehouse knows before the first run: events in scope, and the limit the service reported last. */
+interface WarehouseFacts {
+  /** Null before the first sync. */
+  events: number | null;
+  /** `credit_limit` of the last run's ledger (from the service's X-Rate-Limit-Limit), or null. */
+  learnedLimit: number | null;
+}
+
+async function factsFrom(w: Warehouse, flags: SelectionFlags): Promise<WarehouseFacts> {
+  const tables = await w.query(
+    `SELECT table_schema || '.' || table_name AS t FROM information_schema.tables
+      WHERE (table_schema = 'main' AND table_name = 'events') OR (table_schema = '_evsync' AND table_name = 'credits')`,
+  );
+  const has = new Set(tables.rows.map((r) => String(r.t)));
+  let learnedLimit: number | null = null;
+  if (has.has('_evsync.credits')) {
+    const l = await w.query(
+      `SELECT credit_limit FROM _evsync.credits WHERE credit_limit > 0 ORDER BY recorded_at DESC LIMIT 1`,
+    );
+    const limit = l.rows[0]?.credit_limit;
+    learnedLimit = limit == null ? null : Number(limit);
+  }
+  if (!has.has('main.events')) return { events: null, learnedLimit };
+  const r = await w.query(
+    `SELECT id, status, CAST(start_date AS VARCHAR) AS start_date FROM events WHERE _deleted_at IS NULL`,
+  );
+  const ids = flags.events ? new Set(flags.events) : null;
+  const statuses = flags.eventStatus ? new Set(flags.eventStatus) : null;
+  const events = r.rows.filter((row) => {
+    const start = row.start_date == null ? null : String(row.start_date).slice(0, 10);
+    if (ids && !ids.has(Number(row.id))) return false;
+    if (statuses && !statuses.has(String(row.status))) return false;
+    if (flags.eventsFrom && (start === null || start < flags.eventsFrom)) return false;
+    if (flags.eventsTo && (start === null || start > flags.eventsTo)) return false;
+    return true;
+  }).length;
+  return { events, learnedLimit };
+}
+
+async function warehouseFacts(ctx: Ctx, flags: SelectionFlags): Promise<WarehouseFacts> {
+  if (!existsSync(ctx.config.db)) return { events: null, learnedLimit: null };
   let w: Warehouse | null = null;
   try {
     w = await openWarehouse(ctx, { readOnly: true });
-    const tables = await w.query(
-      `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'main' AND table_name = 'events'`,
-    );
-    if (Number(tables.rows[0]?.n ?? 0) === 0) return null;
-    const r = await w.query(
-      `SELECT id, status, CAST(start_date AS VARCHAR) AS start_date FROM events WHERE _deleted_at IS NULL`,
-    );
-    const ids = flags.events ? new Set(flags.events) : null;
-    const statuses = flags.eventStatus ? new Set(flags.eventStatus) : null;
-    return r.rows.filter((row) => {
-      const start = row.start_date == null ? null : String(row.start_date).slice(0, 10);
-      if (ids && !ids.has(Number(row.id))) return false;
-      if (statuses && !statuses.has(String(row.status))) return false;
-      if (flags.eventsFrom && (start === null || start < flags.eventsFrom)) return false;
-      if (flags.eventsTo && (start === null || start > flags.eventsTo)) return false;
-      return true;
-    }).length;
+    return await factsFrom(w, flags);
   } finally {
     await w?.close();
   }
 }
 
+/**
+ * The limit to plan with: what the service reported (its headers, as the last run's ledger recorded them), else
+ * the configured `rateLimit`, else the spec's 2000 per 600 s. The window length is never in the headers.
+ */
+export function rateLimitFor(
+  learnedLimit: number | null,
+  configured: { credits: number; windowSeconds: number } | undefined,
+): RateLimit {
+  const windowSeconds = configured?.windowSeconds ?? 600;
+  if (learnedLimit !== null) {
+    return { credits: learnedLimit, windowSeconds, source: 'the limit the service reported' };
+  }
+  if (configured) return { ...configured, source: 'rateLimit in the config' };
+  return { credits: 2000, windowSeconds: 600, source: "the service's documented default" };
+}
+
+/** Where the cron expression came from, as the user would name it. */
+function cronSource(ctx: Ctx, fromFlag: boolean): string {
+  if (fromFlag) return '--cron';
+  const file = ctx.config.file;
+  const rel = file ? relative(ctx.io.cwd, file) : '';
+  const name = file ? (rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file) : 'evsync.config.json';
+  return `${name}: schedule.cron`;
+}
+
 async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
+  const fromFlag = flags.cron !== undefined;
   const cronTime = flags.cron ?? ctx.config.values.schedule?.cron;
   if (!cronTime) {
     throw new UsageError('no schedule: pass --cron "*/15 * * * *" or set schedule.cron in evsync.config.json');
   }
+  const where = cronSource(ctx, fromFlag);
   const timeZone = flags.tz ?? ctx.config.values.schedule?.tz;
   const { CronJob, validateCronExpression } = await import('cron');
   const valid = validateCronExpression(cronTime);
   if (!valid.valid) {
-    throw new UsageError(`--cron "${cronTime}" is not a valid cron expression (${valid.error?.message ?? 'invalid'})`);
+    throw new UsageError(
+      `${where}: "${cronTime}" is not a valid cron expression (${valid.error?.message ?? 'invalid'}); expected 5 fields (minute hour day month weekday), or 6 with seconds first`,
+    );
   }
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, 'incremental');
@@ -126,33 +194,84 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
     skipTimer.unref();
   };
 
+  // One client for the daemon's life (see the file comment); made again only if a run left it unusable.
+  const shared: { client: ApiClient | null } = { client: null };
+  const clientForRun = async (): Promise<ApiClient> => {
+    if (shared.client) {
+      try {
+        shared.client.beginRun();
+        return shared.client;
+      } catch (err) {
+        log.debug(`a new API client for this run: ${errorMessage(err)}`);
+        await shared.client.close();
+        shared.client = null;
+      }
+    }
+    shared.client = await createClient(ctx, conn, flags);
+    return shared.client;
+  };
+
+  const facts = await warehouseFacts(ctx, flags);
+  const rate = rateLimitFor(facts.learnedLimit, ctx.config.values.rateLimit);
+  const streams = selectStreams(options.streams ?? 'core');
+  const eventStreams = streams.filter((s) => s.scope === 'event').length;
+  let perHour = 0;
+  const checkBudget = (events: number, limit: RateLimit): void => {
+    const fit = budgetFit({
+      events,
+      eventStreams,
+      otherStreams: streams.length - eventStreams,
+      runsPerHour: perHour,
+      limit: limit.credits,
+      windowSeconds: limit.windowSeconds,
+    });
+    const formula = `${events} events x ${eventStreams} event streams (+${streams.length - eventStreams} others) x 10 credits x ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour`;
+    const capacity = `${formatNumber(fit.capacityPerHour)}/hour (${formatNumber(limit.credits)} credits per ${formatNumber(limit.windowSeconds)} s: ${limit.source})`;
+    if (!fit.fits) {
+      log.warn(
+        `this schedule may need up to ${formatNumber(Math.round(fit.perHour))} credits/hour (${formula}) but the budget is ${capacity}: runs will fall behind. Schedule less often, or narrow --streams / --event-status`,
+      );
+    } else log.debug(`budget: up to ${formatNumber(Math.round(fit.perHour))} of ${capacity} (${formula})`);
+  };
+  let checkedLimit = rate.credits;
+
   const runOnce = async (): Promise<void> => {
     if (stop.signal.aborted) return;
     runs += 1;
     const n = runs;
     log.info(`run #${n} started at ${new Date().toISOString()}`);
-    const client = await createClient(ctx, conn, flags);
     let warehouse: Warehouse | null = null;
     try {
+      const c = await clientForRun();
       warehouse = await openWarehouse(ctx);
       const { runSync } = await import('../../sync/index.js');
-      const result = await runSync(client, warehouse, {
+      const result = await runSync(c, warehouse, {
         ...options,
         signal: stop.signal,
         onProgress: (e) => {
           if (e.type === 'item-failed') log.warn(e.error);
         },
       });
+      // One JSON line per run: a daemon's output is read line by line (jq, log shippers).
+      if (ctx.json) ctx.out.write(`${toJson({ run: n, ...result })}\n`);
       const line = `run #${n}: ${statusLine(result)}`;
       if (result.status === 'failed') log.error(`${line}; ${result.errors.join('; ')}`);
       else if (result.status === 'partial') log.warn(`${line}; ${result.reason ?? ''} (the next run resumes)`);
       else log.ok(line);
+      // The service may report another limit than the one the schedule was judged against: judge it again.
+      const learned = c.ledger.snapshot().limit;
+      if (learned !== checkedLimit) {
+        checkedLimit = learned;
+        const events = (await factsFrom(warehouse, flags)).events;
+        if (events !== null)
+          checkBudget(events, { ...rate, credits: learned, source: 'the limit the service reported' });
+      }
     } catch (err) {
       // One failed run must not end the daemon: the next tick tries again.
+      if (ctx.json) ctx.out.write(`${toJson({ run: n, status: 'failed', error: errorMessage(err) })}\n`);
       log.error(`run #${n} failed: ${errorMessage(err)}`);
     } finally {
       await warehouse?.close().catch(() => undefined);
-      await client.close();
     }
   };
 
@@ -175,39 +294,13 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
     errorHandler: (err) => log.error(`scheduled run failed: ${errorMessage(err)}`),
   });
 
-  const now = Date.now();
-  const perHour = runsPerHour(
-    job.nextDates(200).map((d) => d.toMillis()),
-    now,
-  );
-  const streams = selectStreams(options.streams ?? 'core');
-  const eventStreams = streams.filter((s) => s.scope === 'event').length;
-  const events = await eventsInScope(ctx, flags);
-  const rate = ctx.config.values.rateLimit ?? { credits: 2000, windowSeconds: 600 };
+  perHour = runsPerHour(job.nextDates(200).map((d) => d.toMillis()));
   log.info(
     `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
   );
-  if (events === null) {
+  if (facts.events === null) {
     log.info('events in scope unknown until the first sync: the budget check runs on the next start');
-  } else {
-    const fit = budgetFit({
-      events,
-      eventStreams,
-      otherStreams: streams.length - eventStreams,
-      runsPerHour: perHour,
-      limit: rate.credits,
-      windowSeconds: rate.windowSeconds,
-    });
-    const formula = `${events} events x ${eventStreams} event streams (+${streams.length - eventStreams} others) x 10 credits x ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour`;
-    if (!fit.fits) {
-      log.warn(
-        `this schedule may need up to ${formatNumber(Math.round(fit.perHour))} credits/hour (${formula}) but the budget is ${formatNumber(fit.capacityPerHour)}/hour: runs will fall behind. Schedule less often, or narrow --streams / --event-status`,
-      );
-    } else
-      log.debug(
-        `budget: up to ${formatNumber(Math.round(fit.perHour))} of ${formatNumber(fit.capacityPerHour)} credits/hour (${formula})`,
-      );
-  }
+  } else checkBudget(facts.events, rate);
 
   job.start();
   if (flags.runNow) void job.fireOnTick();
@@ -220,6 +313,7 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
   if (running) await running;
   if (skipTimer) clearTimeout(skipTimer);
   stop.dispose();
+  await shared.client?.close();
   log.info(`schedule stopped after ${runs} run(s), ${skipped} tick(s) skipped`);
   return ExitCode.Done;
 }

@@ -1,0 +1,269 @@
+/**
+ * The folders an export writes into, and the rule that keeps it from harming the user's files: evsync writes only
+ * into table folders it created (marked by `_evsync/manifest.json`, see export-manifest.ts) and removes only files
+ * its manifest lists. A folder without a manifest, or holding files the manifest does not list, is refused unless
+ * `force`, and even then nothing evsync did not write is ever removed or overwritten.
+ *
+ * Folders are created one level at a time: Node's recursive mkdir loops forever (at full CPU) where mkdir(2)
+ * answers ENOENT for a path whose parent exists, as everywhere under /proc.
+ */
+import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { WarehouseError } from './errors.js';
+import {
+  emptyManifest,
+  MANIFEST_FILE,
+  MANIFEST_TEMP,
+  MARKER_DIR,
+  type Manifest,
+  manifestPath,
+  readManifest,
+  writeManifest,
+} from './export-manifest.js';
+
+/**
+ * An export refused before writing anything: a folder evsync does not own, or an output path no folder can be
+ * created at. The user's to fix (another --out, move the files away, or --force): the CLI exits 2.
+ */
+export class ExportRefusedError extends WarehouseError {
+  override name = 'ExportRefusedError';
+  constructor(
+    message: string,
+    /** The folder or file the refusal is about. */
+    readonly path: string,
+  ) {
+    super(message);
+  }
+}
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/** Codes that mean "not here": the user must choose another place. Anything else (ENOSPC, EIO) is a failure. */
+const REFUSING_CODES = new Set(['EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'ENOENT', 'EEXIST', 'ELOOP', 'ENAMETOOLONG']);
+
+function reason(code: string): string {
+  switch (code) {
+    case 'EROFS':
+      return 'the file system is read-only (EROFS)';
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${code})`;
+    case 'ENOTDIR':
+      return 'a part of the path is a file, not a folder (ENOTDIR)';
+    case 'ENOENT':
+      return 'the file system does not allow a new folder there (ENOENT)';
+    case 'ENOSPC':
+      return 'no space left on the device (ENOSPC)';
+    default:
+      return code || 'unknown error';
+  }
+}
+
+/** An fs error on `path` said plainly; a refusal when the place itself is unusable. */
+export function folderError(what: string, path: string, err: unknown): Error {
+  const code = codeOf(err);
+  const message = `export: cannot ${what} ${path}: ${reason(code)}`;
+  return REFUSING_CODES.has(code) ? new ExportRefusedError(message, path) : new Error(message, { cause: err });
+}
+
+/** Owner-only, whatever the umask let through. */
+function ownerOnlyFolder(path: string): void {
+  chmodSync(path, 0o700);
+}
+
+/**
+ * `mkdir -p` that cannot spin: finds the deepest existing ancestor, checks it is a folder, then creates each
+ * missing level (0700). Returns the folders it created, outermost first.
+ */
+export function ensureFolder(path: string): string[] {
+  const missing: string[] = [];
+  let current = path;
+  for (;;) {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(current, { throwIfNoEntry: false });
+    } catch (err) {
+      // Under a file: keep walking up to name the file itself.
+      if (codeOf(err) !== 'ENOTDIR') throw folderError('create folder', path, err);
+    }
+    if (st) {
+      if (!st.isDirectory()) {
+        throw new ExportRefusedError(
+          `export: cannot create folder ${path}: ${current} is a file, not a folder (ENOTDIR)`,
+          current,
+        );
+      }
+      break;
+    }
+    missing.unshift(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      // Created meanwhile by someone else: fine if it is a folder (not ours then, but we only write beneath it).
+      if (codeOf(err) === 'EEXIST' && statSync(dir).isDirectory()) continue;
+      throw folderError('create folder', dir, err);
+    }
+    ownerOnlyFolder(dir);
+  }
+  return missing;
+}
+
+/** Every entry under `dir` (relative paths, `/` separators), folders before their contents; symlinks not followed. */
+function walk(dir: string, prefix = ''): { path: string; entry: Dirent }[] {
+  const out: { path: string; entry: Dirent }[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    out.push({ path: rel, entry });
+    if (entry.isDirectory()) out.push(...walk(join(dir, entry.name), rel));
+  }
+  return out;
+}
+
+/** Files an interrupted export of `id` may have left: `<id>_...` and DuckDB's own `tmp_<id>_...`. */
+function belongsToPending(name: string, pending: readonly string[]): boolean {
+  return pending.some((id) => name.startsWith(`${id}_`) || name.startsWith(`tmp_${id}_`));
+}
+
+function isMarkerEntry(path: string): boolean {
+  if (path === MARKER_DIR || path === `${MARKER_DIR}/${MANIFEST_FILE}`) return true;
+  return path.startsWith(`${MARKER_DIR}/`) && MANIFEST_TEMP.test(path.slice(MARKER_DIR.length + 1));
+}
+
+/** Files (and symlinks, sockets...) in the folder that evsync's manifest does not account for. */
+function foreignEntries(dir: string, manifest: Manifest | null): string[] {
+  const listed = new Set([...(manifest?.files.map((f) => f.path) ?? []), ...(manifest?.obsolete ?? [])]);
+  const pending = manifest?.pending ?? [];
+  const foreign: string[] = [];
+  for (const { path, entry } of walk(dir)) {
+    if (entry.isDirectory()) continue;
+    if (manifest && isMarkerEntry(path)) continue;
+    if (entry.isFile() && (listed.has(path) || belongsToPending(entry.name, pending))) continue;
+    foreign.push(path);
+  }
+  return foreign;
+}
+
+export type TableFolder =
+  | { state: 'missing'; dir: string }
+  | { state: 'owned'; dir: string; manifest: Manifest; foreign: string[] }
+  | { state: 'adopt'; dir: string; foreign: string[] };
+
+function listFew(paths: readonly string[]): string {
+  const shown = paths.slice(0, 3).join(', ');
+  return paths.length > 3 ? `${shown} and ${paths.length - 3} more` : shown;
+}
+
+/**
+ * Decides, without writing anything, whether an export may write into `dir`: a missing folder (evsync creates it),
+ * one with a valid manifest and no foreign file, or (with `force`) one it adopts. Throws ExportRefusedError otherwise.
+ */
+export function inspectTableFolder(dir: string, table: string, force: boolean): TableFolder {
+  let st: ReturnType<typeof lstatSync> | undefined;
+  try {
+    st = lstatSync(dir, { throwIfNoEntry: false });
+  } catch (err) {
+    throw folderError('use folder', dir, err);
+  }
+  if (!st) return { state: 'missing', dir };
+  if (!st.isDirectory()) {
+    throw new ExportRefusedError(
+      `export: ${dir} is a ${st.isSymbolicLink() ? 'symbolic link' : 'file'}, not a folder evsync created; evsync will not write there (choose another --out or move it away)`,
+      dir,
+    );
+  }
+  const marker = lstatSync(manifestPath(dir), { throwIfNoEntry: false });
+  if (!marker) {
+    const foreign = foreignEntries(dir, null);
+    if (!force) {
+      throw new ExportRefusedError(
+        `export: ${dir} was not created by evsync (no ${MARKER_DIR}/${MANIFEST_FILE}) and ${
+          foreign.length ? `holds ${listFew(foreign)}` : 'is an empty folder someone else made'
+        }; evsync writes only into folders it created. Move it away or choose another --out; --force writes beside what is there (evsync never removes a file it did not write)`,
+        dir,
+      );
+    }
+    const markerDir = lstatSync(join(dir, MARKER_DIR), { throwIfNoEntry: false });
+    if (markerDir && !markerDir.isDirectory()) {
+      throw new ExportRefusedError(`export: ${join(dir, MARKER_DIR)} is not evsync's folder; move it away`, dir);
+    }
+    return { state: 'adopt', dir, foreign };
+  }
+  const read = readManifest(dir, table);
+  if (!read.ok) {
+    // Never overwrite a file evsync cannot prove it wrote, --force or not.
+    throw new ExportRefusedError(
+      `export: ${manifestPath(dir)} is not an evsync export manifest for ${table} (${read.problem}); evsync will not write into ${dir}`,
+      manifestPath(dir),
+    );
+  }
+  const foreign = foreignEntries(dir, read.manifest);
+  if (foreign.length && !force) {
+    throw new ExportRefusedError(
+      `export: ${dir} holds ${foreign.length === 1 ? 'a file' : `${foreign.length} files`} evsync did not write: ${listFew(
+        foreign,
+      )}; evsync replaces only its own files. Move ${foreign.length === 1 ? 'it' : 'them'} away, or pass --force to write beside ${foreign.length === 1 ? 'it' : 'them'} (never removed)`,
+      join(dir, foreign[0] ?? ''),
+    );
+  }
+  return { state: 'owned', dir, manifest: read.manifest, foreign };
+}
+
+/** Removes a file the manifest lists (never a folder, never through a symlink), tolerating one already gone. */
+export function removeOwnFile(dir: string, rel: string): void {
+  const path = join(dir, rel);
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st?.isFile()) return;
+  rmSync(path);
+}
+
+/** Removes a folder evsync created if it is empty now; a folder holding anything stays. */
+export function removeFolderIfEmpty(dir: string, rel: string): boolean {
+  try {
+    rmdirSync(join(dir, rel));
+    return true;
+  } catch (err) {
+    if (codeOf(err) === 'ENOENT') return true;
+    return false;
+  }
+}
+
+/** Removes what an interrupted export left (its pending files, replaced files not yet removed). */
+function recover(dir: string, manifest: Manifest): Manifest {
+  if (manifest.pending.length === 0 && manifest.obsolete.length === 0) return manifest;
+  for (const { path, entry } of walk(dir)) {
+    if (entry.isFile() && belongsToPending(entry.name, manifest.pending)) removeOwnFile(dir, path);
+  }
+  for (const rel of manifest.obsolete) removeOwnFile(dir, rel);
+  const next = { ...manifest, pending: [], obsolete: [] };
+  writeManifest(dir, next);
+  return next;
+}
+
+/** Makes the folder ready to write: created (with its manifest), adopted, or recovered. Returns its manifest. */
+export function prepareTableFolder(folder: TableFolder, table: string, now: Date): Manifest {
+  const { dir } = folder;
+  if (folder.state === 'owned') return recover(dir, folder.manifest);
+  try {
+    if (folder.state === 'missing') {
+      mkdirSync(dir, { mode: 0o700 });
+      ownerOnlyFolder(dir);
+    }
+    if (!lstatSync(join(dir, MARKER_DIR), { throwIfNoEntry: false })) {
+      mkdirSync(join(dir, MARKER_DIR), { mode: 0o700 });
+      ownerOnlyFolder(join(dir, MARKER_DIR));
+    }
+  } catch (err) {
+    throw folderError('create folder', dir, err);
+  }
+  const manifest = emptyManifest(table, now);
+  writeManifest(dir, manifest);
+  return manifest;
+}
