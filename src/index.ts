@@ -23,8 +23,8 @@ export {
 } from '../connectors/index.js';
 export { configSchema, type EvsyncConfig } from '../schemas/config.js';
 export * from './api/index.js';
-export { AccountMismatchError, SyncUsageError } from './sync/errors.js';
 export {
+  AccountMismatchError,
   formatTimestamp,
   type PlanReport,
   type ProgressEvent,
@@ -34,6 +34,7 @@ export {
   type SyncMode,
   type SyncOptions,
   type SyncResult,
+  SyncUsageError,
   type UnavailableReport,
   type WalkMode,
 } from './sync/index.js';

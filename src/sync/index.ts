@@ -1,4 +1,6 @@
 export { formatTimestamp } from './clock.js';
+export { AccountMismatchError, SyncUsageError } from './errors.js';
+export { type EventFilters, eventsInScope } from './event-scope.js';
 export { type PlanReport, planSync } from './plan-report.js';
 export { runSync } from './run.js';
 export type {

@@ -85,35 +85,13 @@ interface WarehouseFacts {
   learnedLimit: number | null;
 }
 
+/** What the budget warning needs from the warehouse: events in scope (the engine's own rule) and the limit seen. */
 async function factsFrom(w: Warehouse, flags: SelectionFlags): Promise<WarehouseFacts> {
-  const tables = await w.query(
-    `SELECT table_schema || '.' || table_name AS t FROM information_schema.tables
-      WHERE (table_schema = 'main' AND table_name = 'events') OR (table_schema = '_evsync' AND table_name = 'credits')`,
-  );
-  const has = new Set(tables.rows.map((r) => String(r.t)));
-  let learnedLimit: number | null = null;
-  if (has.has('_evsync.credits')) {
-    const l = await w.query(
-      `SELECT credit_limit FROM _evsync.credits WHERE credit_limit > 0 ORDER BY recorded_at DESC LIMIT 1`,
-    );
-    const limit = l.rows[0]?.credit_limit;
-    learnedLimit = limit == null ? null : Number(limit);
-  }
-  if (!has.has('main.events')) return { events: null, learnedLimit };
-  const r = await w.query(
-    `SELECT id, status, CAST(start_date AS VARCHAR) AS start_date FROM events WHERE _deleted_at IS NULL`,
-  );
-  const ids = flags.events ? new Set(flags.events) : null;
-  const statuses = flags.eventStatus ? new Set(flags.eventStatus) : null;
-  const events = r.rows.filter((row) => {
-    const start = row.start_date == null ? null : String(row.start_date).slice(0, 10);
-    if (ids && !ids.has(Number(row.id))) return false;
-    if (statuses && !statuses.has(String(row.status))) return false;
-    if (flags.eventsFrom && (start === null || start < flags.eventsFrom)) return false;
-    if (flags.eventsTo && (start === null || start > flags.eventsTo)) return false;
-    return true;
-  }).length;
-  return { events, learnedLimit };
+  const ledger = await w.lastLedger();
+  const learnedLimit = ledger?.limit != null && ledger.limit > 0 ? ledger.limit : null;
+  if (!(await w.listTables()).includes('events')) return { events: null, learnedLimit };
+  const { eventsInScope } = await import('../../sync/index.js');
+  return { events: eventsInScope(await w.currentEvents(), flags).length, learnedLimit };
 }
 
 async function warehouseFacts(ctx: Ctx, flags: SelectionFlags): Promise<WarehouseFacts> {
