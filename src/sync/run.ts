@@ -78,7 +78,8 @@ export async function syncEngine(
   const selection = resolveSelection(o.streams, { customFields: o.customFields !== false });
   const dry = engine.execution === 'dry';
   const started = new Date();
-  if (!dry) await client.ensureToken({ signal: o.signal });
+  // The token call is not cancelled by a stop: it is short, and the run it opens records the stop as partial.
+  if (!dry) await client.ensureToken();
   await checkAccount(client, warehouse, dry);
   const run = await openRun(client, warehouse, o, engine, selection);
   try {

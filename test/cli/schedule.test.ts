@@ -58,7 +58,7 @@ describe('evsync schedule', () => {
     const status = await run(['status', '--json'], { cwd: dir, env });
     expect(status.code, status.stderr).toBe(0);
     const s = JSON.parse(status.stdout);
-    expect(s.runs[0].status, r.stderr).toBe('partial');
+    expect(s.runs[0]?.status, r.stderr).toBe('partial');
   });
 
   it('warns at start when the schedule cannot fit the credit budget', async () => {

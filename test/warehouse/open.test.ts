@@ -48,6 +48,7 @@ describe('Warehouse.open', () => {
         'runs',
         'schema_changes',
         'seen',
+        'unavailable',
       ]);
     } finally {
       await w.close();
