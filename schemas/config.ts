@@ -78,6 +78,63 @@ export const streamOverrideSchema = z.strictObject({
     .optional(),
 });
 
+/** Account ids name a lake partition (`account=<id>`) and environment variables (`EVSYNC_<ID>_CLIENT_SECRET`). */
+const accountId = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const ACCOUNT_ID_ERROR = 'expected an account id: 1-63 of a-z, 0-9, _ and -, starting with a letter or digit';
+
+/** The lake on S3-compatible storage (`export --out s3://...`, `--parquet-out s3://...`); see src/lake. */
+export const lakeSchema = z.strictObject(
+  {
+    /** Another S3 API than AWS: `https://<id>.r2.cloudflarestorage.com`, `http://127.0.0.1:9000`, GCS interop. */
+    endpoint: z
+      .url({ protocol: /^https?$/, error: 'expected an http(s) URL such as https://<id>.r2.cloudflarestorage.com' })
+      .optional(),
+    region: z.string({ error: 'expected a region name' }).min(1, { error: 'expected a region name' }).optional(),
+    /** `endpoint/bucket/key` addressing (MinIO, most self-hosted stores). */
+    forcePathStyle: z.boolean({ error: 'expected true or false' }).optional(),
+    /** A profile of ~/.aws/config (else AWS_PROFILE, then the SDK's default chain). */
+    profile: z.string({ error: 'expected a profile name' }).min(1, { error: 'expected a profile name' }).optional(),
+    /** This config's account in the lake when it names no `accounts` (default `default`). */
+    account: z.string({ error: ACCOUNT_ID_ERROR }).regex(accountId, { error: ACCOUNT_ID_ERROR }).optional(),
+    /** How long an account's lease keeps other writers out without renewal (default 900). */
+    leaseSeconds: z
+      .number({ error: 'expected an integer from 60 to 86400' })
+      .int({ error: 'expected an integer from 60 to 86400' })
+      .min(60, { error: 'expected an integer from 60 to 86400' })
+      .max(86_400, { error: 'expected an integer from 60 to 86400' })
+      .optional(),
+    /** Files above this go up in parts of this size (S3: 5 to 5120 MiB; default 16). */
+    partSizeMiB: z
+      .number({ error: 'expected an integer from 5 to 5120' })
+      .int({ error: 'expected an integer from 5 to 5120' })
+      .min(5, { error: 'expected an integer from 5 to 5120' })
+      .max(5120, { error: 'expected an integer from 5 to 5120' })
+      .optional(),
+    /** Files uploading at once (default 4). */
+    uploadConcurrency: z
+      .number({ error: 'expected an integer from 1 to 32' })
+      .int({ error: 'expected an integer from 1 to 32' })
+      .min(1, { error: 'expected an integer from 1 to 32' })
+      .max(32, { error: 'expected an integer from 1 to 32' })
+      .optional(),
+  },
+  { error: 'expected an object' },
+);
+
+/** One account of several (`--account <id>`): its database; its credentials come from `EVSYNC_<ID>_*` only. */
+export const accountSchema = z.strictObject(
+  {
+    /** Default `evsync-<id>.duckdb` beside the config file; relative paths are relative to the config file. */
+    db: z.string({ error: 'expected a file path' }).min(1, { error: 'expected a file path' }).optional(),
+    clientId: z.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' }).optional(),
+    baseUrl: z
+      .string({ error: 'expected a URL ending in /v1' })
+      .refine((v) => baseUrlProblem(v) === null, { error: 'expected an http(s) URL ending in /v1' })
+      .optional(),
+  },
+  { error: 'expected an object' },
+);
+
 export const configSchema = z.strictObject({
   /** Editors use it for completion; ignored by evsync. */
   $schema: z.string().optional(),
@@ -114,6 +171,13 @@ export const configSchema = z.strictObject({
   /** A stream recorded as not served is tried again after this many hours (default 24). */
   unavailableRetryHours: nonNegativeNumber().optional(),
   streams: z.record(z.string(), streamOverrideSchema, { error: 'expected an object of stream names' }).optional(),
+  lake: lakeSchema.optional(),
+  /** Several accounts, one lake: each syncs on its own (`--account <id>` or EVSYNC_ACCOUNT). */
+  accounts: z
+    .record(z.string().regex(accountId, { error: ACCOUNT_ID_ERROR }), accountSchema, {
+      error: 'expected an object of account ids',
+    })
+    .optional(),
   schedule: z
     .strictObject(
       {
@@ -132,6 +196,8 @@ export const configSchema = z.strictObject({
 
 export type EvsyncConfig = z.infer<typeof configSchema>;
 export type StreamOverrideConfig = z.infer<typeof streamOverrideSchema>;
+export type LakeConfig = z.infer<typeof lakeSchema>;
+export type AccountConfig = z.infer<typeof accountSchema>;
 
 /** Keys that would hold a secret: refused with a pointer to the environment variable instead. */
 export const SECRET_KEYS: Readonly<Record<string, string>> = {

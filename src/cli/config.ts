@@ -9,6 +9,7 @@ import { getStream, hasStream, resolveStream } from '../../connectors/index.js';
 import { baseUrlProblem, configSchema, type EvsyncConfig, parseDuration, SECRET_KEYS } from '../../schemas/config.js';
 import type { Credentials } from '../api/credentials.js';
 import { encodeCredentials, secretsOf } from '../api/credentials.js';
+import { selectAccount } from './accounts.js';
 import { UsageError } from './errors.js';
 
 export const CONFIG_FILE = 'evsync.config.json';
@@ -24,6 +25,7 @@ export interface GlobalOptions {
   quiet?: boolean;
   verbose?: boolean;
   color?: boolean;
+  account?: string;
 }
 
 export interface LoadedConfig {
@@ -39,6 +41,8 @@ export interface ResolvedConfig extends LoadedConfig {
   dbSource: 'flag' | 'EVSYNC_DB' | 'config' | 'default';
   env: Env;
   cwd: string;
+  /** The account of `accounts` this run is for; null for a single-account config. */
+  account: string | null;
 }
 
 function label(file: string, cwd: string): string {
@@ -112,8 +116,13 @@ export function loadConfigFile(cwd: string, explicit?: string): LoadedConfig {
   return { file, values };
 }
 
-export function resolveConfig(flags: GlobalOptions, env: Env, cwd: string): ResolvedConfig {
-  const loaded = loadConfigFile(cwd, flags.config);
+export function resolveConfig(flags: GlobalOptions, globalEnv: Env, cwd: string): ResolvedConfig {
+  const file = loadConfigFile(cwd, flags.config);
+  const requested = flags.account ?? (globalEnv.EVSYNC_ACCOUNT?.trim() || undefined);
+  // One account of several: its own db and credentials in place of the shared ones (accounts.ts).
+  const selected = selectAccount(file.file, file.values, requested, globalEnv);
+  const loaded: LoadedConfig = selected ? { file: file.file, values: selected.values } : file;
+  const env = selected ? selected.env : globalEnv;
   const fromEnv = env.EVSYNC_DB?.trim();
   let db: string;
   let dbSource: ResolvedConfig['dbSource'];
@@ -130,7 +139,7 @@ export function resolveConfig(flags: GlobalOptions, env: Env, cwd: string): Reso
     db = resolve(cwd, DEFAULT_DB);
     dbSource = 'default';
   }
-  return { ...loaded, db, dbSource, env, cwd };
+  return { ...loaded, db, dbSource, env, cwd, account: selected?.id ?? null };
 }
 
 /** What a command that talks to the service needs. */

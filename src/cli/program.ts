@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { secretsOf } from '../api/credentials.js';
+import { moreSecretsIn } from './accounts.js';
 import { registerCheckCommand } from './commands/check.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerExportCommand } from './commands/export.js';
@@ -47,7 +48,9 @@ export function createApp(io: CliIo, argv: readonly string[] = []): App {
   };
   // Secrets in the environment are scrubbed from all output from the first byte, whatever the command.
   const env = io.env;
-  const secrets = [env.EVSYNC_CLIENT_SECRET, env.EVSYNC_CREDENTIALS].filter((s): s is string => !!s);
+  const secrets = [env.EVSYNC_CLIENT_SECRET, env.EVSYNC_CREDENTIALS, ...moreSecretsIn(env)].filter(
+    (s): s is string => !!s,
+  );
   if (env.EVSYNC_CLIENT_ID && env.EVSYNC_CLIENT_SECRET) {
     secrets.push(...secretsOf({ clientId: env.EVSYNC_CLIENT_ID, clientSecret: env.EVSYNC_CLIENT_SECRET }));
   }
@@ -75,6 +78,7 @@ export function buildProgram(app: App = createApp(processIo())): Command {
     .helpOption('-h, --help', 'show help')
     .addOption(new Option('--config <path>', 'configuration file (default: ./evsync.config.json if present)'))
     .addOption(new Option('--db <path>', 'DuckDB warehouse file (env EVSYNC_DB, default ./evsync.duckdb)'))
+    .addOption(new Option('--account <id>', 'one of the config\'s "accounts" (env EVSYNC_ACCOUNT)'))
     .option('--json', 'machine-readable output on stdout')
     .option('-q, --quiet', 'only warnings and errors on stderr')
     .option('-v, --verbose', 'debug logs on stderr (secrets are never printed)')

@@ -1,7 +1,7 @@
 /**
  * The export manifest: `<out>/<table>/_evsync/manifest.json`, evsync's proof that it created a table folder and of
  * every file it wrote there. Export only ever replaces or removes files this manifest lists; anything else in the
- * folder belongs to someone else. A later upload to object storage reads the same file to know what to send.
+ * folder belongs to someone else. The lake (src/lake) keeps the same manifest per table and account in object storage.
  *
  * Format (version 1), every path relative to the table folder with `/` separators:
  *
@@ -132,14 +132,32 @@ function manifestProblem(v: unknown, table: string): string | null {
 export type ManifestRead = { ok: true; manifest: Manifest } | { ok: false; problem: string };
 
 export function readManifest(tableDir: string, table: string): ManifestRead {
+  let text: string;
+  try {
+    text = readFileSync(manifestPath(tableDir), 'utf8');
+  } catch (err) {
+    return { ok: false, problem: err instanceof Error ? err.message : String(err) };
+  }
+  return parseManifest(text, table);
+}
+
+/** The same checks on a manifest's text, wherever it was read from (a file, an object in the lake). */
+export function parseManifest(text: string, table: string): ManifestRead {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(manifestPath(tableDir), 'utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
     return { ok: false, problem: err instanceof Error ? err.message : String(err) };
   }
   const problem = manifestProblem(parsed, table);
   return problem ? { ok: false, problem } : { ok: true, manifest: parsed as Manifest };
+}
+
+/** The manifest as written: files sorted by path, `rows` their sum. */
+export function manifestText(manifest: Manifest): string {
+  const sorted = { ...manifest, files: [...manifest.files].sort((a, b) => a.path.localeCompare(b.path)) };
+  sorted.rows = sorted.files.reduce((n, f) => n + f.rows, 0);
+  return `${JSON.stringify(sorted, null, 2)}\n`;
 }
 
 /** Temporary names of manifest writes in flight: `manifest.json.<hex>.tmp` (evsync's, removed on recovery). */
@@ -149,10 +167,8 @@ export const MANIFEST_TEMP = /^manifest\.json\.[0-9a-f]{16}\.tmp$/;
 export function writeManifest(tableDir: string, manifest: Manifest): void {
   const target = manifestPath(tableDir);
   const temp = join(tableDir, MARKER_DIR, `${MANIFEST_FILE}.${randomBytes(8).toString('hex')}.tmp`);
-  const sorted = { ...manifest, files: [...manifest.files].sort((a, b) => a.path.localeCompare(b.path)) };
-  sorted.rows = sorted.files.reduce((n, f) => n + f.rows, 0);
   try {
-    writeFileSync(temp, `${JSON.stringify(sorted, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+    writeFileSync(temp, manifestText(manifest), { mode: 0o600, flag: 'wx' });
     renameSync(temp, target);
   } catch (err) {
     rmSync(temp, { force: true });

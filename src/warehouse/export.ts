@@ -13,6 +13,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
+import { parseTarget } from '../lake/target.js';
 import { type Db, holdOwnerOnlyUmask } from './connection.js';
 import { listStreamTables, readTableColumns } from './ddl.js';
 import {
@@ -164,6 +165,14 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
   if (typeof opts.out !== 'string' || opts.out.trim() === '') {
     // resolve('') is the current folder: an empty path must never mean "write here".
     throw new ExportRefusedError('export: no output folder given (an empty path would mean the current folder)', '');
+  }
+  const target = parseTarget(opts.out);
+  // `s3://...` or any URL: never a local folder named `s3:` (the lake writer is src/lake).
+  if (!target.ok || target.target.kind !== 'local') {
+    throw new ExportRefusedError(
+      `export: ${target.ok ? `${opts.out} is object storage; write it with exportToLake (src/lake)` : target.problem}`,
+      opts.out,
+    );
   }
   const out = resolve(opts.out);
   const existing = await listStreamTables(db);

@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { type ExportTarget, parseTarget } from '../../lake/target.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, openWarehouse } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
@@ -22,6 +23,10 @@ interface ExportFlags {
 async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   // resolve(cwd, '') is the current folder: an empty --out must not mean "write here".
   if (flags.out.trim() === '') throw new UsageError('--out: expected a folder, got an empty string');
+  // `s3://...` goes to the lake; any other URL is refused, never written as a local folder named `s3:`.
+  const target = parseTarget(flags.out);
+  if (!target.ok) throw new UsageError(`--out: ${target.problem}`);
+  if (target.target.kind === 's3') return exportLakeCommand(ctx, target.target, flags);
   const out = resolve(ctx.io.cwd, flags.out);
   let warehouse: Warehouse | null = null;
   try {
@@ -62,11 +67,39 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   }
 }
 
+async function exportLakeCommand(
+  ctx: Ctx,
+  target: Extract<ExportTarget, { kind: 's3' }>,
+  flags: ExportFlags,
+): Promise<number> {
+  const { exportToLakeTarget, lakeSummary } = await import('./lake.js');
+  let warehouse: Warehouse | null = null;
+  try {
+    warehouse = await openWarehouse(ctx, { readOnly: true, mustExist: true });
+    ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${target.url}…`);
+    const report = await exportToLakeTarget(ctx, warehouse, target, {
+      ...(flags.tables ? { tables: flags.tables } : {}),
+      includeDeleted: flags.includeDeleted === true,
+      force: flags.force === true,
+      command: 'evsync export',
+    });
+    for (const w of report.warnings) ctx.log.warn(w);
+    if (ctx.json) ctx.out.write(`${toJson({ out: target.url, ...report }, 2)}\n`);
+    else ctx.out.write(lakeSummary(target.url, report));
+    return ExitCode.Done;
+  } finally {
+    await warehouse?.close();
+  }
+}
+
 export function registerExportCommand(program: Command, app: App): void {
   program
     .command('export')
     .description('export the warehouse tables to Parquet (Hive layout, zstd)')
-    .requiredOption('--out <dir>', 'output folder (created if missing; one folder per table inside)')
+    .requiredOption(
+      '--out <dir|s3://bucket/prefix>',
+      'output folder (created if missing), or the lake on S3-compatible storage',
+    )
     .option('--tables <list>', 'only these tables (comma list; default every stream table)', parseTableList)
     .option('--include-deleted', 'also export rows whose _deleted_at is set (default: live rows only)')
     .option('--force', 'write into a table folder evsync did not create, beside files it did not write (never removed)')
@@ -81,9 +114,14 @@ new files under new names, then removes the files they replace (only those the m
 a folder with its contents. A table folder evsync did not create, or one holding a file it did not write, is
 refused (exit 2, naming the folder and the file) unless --force. Files are 0600, folders 0700.
 
+s3://bucket/prefix writes the lake: <prefix>/<table>/account=<id>/event_id=<n>/*.parquet, one manifest per
+table and account, under the account's lease (held by another writer: exit 1). Endpoint, region and path-style
+addressing come from "lake" in the config; credentials from the AWS chain (environment, profile, instance role).
+
 Examples:
   $ evsync export --out ./parquet
   $ evsync export --out s3-staging/ --tables registrants,sessions --include-deleted
+  $ evsync export --out s3://lake/evsync --account northwind
   $ duckdb -c "select count(*) from read_parquet('parquet/registrants/**/*.parquet', hive_partitioning = true)"`,
     )
     .action(action<ExportFlags>(app, exportCommand));

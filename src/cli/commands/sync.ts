@@ -4,10 +4,11 @@
  */
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
+import { parseTarget } from '../../lake/target.js';
 import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
 import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type SelectionFlags } from '../options.js';
 import { formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
 import { createLogger, type Logger } from '../output/logger.js';
@@ -174,6 +175,7 @@ async function exportTouched(
   out: string,
   touched: TouchedPartitions,
   log: Logger,
+  runId: string,
 ): Promise<void> {
   if (touched.byStream.size === 0) {
     log.info(`--parquet-out: the run wrote nothing, nothing exported`);
@@ -183,7 +185,20 @@ async function exportTouched(
     table,
     eventIds: [...ids].filter((id): id is number => id !== null),
   }));
-  const report = await warehouse.exportParquet({ out, tables: partitions.map((p) => p.table), partitions });
+  const target = parseTarget(out);
+  if (target.ok && target.target.kind === 's3') {
+    const { exportToLakeTarget, lakeSummary } = await import('./lake.js');
+    const lake = await exportToLakeTarget(ctx, warehouse, target.target, {
+      tables: partitions.map((p) => p.table),
+      partitions,
+      runId,
+      command: commandLine(ctx.app.argv),
+    });
+    for (const w of lake.warnings) log.warn(w);
+    log.info(`parquet: ${lakeSummary(target.target.url, lake).trim()}`);
+    return;
+  }
+  const report = await warehouse.exportParquet({ out, tables: partitions.map((p) => p.table), partitions, runId });
   log.info(`parquet: exported ${partitions.length} table(s) to ${out}`);
   ctx.log.debug(`export: ${toJson(report)}`);
 }
@@ -204,6 +219,8 @@ async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: 
 }
 
 async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
+  const lakeTarget = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
+  if (lakeTarget && !lakeTarget.ok) throw new UsageError(`--parquet-out: ${lakeTarget.problem}`);
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, mode);
   const client = await createClient(ctx, conn, flags);
@@ -212,6 +229,10 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
   const stop = stopSignal(ctx, (why) => progress.log.warn(`${why}: finishing the page in flight and saving state…`));
   try {
     warehouse = await openWarehouse(ctx);
+    // Another writer of this account's lake: refused before any credit is spent (the lease is taken at export).
+    if (lakeTarget?.ok && lakeTarget.target.kind === 's3') {
+      await (await import('./lake.js')).refuseIfLeaseHeld(ctx, lakeTarget.target);
+    }
     const { runSync } = await import('../../sync/index.js');
     const touched = new TouchedPartitions();
     progress.log.info(
@@ -227,7 +248,7 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     });
     progress.dispose();
     if (flags.parquetOut && result.status !== 'failed')
-      await exportTouched(ctx, warehouse, flags.parquetOut, touched, ctx.log);
+      await exportTouched(ctx, warehouse, flags.parquetOut, touched, ctx.log, result.runId);
     if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);
     else {
       ctx.out.write(summaryTable(result));
@@ -248,7 +269,10 @@ function describe(cmd: Command, mode: SyncMode): Command {
   addBudgetOptions(cmd);
   return cmd
     .option('--deletes', 'run delete sweeps now for every cursor stream (default: when due, with spare credits)')
-    .option('--parquet-out <dir>', 'also export the partitions this run wrote to Parquet (Hive layout)')
+    .option(
+      '--parquet-out <dir|s3://bucket/prefix>',
+      'also export the partitions this run wrote to Parquet (Hive layout), locally or to the lake',
+    )
     .addHelpText(
       'after',
       mode === 'incremental'

@@ -1,0 +1,170 @@
+/**
+ * `exportToLake`: the warehouse's tables into the lake for one account, under that account's lease. Every table's
+ * part of the lake is judged before anything is written (a refusal leaves the whole lake as it was), then the
+ * tables are published one by one (publish.ts), each staged, uploaded and committed before the next is staged, so
+ * the staging folder holds one table at a time.
+ */
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Manifest } from '../warehouse/export-manifest.js';
+import type { PartitionSelection, Warehouse } from '../warehouse/index.js';
+import { LakeError } from './errors.js';
+import { ACCOUNT_ID_RE, leaseKey, tableRoot } from './layout.js';
+import { Lease } from './lease.js';
+import { publishTable } from './publish.js';
+import { inspectRemoteTable, type RemoteTable } from './remote-table.js';
+import type { ObjectStore } from './store.js';
+
+const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Marks a staging folder as evsync's, so clearing what a killed run left never removes anything else. */
+const STAGING_MARK = '.evsync-lake-staging';
+
+export interface LakeExportOptions {
+  store: ObjectStore;
+  /** Key prefix in the bucket ('' for the root). */
+  prefix: string;
+  account: string;
+  /** Local folder for staging (beside the database); created owner-only, emptied before and after. */
+  stagingDir: string;
+  tables?: string[];
+  /** Replace only these event partitions (tables new to the lake are written whole). */
+  partitions?: PartitionSelection[];
+  includeDeleted?: boolean;
+  force?: boolean;
+  runId?: string | null;
+  /** How long the lease keeps other writers out without renewal. */
+  leaseTtlMs: number;
+  /** Recorded in the lease for whoever is refused (`evsync export`). */
+  command: string;
+  uploadConcurrency: number;
+  log?: (level: 'info' | 'warn' | 'debug', message: string) => void;
+  onUploaded?: (key: string, bytes: number, parts: number) => void;
+}
+
+export interface LakeExportResult {
+  account: string;
+  tables: string[];
+  /** Rows and files current in the lake per table (this account), as the manifests list them. */
+  rows: Record<string, number>;
+  files: number;
+  /** Per table, the export that rewrote it (absent: nothing to rewrite). */
+  exportIds: Record<string, string>;
+  uploaded: { files: number; bytes: number; parts: number };
+  removed: number;
+  warnings: string[];
+}
+
+function prepareStaging(dir: string): void {
+  if (existsSync(dir)) {
+    if (!existsSync(join(dir, STAGING_MARK))) {
+      throw new LakeError(`${dir} exists and is not evsync's staging folder; move it away`, 'refused');
+    }
+    // What a killed run left: every entry is a table folder evsync staged.
+    for (const entry of readdirSync(dir)) if (entry !== STAGING_MARK) rmSync(join(dir, entry), { recursive: true });
+    return;
+  }
+  mkdirSync(dir, { mode: 0o700 });
+  chmodSync(dir, 0o700);
+  writeFileSync(join(dir, STAGING_MARK), 'evsync stages lake uploads here; removed when they are done\n', {
+    mode: 0o600,
+  });
+}
+
+export async function exportToLake(warehouse: Warehouse, opts: LakeExportOptions): Promise<LakeExportResult> {
+  if (!ACCOUNT_ID_RE.test(opts.account)) {
+    throw new LakeError(`account id ${JSON.stringify(opts.account)}: expected 1-63 of a-z, 0-9, _ and -`, 'refused');
+  }
+  const log = opts.log ?? (() => {});
+  const layout = { prefix: opts.prefix, account: opts.account };
+  const existing = await warehouse.listTables();
+  const partitions = new Map<string, number[]>();
+  for (const p of opts.partitions ?? []) partitions.set(p.table, [...(partitions.get(p.table) ?? []), ...p.eventIds]);
+  const tables = opts.tables ?? (opts.partitions ? [...partitions.keys()] : existing);
+  const unknown = tables.filter((t) => !existing.includes(t) || !TABLE_NAME_RE.test(t));
+  if (unknown.length > 0) {
+    throw new LakeError(
+      `no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`,
+      'refused',
+    );
+  }
+
+  const lease = await Lease.acquire(opts.store, leaseKey(layout), {
+    account: opts.account,
+    ttlMs: opts.leaseTtlMs,
+    command: opts.command,
+  });
+  if (lease.replaced) {
+    log(
+      'warn',
+      `took over the lake lease of ${lease.replaced.command} on ${lease.replaced.holder.host} (PID ${lease.replaced.holder.pid}), which had ${
+        Date.parse(lease.replaced.expiresAt) <= Date.now() ? `expired at ${lease.replaced.expiresAt}` : 'exited'
+      }; finishing what it left`,
+    );
+  }
+  try {
+    const remotes: { table: string; remote: RemoteTable }[] = [];
+    for (const table of tables) {
+      remotes.push({
+        table,
+        remote: await inspectRemoteTable(opts.store, tableRoot(layout, table), table, opts.force === true),
+      });
+    }
+    prepareStaging(opts.stagingDir);
+    const result: LakeExportResult = {
+      account: opts.account,
+      tables: [],
+      rows: {},
+      files: 0,
+      exportIds: {},
+      uploaded: { files: 0, bytes: 0, parts: 0 },
+      removed: 0,
+      warnings: [],
+    };
+    try {
+      for (const { table, remote } of remotes) {
+        const only = partitions.has(table) ? (partitions.get(table) ?? []) : null;
+        const done = await publishTable(
+          {
+            warehouse,
+            store: opts.store,
+            lease,
+            stagingDir: opts.stagingDir,
+            includeDeleted: opts.includeDeleted === true,
+            runId: opts.runId ?? null,
+            uploadConcurrency: opts.uploadConcurrency,
+            onUploaded: opts.onUploaded,
+          },
+          table,
+          remote,
+          only,
+        );
+        const manifest: Manifest = done.manifest;
+        result.tables.push(table);
+        result.rows[table] = manifest.files.reduce((n, f) => n + f.rows, 0);
+        result.files += manifest.files.length;
+        if (done.exportId) result.exportIds[table] = done.exportId;
+        result.uploaded.files += done.uploaded.files;
+        result.uploaded.bytes += done.uploaded.bytes;
+        result.uploaded.parts += done.uploaded.parts;
+        result.removed += done.removed;
+        if (remote.state !== 'missing' && remote.foreign.length > 0) {
+          result.warnings.push(
+            `${opts.store.describe(remote.root)}: ${remote.foreign.length} object(s) evsync did not write were left as they are (readers globbing *.parquet there read them too)`,
+          );
+        }
+        log('debug', `lake: ${table}: ${done.uploaded.files} file(s) uploaded, ${done.removed} replaced`);
+      }
+    } finally {
+      rmSync(opts.stagingDir, { recursive: true, force: true });
+    }
+    return result;
+  } finally {
+    // A failed release must not hide why the export stopped; the lease then frees at its expiry.
+    await lease.release().catch((err: unknown) => {
+      log(
+        'warn',
+        `could not give back the lake lease (it frees at ${lease.expiresAt}): ${err instanceof Error ? err.message : String(err)}`,
+      );
+    });
+  }
+}
