@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { creditScenarios } from './credits.js';
+import { lakeScenarios } from './lake.js';
 import { type BenchOptions, type ScenarioResult, seconds, stderrLog } from './lib.js';
 import { machineInfo } from './machine.js';
 import { pipelineScenarios } from './pipeline.js';
@@ -22,6 +23,7 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   credits: creditScenarios,
   rate: rateLimitScenarios,
   pipeline: pipelineScenarios,
+  lake: lakeScenarios,
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
