@@ -175,7 +175,7 @@ export const configSchema = z.strictObject({
   /** Several accounts, one lake: each syncs on its own (`--account <id>` or EVSYNC_ACCOUNT). */
   accounts: z
     .record(z.string().regex(accountId, { error: ACCOUNT_ID_ERROR }), accountSchema, {
-      error: 'expected an object of account ids',
+      error: `expected an object keyed by account ids (${ACCOUNT_ID_ERROR.replace('expected an account id: ', '')})`,
     })
     .optional(),
   schedule: z
