@@ -161,8 +161,21 @@ export class Lease {
     return this.body.expiresAt;
   }
 
-  /** Pushes the expiry forward once a third of it has passed; called between uploads. */
+  private renewing: Promise<void> | null = null;
+
+  /**
+   * Pushes the expiry forward once a third of it has passed; called after each upload. Uploads run concurrently:
+   * one renewal at a time, or the second `If-Match` on the same etag would read as a lost lease.
+   */
   async renewIfDue(): Promise<void> {
+    if (this.renewing) return this.renewing;
+    this.renewing = this.renew().finally(() => {
+      this.renewing = null;
+    });
+    return this.renewing;
+  }
+
+  private async renew(): Promise<void> {
     const now = this.opts.now();
     if (now - this.renewedAt < this.opts.ttlMs / 3) return;
     const body = {
