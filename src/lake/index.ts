@@ -1,0 +1,11 @@
+/**
+ * The lake for library users: `exportToLake(warehouse, { store: await openS3Store({...}), prefix, account, ... })`.
+ * Importing this loads no AWS SDK module; openS3Store loads it when called.
+ */
+export { LakeError, type LakeVerdict } from './errors.js';
+export { exportToLake, type LakeExportOptions, type LakeExportResult } from './export-lake.js';
+export { ACCOUNT_ID_RE, leaseKey, manifestKey, tableRoot } from './layout.js';
+export { Lease, type LeaseBody } from './lease.js';
+export { openS3Store, type S3Settings } from './s3-store.js';
+export type { ObjectStore } from './store.js';
+export { type ExportTarget, parseTarget } from './target.js';
