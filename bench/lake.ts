@@ -10,11 +10,13 @@
  *
  * Each run exports the whole table both ways, alternating which goes first so neither always gets the warm cache:
  * local = exportParquet (DuckDB COPY, rename, sha256, manifest); lake = exportToLake (the same staging export beside
- * the database, then upload, manifest commit, lease). The lake side therefore pays for both; the figure is how
- * much the upload adds. Medians of the runs are reported.
+ * the database, then upload, manifest commit, lease). Two ratios, medians of the runs: wall time against wall time
+ * (separate minutes; noisy where the machine is shared), and, within each lake run, the staging step (which is the
+ * local export) against the whole lake export: the one the 0.8x target is judged on, since both sides of it ran
+ * under the same load. The s3rver serving the uploads runs in this process, so its CPU is counted too.
  */
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -87,6 +89,8 @@ interface Timing {
   bytes: number;
   files: number;
   rows: number;
+  /** Lake only: the same run split into staging (the local export itself), upload, and the rest. */
+  parts?: { stage: number; upload: number; other: number };
 }
 
 function median(values: number[]): number {
@@ -157,11 +161,20 @@ export async function lakeScenarios(o: LakeBenchOptions): Promise<ScenarioResult
               uploadConcurrency: 4,
             });
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
-            lake.push({ ms, bytes: r.uploaded.bytes, files: r.uploaded.files, rows: r.rows.registrants ?? 0 });
+            lake.push({
+              ms,
+              bytes: r.uploaded.bytes,
+              files: r.uploaded.files,
+              rows: r.rows.registrants ?? 0,
+              parts: r.ms,
+            });
           }
           const last = side === 'local' ? local[local.length - 1]! : lake[lake.length - 1]!;
+          const split = last.parts
+            ? ` (stage ${seconds(last.parts.stage)}, upload ${seconds(last.parts.upload)}, other ${seconds(last.parts.other)})`
+            : '';
           o.log(
-            `run ${i + 1} ${side}: ${last.rows} rows, ${last.files} files, ${(last.bytes / 1e6).toFixed(1)} MB in ${seconds(last.ms)}`,
+            `run ${i + 1} ${side}: ${last.rows} rows, ${last.files} files, ${(last.bytes / 1e6).toFixed(1)} MB in ${seconds(last.ms)}${split}`,
           );
         }
       }
@@ -173,41 +186,47 @@ export async function lakeScenarios(o: LakeBenchOptions): Promise<ScenarioResult
     const mb = (local[0]?.bytes ?? 0) / 1e6;
     const localMs = median(local.map((t) => t.ms));
     const lakeMs = median(lake.map((t) => t.ms));
-    const ratio = localMs / lakeMs;
+    // Within each lake run the staging step is the local export itself (same code, same files), so
+    // stage / (stage + upload + other) is the lake's throughput relative to local under the same load; the two
+    // wall times come from different minutes of a shared machine.
+    const share = (t: Timing) => (t.parts ? t.parts.stage / (t.parts.stage + t.parts.upload + t.parts.other) : 0);
+    const inRun = median(lake.map(share));
+    const uploadMs = median(lake.map((t) => t.parts?.upload ?? 0));
+    const otherMs = median(lake.map((t) => t.parts?.other ?? 0));
     const dbMb = statSync(db).size / 1e6;
-    const detail = `${size}: ${rows} registrants, ${local[0]?.files ?? 0} files, ${mb.toFixed(1)} MB Parquet (warehouse ${dbMb.toFixed(0)} MB); median of ${runs}: local ${seconds(localMs)}, lake ${seconds(lakeMs)}; load ${loadavg()[0]?.toFixed(2)}`;
+    const load = loadavg()[0]?.toFixed(2);
+    const walls = `local ${local.map((t) => seconds(t.ms)).join(', ')}; lake ${lake.map((t) => seconds(t.ms)).join(', ')}`;
+    const detail = `${size}: ${rows} registrants, ${local[0]?.files ?? 0} files, ${mb.toFixed(1)} MB Parquet (warehouse ${dbMb.toFixed(0)} MB); ${runs} runs: ${walls}; load average ${load} on ${cpus().length} cores`;
+    const name = (what: string) => `lake: ${what} (${size})`;
     return [
+      figure(name('export registrants to loopback S3'), 'rows/s', round(rows / (lakeMs / 1000), 0), null, null, detail),
+      figure(name('export registrants to loopback S3'), 'MB/s', round(mb / (lakeMs / 1000), 2), null, null),
+      figure(name('export registrants to a local folder'), 'rows/s', round(rows / (localMs / 1000), 0), null, null),
+      figure(name('export registrants to a local folder'), 'MB/s', round(mb / (localMs / 1000), 2), null, null),
       figure(
-        `lake: export registrants (${size}) to loopback S3`,
-        'rows/s',
-        round(rows / (lakeMs / 1000), 0),
-        null,
-        null,
-        detail,
-      ),
-      figure(`lake: export registrants (${size}) to loopback S3`, 'MB/s', round(mb / (lakeMs / 1000), 1), null, null),
-      figure(
-        `lake: export registrants (${size}) to a local folder`,
-        'rows/s',
-        round(rows / (localMs / 1000), 0),
-        null,
-        null,
-      ),
-      figure(
-        `lake: export registrants (${size}) to a local folder`,
+        name('upload alone'),
         'MB/s',
-        round(mb / (localMs / 1000), 1),
+        round(mb / (uploadMs / 1000), 1),
         null,
         null,
+        `median upload ${seconds(uploadMs)}; lease, listing and manifests ${seconds(otherMs)}`,
       ),
-      // Stated as a ceiling on the inverse so the shared `<=` comparison applies: local/lake >= 0.8.
       figure(
-        `lake: throughput vs local (${size})`,
-        'lake time / local time',
-        round(lakeMs / localMs, 3),
+        name('throughput vs local, wall times'),
+        'local/lake',
+        round(localMs / lakeMs, 3),
+        null,
+        null,
+        'medians of separate runs: on a shared machine their minutes differ in load',
+      ),
+      // The inverse as a ceiling, so the shared `<=` comparison applies: lake/local throughput >= 0.8.
+      figure(
+        name('throughput vs local, same run'),
+        'lake time / staging time',
+        round(1 / inRun, 3),
         round(1 / TARGET_RATIO, 3),
         '<=',
-        `lake at ${round(ratio, 3)}x local (target >= ${TARGET_RATIO}x)`,
+        `lake at ${round(inRun, 3)}x local (target >= ${TARGET_RATIO}x); staging is the local export`,
       ),
     ];
   } finally {

@@ -52,6 +52,8 @@ export interface LakeExportResult {
   uploaded: { files: number; bytes: number; parts: number };
   removed: number;
   warnings: string[];
+  /** Where the time went: DuckDB staging the files, uploading them, and the rest (lease, listing, manifests). */
+  ms: { stage: number; upload: number; other: number };
 }
 
 function prepareStaging(dir: string): void {
@@ -75,6 +77,7 @@ export async function exportToLake(warehouse: Warehouse, opts: LakeExportOptions
     throw new LakeError(`account id ${JSON.stringify(opts.account)}: expected 1-63 of a-z, 0-9, _ and -`, 'refused');
   }
   const log = opts.log ?? (() => {});
+  const started = performance.now();
   const layout = { prefix: opts.prefix, account: opts.account };
   const existing = await warehouse.listTables();
   const partitions = new Map<string, number[]>();
@@ -119,6 +122,7 @@ export async function exportToLake(warehouse: Warehouse, opts: LakeExportOptions
       uploaded: { files: 0, bytes: 0, parts: 0 },
       removed: 0,
       warnings: [],
+      ms: { stage: 0, upload: 0, other: 0 },
     };
     try {
       for (const { table, remote } of remotes) {
@@ -147,6 +151,8 @@ export async function exportToLake(warehouse: Warehouse, opts: LakeExportOptions
         result.uploaded.bytes += done.uploaded.bytes;
         result.uploaded.parts += done.uploaded.parts;
         result.removed += done.removed;
+        result.ms.stage += done.ms.stage;
+        result.ms.upload += done.ms.upload;
         if (remote.state !== 'missing' && remote.foreign.length > 0) {
           result.warnings.push(
             `${opts.store.describe(remote.root)}: ${remote.foreign.length} object(s) evsync did not write were left as they are (readers globbing *.parquet there read them too)`,
@@ -157,6 +163,7 @@ export async function exportToLake(warehouse: Warehouse, opts: LakeExportOptions
     } finally {
       rmSync(opts.stagingDir, { recursive: true, force: true });
     }
+    result.ms.other = performance.now() - started - result.ms.stage - result.ms.upload;
     return result;
   } finally {
     // A failed release must not hide why the export stopped; the lease then frees at its expiry.

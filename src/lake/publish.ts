@@ -43,6 +43,8 @@ export interface TablePublished {
   exportId: string | null;
   uploaded: { files: number; bytes: number; parts: number };
   removed: number;
+  /** Milliseconds spent staging (DuckDB writing the files locally) and uploading them. */
+  ms: { stage: number; upload: number };
 }
 
 /** Event partitions to replace: null for the whole table. */
@@ -62,12 +64,20 @@ export async function publishTable(
   const { store, lease } = ctx;
   let manifest = await recoverRemote(store, remote, table);
   const only = partitionsToReplace(remote, manifest, requestedOnly, ctx.includeDeleted);
-  const nothing = { table, manifest, exportId: null, uploaded: { files: 0, bytes: 0, parts: 0 }, removed: 0 };
+  const nothing = {
+    table,
+    manifest,
+    exportId: null,
+    uploaded: { files: 0, bytes: 0, parts: 0 },
+    removed: 0,
+    ms: { stage: 0, upload: 0 },
+  };
   if (only !== null && only.length === 0) return nothing;
 
   const staging = join(ctx.stagingDir, table);
   rmSync(staging, { recursive: true, force: true });
   try {
+    const stageStart = performance.now();
     const staged = await ctx.warehouse.exportParquet({
       out: ctx.stagingDir,
       tables: [table],
@@ -78,6 +88,7 @@ export async function publishTable(
     const local = readManifest(staging, table);
     if (!local.ok) throw new Error(`staging ${staging}: ${local.problem}`);
     const exportId = staged.exportId;
+    const stageMs = performance.now() - stageStart;
     const written: ManifestFile[] = local.manifest.files;
     const partitioned = local.manifest.partitionBy.includes(PARTITION_COLUMN);
 
@@ -86,6 +97,7 @@ export async function publishTable(
 
     const uploaded = { files: 0, bytes: 0, parts: 0 };
     const limit = pLimit(ctx.uploadConcurrency);
+    const uploadStart = performance.now();
     await Promise.all(
       written.map((f) =>
         limit(async () => {
@@ -100,6 +112,7 @@ export async function publishTable(
       ),
     );
 
+    const uploadMs = performance.now() - uploadStart;
     await lease.assertHeld();
     const replaced = (f: ManifestFile) =>
       only === null ||
@@ -126,7 +139,7 @@ export async function publishTable(
       manifest = { ...manifest, obsolete: [] };
       await putManifest(store, remote.root, manifest);
     }
-    return { table, manifest, exportId, uploaded, removed: obsolete.length };
+    return { table, manifest, exportId, uploaded, removed: obsolete.length, ms: { stage: stageMs, upload: uploadMs } };
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
