@@ -10,6 +10,7 @@ import { type ApiClient, ForbiddenError, NotFoundError } from '../api/index.js';
 import type { UnavailableStream, Warehouse } from '../warehouse/index.js';
 import { classify, errorText, groupFailures, shortError } from './failures.js';
 import type { PageLoader } from './page-loader.js';
+import { eventIdOf } from './page-loop.js';
 import { byPriority } from './plan.js';
 import { runRefresh } from './refresh.js';
 import type { ProgressEvent, StreamStats, UnavailableReport } from './types.js';
@@ -164,7 +165,8 @@ export class Executor {
       await this.heardFrom(item.stream);
       if (outcome.complete) {
         this.counts.done += 1;
-        this.o.onProgress?.({ type: 'item-done', stream: name, scope: item.cursorKey, ...outcome });
+        const eventId = eventIdOf(item);
+        this.o.onProgress?.({ type: 'item-done', stream: name, scope: item.cursorKey, eventId, ...outcome });
       } else this.counts.pending += 1;
     } catch (err) {
       await this.failed(item, err);
