@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { IDS_PER_CALL } from '../../connectors/service.js';
 import { requestFields } from '../../schemas/columns.js';
 import type { CursorState, Warehouse } from '../warehouse/index.js';
 import { pageLoop, type SourcePage, stamp, type WalkContext, type WalkOutcome } from './page-loop.js';
 import { scopedRequest } from './scope.js';
 import { keysetSource, runWalk } from './walk.js';
 import type { WorkItem } from './work-item.js';
-
-/** Parent ids per `*in*` condition: the spec caps `ids` at 100, and the same keeps the URL short. */
-const IDS_PER_CALL = 100;
 
 /**
  * The parent records of this scope that changed since the child stream was last read (`updated_at >= from`), or
