@@ -104,7 +104,7 @@ export interface NormalizerOptions {
 }
 
 /** Types whose values are free text (other types are validated formats that cannot hold a credential). */
-const FREE_TEXT: ReadonlySet<ScalarType> = new Set<ScalarType>(['text', 'json', 'text[]']);
+const FREE_TEXT: ReadonlySet<ScalarType> = new Set<ScalarType>(['text', 'json']);
 
 /** `value` with its strings scrubbed (a string, or the strings of a list). */
 function scrubValue<T>(value: T, scrub: SecretScrubber): T {
@@ -132,7 +132,15 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   const converters = columns.map((c) => {
     const convert = columnConverter(c, strict.has(c.name));
     // Wrapped only when scrubbing: without a scrubber the hot path runs the bare converters.
-    return scrub && FREE_TEXT.has(c.type) ? (v: unknown) => scrubValue(convert(v), scrub) : convert;
+    if (!scrub) return convert;
+    // Text values shorter than the shortest secret (most of them) cost one comparison.
+    if (FREE_TEXT.has(c.type)) {
+      return (v: unknown) => {
+        const out = convert(v);
+        return typeof out === 'string' && out.length >= scrub.shortest ? scrub.text(out) : out;
+      };
+    }
+    return c.type === 'text[]' ? (v: unknown) => scrubValue(convert(v), scrub) : convert;
   });
   const build =
     (options.interpreted ? null : generatedRowBuilder(columns, converters)) ?? loopRowBuilder(columns, converters);

@@ -16,6 +16,8 @@ export const SCRUBBED = '[REDACTED]';
 export const MIN_SCRUBBED_LENGTH = 8;
 
 export interface SecretScrubber {
+  /** Length of the shortest form scrubbed (Infinity when none): a shorter string cannot hold a secret. */
+  readonly shortest: number;
   /**
    * Re-reads the secret list. Cheap when the list is unchanged (an identical array, or the same strings): call it
    * once per record or page, so a token rotated mid-run is scrubbed from the next record on.
@@ -43,7 +45,6 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
   let source: readonly string[] = [];
   let test: RegExp | null = null;
   let replace: RegExp | null = null;
-  let minLength = Number.POSITIVE_INFINITY;
   let built = false;
 
   function sameList(list: readonly string[]): boolean {
@@ -63,20 +64,22 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
     forms.sort((a, b) => b.length - a.length);
     if (forms.length === 0) {
       test = replace = null;
-      minLength = Number.POSITIVE_INFINITY;
+      scrubber.shortest = Number.POSITIVE_INFINITY;
       return;
     }
     const pattern = forms.map(escapeRegExp).join('|');
     test = new RegExp(pattern);
     replace = new RegExp(pattern, 'g');
-    minLength = Math.min(...forms.map((f) => f.length));
+    scrubber.shortest = Math.min(...forms.map((f) => f.length));
   }
 
   function text(value: string): string {
-    if (value.length < minLength || test === null || replace === null) return value;
+    if (value.length < scrubber.shortest || test === null || replace === null) return value;
     return test.test(value) ? value.replace(replace, SCRUBBED) : value;
   }
 
+  // A plain field rather than a getter: the normalizer reads it for every text value.
+  const scrubber = { shortest: Number.POSITIVE_INFINITY, refresh, text };
   refresh();
-  return { refresh, text };
+  return scrubber;
 }
