@@ -103,6 +103,9 @@ export interface NormalizerOptions {
   readonly scrub?: SecretScrubber;
 }
 
+/** Distinct skipped (field, reason) pairs a normalizer lists; the rest are counted together. */
+const MAX_SUMMARY = 1000;
+
 /** Types whose values are free text (other types are validated formats that cannot hold a credential). */
 const FREE_TEXT: ReadonlySet<ScalarType> = new Set<ScalarType>(['text', 'json']);
 
@@ -154,6 +157,8 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   const keyIndex = keyColumns.length === 1 ? columns.findIndex((c) => c.name === keyColumns[0]) : -1;
   const fieldNames = new ExtraFieldNames(stream, columns);
   const skippedSummary = new Map<string, { field: string; reason: string; count: number }>();
+  // A service inventing a new field name per record must not grow the summary without bound.
+  const overflow = { field: '*', reason: `more kinds of skipped fields than the ${MAX_SUMMARY} listed`, count: 0 };
   const counts = { present: 0 };
   const text = (s: string) => (scrub ? scrub.text(s) : s);
 
@@ -164,7 +169,7 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   function skip(list: SkippedField[] | undefined, field: string, reason: string): SkippedField[] {
     const entry = { field: text(field), reason: text(reason) };
     const id = `${entry.field}\u0000${entry.reason}`;
-    const seen = skippedSummary.get(id);
+    const seen = skippedSummary.get(id) ?? (skippedSummary.size < MAX_SUMMARY ? undefined : overflow);
     if (seen) seen.count++;
     else skippedSummary.set(id, { ...entry, count: 1 });
     const out = list ?? [];
@@ -201,10 +206,10 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   }
 
   function normalize(raw: unknown): NormalizeResult {
+    scrub?.refresh();
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       return reject(raw, `record is ${describeValue(raw)}, not an object`);
     }
-    scrub?.refresh();
     const record = raw as Record<string, unknown>;
     clearFailureDetail();
     const row = build(record, counts);
@@ -228,6 +233,7 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   }
 
   function keyId(raw: unknown): KeyIdResult {
+    scrub?.refresh();
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       return { ok: false, reason: `record is ${describeValue(raw)}, not an object` };
     }
@@ -259,6 +265,6 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
       }
     },
     keyId,
-    skippedFields: () => [...skippedSummary.values()].map((s) => ({ ...s })),
+    skippedFields: () => [...skippedSummary.values(), ...(overflow.count > 0 ? [overflow] : [])].map((s) => ({ ...s })),
   };
 }

@@ -18,10 +18,7 @@ import { TOO_DEEP } from '../../schemas/storable.js';
 import { realisticRegistrant, registrantsForBench } from './normalize-throughput.js';
 
 const registrants = resolveStream(getStream('registrants'), {
-  customFields: [
-    { name: 'c_7', label: 'Diet', type: 'json' },
-    ...registrantsForBench().customFieldList,
-  ],
+  customFields: [{ name: 'c_7', label: 'Diet', type: 'json' }, ...registrantsForBench().customFieldList],
 });
 const contacts = resolveStream(getStream('contacts'));
 const base = realisticRegistrant(1);
@@ -93,6 +90,15 @@ describe('field names DuckDB would confuse with a column', () => {
     expect(n.skippedFields()).toEqual([
       { field: 'loyalty_tier', reason: expect.stringContaining('added first'), count: 2 },
     ]);
+  });
+
+  it('lists at most 1000 kinds of skipped fields, counting the rest together', () => {
+    const n = createNormalizer(contacts);
+    for (let i = 0; i < 1005; i++) n.normalize({ id: i + 1, [`odd name ${i}`]: 'x' });
+    const summary = n.skippedFields();
+    expect(summary).toHaveLength(1001);
+    expect(summary[0]).toEqual({ field: 'odd name 0', reason: expect.any(String), count: 1 });
+    expect(summary[1000]).toEqual({ field: '*', reason: expect.stringContaining('1000'), count: 5 });
   });
 
   it('property: row names are unique without case, never a system/scope name, and every valued field is in the row or skipped', () => {
