@@ -22,12 +22,10 @@ export const SYSTEM_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'] as const;
 /** The column that makes a table event-scoped. */
 export const EVENT_SCOPE_COLUMN = 'event_id';
 
-// Names schema evolution may turn into columns: no leading underscore (system columns, `_links`), identifier
-// characters only, and nothing an object inherits (a missing field must read as undefined).
-const EXTRA_NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
-export function isExtraFieldName(name: string): boolean {
-  return EXTRA_NAME_RE.test(name) && !(name in Object.prototype);
-}
+// Which names schema evolution may turn into columns is the catalogue's rule (connectors import nothing from here).
+import { isExtraFieldName } from '../connectors/types.js';
+
+export { isExtraFieldName };
 
 /** What to do with an undeclared field: make it a column, ignore it (envelope), or keep it out and say why. */
 export type FieldVerdict = 'extra' | 'ignore' | { readonly reason: string };

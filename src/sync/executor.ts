@@ -68,8 +68,11 @@ export class Executor {
   private readonly refused = new Map<string, Refused[]>();
   private readonly unavailable = new Map<string, UnavailableReport>();
   private transportRun = 0;
+  /** The run's page loader (null for a dry run): what it kept out of the tables is reported with the run. */
+  readonly loader: PageLoader | null;
 
   constructor(private readonly o: ExecutorOptions) {
+    this.loader = o.loader;
     for (const u of o.knownUnavailable.values()) {
       this.unavailable.set(u.stream, {
         stream: u.stream,

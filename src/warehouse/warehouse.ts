@@ -348,6 +348,15 @@ export class Warehouse {
     return this.db.exclusive(() => state.lastLedger(this.db));
   }
 
+  /** A mark in `_evsync.meta` (null when absent), e.g. the demo's. */
+  getMark(key: string): Promise<string | null> {
+    return this.db.exclusive(() => state.getMark(this.db, key));
+  }
+
+  setMark(key: string, value: string): Promise<void> {
+    return this.db.exclusive(() => state.setMark(this.db, key, value));
+  }
+
   /** Whether any sync has written state here yet. */
   holdsData(): Promise<boolean> {
     return this.db.exclusive(() => state.holdsData(this.db));
