@@ -1,3 +1,4 @@
+import { RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Call for speakers: the contacts who answer it, their submissions and the reviews of those. */
@@ -12,8 +13,7 @@ export const cfsContacts = defineStream({
     email: 'text',
     first_name: 'text',
     last_name: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   verified: true,
   description: 'Call-for-speakers contacts of an event (record fields undocumented)',

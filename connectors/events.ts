@@ -1,4 +1,4 @@
-import { FIELD_DEFINITION_FIELDS } from './field-definitions.js';
+import { FIELD_DEFINITION_FIELDS, RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Events and the event-level configuration around them (folders, questions, websites, pages, badges). */
@@ -79,8 +79,7 @@ export const eventQuestions = defineStream({
     event_id: 'bigint',
     name: 'text',
     type: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   verified: false,
   description: "Registration questions of an event: the definitions of registrants' c_<id> fields",

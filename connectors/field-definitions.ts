@@ -11,3 +11,9 @@ export const FIELD_DEFINITION_FIELDS = {
   created_at: 'timestamp',
   updated_at: 'timestamp',
 } as const satisfies Record<string, FieldType>;
+
+/** When a record was created and last changed: the last two fields of most streams (`updated_at` is the cursor). */
+export const RECORD_TIMES = {
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+} as const satisfies Record<string, FieldType>;

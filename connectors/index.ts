@@ -2,8 +2,6 @@
  * The connector catalogue: every list endpoint of the service as a declarative stream definition, the stream sets
  * users pick from, and `resolveStream`, which applies configuration overrides and the fields known at plan time.
  */
-import { isScalarType } from '../schemas/columns.js';
-import { isExtraFieldName } from '../schemas/normalize.js';
 import { dataListItems, dataLists, webhookGroups, webhooks } from './account.js';
 import { cfsContacts, cfsReviews, cfsSubmissions } from './cfs.js';
 import {
@@ -37,7 +35,14 @@ import {
   sessionWaitlists,
   tracks,
 } from './sessions.js';
-import type { CustomField, ResolvedStream, ScalarType, StreamDefinition } from './types.js';
+import {
+  type CustomField,
+  isExtraFieldName,
+  isScalarType,
+  type ResolvedStream,
+  type ScalarType,
+  type StreamDefinition,
+} from './types.js';
 
 export type { CustomField, ResolvedStream, StreamDefinition } from './types.js';
 

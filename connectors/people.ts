@@ -1,4 +1,4 @@
-import { FIELD_DEFINITION_FIELDS } from './field-definitions.js';
+import { FIELD_DEFINITION_FIELDS, RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** People and organisations around events: speakers, sponsors, CRM contacts, and their custom field definitions. */
@@ -27,8 +27,7 @@ export const speakers = defineStream({
     cfs_speaker: 'boolean',
     event_sort: 'integer',
     direct_link: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   // The speaker-session links come from this expansion (there is no list of them).
   expand: { sessions: 'json' },
@@ -53,8 +52,7 @@ export const sponsors = defineStream({
     video_url: 'text',
     notes: 'text',
     direct_link: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   customFields: { definitions: 'sponsor_fields' },
   verified: false,
@@ -110,8 +108,7 @@ export const contacts = defineStream({
     twitter_handle: 'text',
     vat_number: 'text',
     subscribe_status: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   expand: { homeAddress: 'address', workAddress: 'address', billingAddress: 'address' },
   customFields: { definitions: 'contact_fields' },

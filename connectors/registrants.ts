@@ -1,3 +1,4 @@
+import { RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Registrants and what they buy: types, packages, discount codes, transactions, line items, groups, audit log. */
@@ -63,8 +64,7 @@ export const registrants = defineStream({
     registered_at: 'timestamp',
     cancelled_at: 'timestamp',
     checked_in_at: 'timestamp',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   expand: {
     homeAddress: 'address',
@@ -93,8 +93,7 @@ export const registrantTypes = defineStream({
     sold_out_message: 'text',
     min_group_size: 'integer',
     max_group_size: 'integer',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   verified: true,
   description: 'Registrant types of an event (sparse default fields: always requested explicitly)',
@@ -111,8 +110,7 @@ export const packages = defineStream({
     name: 'text',
     capacity: 'integer',
     description: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   verified: true,
   description: 'Packages of an event (soft-deleted ones are excluded by the API)',
@@ -144,8 +142,7 @@ export const discountCodes = defineStream({
     is_sold_out: 'boolean',
     sold_out_message: 'text',
     notes: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   expand: { alternates: 'json', autopopulate: 'json', registrantCount: 'json', reservedCount: 'json' },
   verified: true,

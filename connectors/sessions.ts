@@ -1,4 +1,4 @@
-import { FIELD_DEFINITION_FIELDS } from './field-definitions.js';
+import { FIELD_DEFINITION_FIELDS, RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Sessions and what hangs off them: custom field definitions, waitlists, attendance, scans, locations, tracks. */
@@ -30,8 +30,7 @@ export const sessions = defineStream({
     webinar_url: 'text',
     direct_link: 'text',
     virtual_link: 'text',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
+    ...RECORD_TIMES,
   },
   expand: { speakers: 'json', location: 'json', track: 'json' },
   customFields: { definitions: 'session_fields' },

@@ -123,3 +123,38 @@ export type NormalizedValue = string | number | boolean | null | readonly (strin
 
 /** One record normalized to physical column names. */
 export type NormalizedRow = Record<string, NormalizedValue>;
+
+const PLAIN_TYPES: ReadonlySet<string> = new Set([
+  'bigint',
+  'integer',
+  'double',
+  'text',
+  'boolean',
+  'timestamp',
+  'date',
+  'time',
+  'bigint[]',
+  'text[]',
+  'json',
+]);
+
+/** `decimal(p,s)` with DuckDB's limits: 1 <= p <= 38, 0 <= s <= p. */
+export function decimalParams(type: string): { precision: number; scale: number } | null {
+  const m = /^decimal\((\d{1,2}),(\d{1,2})\)$/.exec(type);
+  if (!m) return null;
+  const precision = Number(m[1]);
+  const scale = Number(m[2]);
+  return precision >= 1 && precision <= 38 && scale <= precision ? { precision, scale } : null;
+}
+
+/** Whether a string read back from configuration or the database is a column type (runtime check). */
+export function isScalarType(type: string): type is ScalarType {
+  return PLAIN_TYPES.has(type) || decimalParams(type) !== null;
+}
+
+// Names schema evolution may turn into columns: no leading underscore (system columns, `_links`), identifier
+// characters only, and nothing an object inherits (a missing field must read as undefined).
+const EXTRA_NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
+export function isExtraFieldName(name: string): boolean {
+  return EXTRA_NAME_RE.test(name) && !(name in Object.prototype);
+}

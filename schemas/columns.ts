@@ -104,30 +104,5 @@ export function duckdbType(type: ScalarType): string {
   }
 }
 
-const PLAIN_TYPES: ReadonlySet<string> = new Set([
-  'bigint',
-  'integer',
-  'double',
-  'text',
-  'boolean',
-  'timestamp',
-  'date',
-  'time',
-  'bigint[]',
-  'text[]',
-  'json',
-]);
-
-/** `decimal(p,s)` with DuckDB's limits: 1 <= p <= 38, 0 <= s <= p. */
-export function decimalParams(type: string): { precision: number; scale: number } | null {
-  const m = /^decimal\((\d{1,2}),(\d{1,2})\)$/.exec(type);
-  if (!m) return null;
-  const precision = Number(m[1]);
-  const scale = Number(m[2]);
-  return precision >= 1 && precision <= 38 && scale <= precision ? { precision, scale } : null;
-}
-
-/** Whether a string read back from configuration or the database is a column type (runtime check). */
-export function isScalarType(type: string): type is ScalarType {
-  return PLAIN_TYPES.has(type) || decimalParams(type) !== null;
-}
+// The column-type vocabulary belongs to the catalogue (connectors import nothing from here).
+export { decimalParams, isScalarType } from '../connectors/types.js';

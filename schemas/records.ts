@@ -13,13 +13,13 @@ import { z } from 'zod';
 import { catalogue, resolveStream } from '../connectors/index.js';
 import type { NormalizedRow, NormalizedValue, ResolvedStream } from '../connectors/types.js';
 import { type ColumnSpec, physicalColumns } from './columns.js';
-import { type Converter, columnConverter, columnFailureReason, INVALID } from './normalize.js';
+import { type Converter, columnConverter, columnFailureReason, INVALID, strictColumnNames } from './converters.js';
 
 export type RecordSchema = z.ZodType<NormalizedRow, unknown>;
 
 /** The schema of one field on the wire: converts its raw value to the values of the columns it feeds. */
-function fieldSchema(specs: readonly ColumnSpec[], isKey: readonly boolean[]) {
-  const converters: Converter[] = specs.map(columnConverter);
+function fieldSchema(specs: readonly ColumnSpec[], isKey: readonly boolean[], strict: readonly boolean[]) {
+  const converters: Converter[] = specs.map((spec, i) => columnConverter(spec, strict[i]));
   return z
     .unknown()
     .optional()
@@ -51,10 +51,12 @@ export function recordSchema(stream: ResolvedStream): RecordSchema {
     else bySource.set(column.source, [column]);
   }
   const shape: Record<string, ReturnType<typeof fieldSchema>> = {};
+  const strict = strictColumnNames(stream);
   for (const [source, specs] of bySource) {
     shape[source] = fieldSchema(
       specs,
       specs.map((s) => stream.key.includes(s.name)),
+      specs.map((s) => strict.has(s.name)),
     );
   }
   return z.looseObject(shape).transform((parsed) => {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { Agent, type Dispatcher } from 'undici';
+import { DEFAULT_RATE_LIMIT } from '../../connectors/service.js';
 import { tokenAnswerSchema } from '../../schemas/wire.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { parseApiTimestamp, parseHttpDate, ServerClock } from './clock.js';
@@ -42,7 +43,7 @@ import type {
 } from './types.js';
 
 const DEFAULTS = {
-  rateLimit: { limit: 2000, windowMs: 600_000 },
+  rateLimit: { limit: DEFAULT_RATE_LIMIT.credits, windowMs: DEFAULT_RATE_LIMIT.windowSeconds * 1000 },
   concurrency: 4,
   headersMs: 30_000,
   bodyMs: 60_000,

@@ -1,3 +1,4 @@
+import { serviceTimestamp } from '../../connectors/service.js';
 import { API_TIMESTAMP } from '../../schemas/wire.js';
 
 /** `YYYY-MM-DD HH:MM:SS` read as UTC (the token's `expires_at`). Null when the text has another shape. */
@@ -11,7 +12,7 @@ export function parseApiTimestamp(text: string): Date | null {
 
 /** The inverse of parseApiTimestamp: a Date as `YYYY-MM-DD HH:MM:SS` in UTC. */
 export function formatApiTimestamp(date: Date): string {
-  return date.toISOString().slice(0, 19).replace('T', ' ');
+  return serviceTimestamp(date);
 }
 
 /** The HTTP `Date` header, or null when absent or unparsable. */

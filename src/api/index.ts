@@ -31,7 +31,7 @@ export {
 } from './ledger.js';
 export { idOf } from './pagination.js';
 export { type ListQuery, MAX_IDS } from './query.js';
-export { redact } from './redact.js';
+export { redact, registeredSecrets } from './redact.js';
 export type {
   ApiClientEvents,
   CallOptions,

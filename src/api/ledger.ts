@@ -1,10 +1,12 @@
 import { EventEmitter } from 'node:events';
+import { LIST_CALL_CREDITS, OTHER_CALL_CREDITS } from '../../connectors/service.js';
 import { BudgetExhaustedError } from './errors.js';
 
 /** What a call is charged as: list calls cost 10 credits, everything else (the token call too) 1. */
 export type CreditKind = 'list' | 'other' | 'token';
-export const LIST_COST = 10;
-export const OTHER_COST = 1;
+/** What a call costs (connectors/service.ts), under the names the client has always exported. */
+export const LIST_COST = LIST_CALL_CREDITS;
+export const OTHER_COST = OTHER_CALL_CREDITS;
 export function costOf(kind: CreditKind): number {
   return kind === 'list' ? LIST_COST : OTHER_COST;
 }

@@ -8,18 +8,32 @@ const REDACTED = '[REDACTED]';
 const MIN_SECRET_LENGTH = 4;
 
 const secrets = new Map<string, number>();
+/** The registered secrets as one array, rebuilt only when the set changes (read once per stored record). */
+let snapshot: readonly string[] = [];
 
 /** Registers a secret; counted, so two clients sharing a credential can each forget theirs. */
 export function registerSecret(secret: string): void {
   if (secret.length < MIN_SECRET_LENGTH) return;
-  secrets.set(secret, (secrets.get(secret) ?? 0) + 1);
+  const n = secrets.get(secret) ?? 0;
+  secrets.set(secret, n + 1);
+  if (n === 0) snapshot = [...secrets.keys()];
 }
 
 export function forgetSecret(secret: string): void {
   const n = secrets.get(secret);
   if (n === undefined) return;
-  if (n <= 1) secrets.delete(secret);
-  else secrets.set(secret, n - 1);
+  if (n <= 1) {
+    secrets.delete(secret);
+    snapshot = [...secrets.keys()];
+  } else secrets.set(secret, n - 1);
+}
+
+/**
+ * The credentials live clients hold (client secrets and their encodings, Basic strings, current and recent
+ * tokens): what stored values are scrubbed of, so an echoed token never reaches a table, a file or `rejected`.
+ */
+export function registeredSecrets(): readonly string[] {
+  return snapshot;
 }
 
 const PATTERNS: [RegExp, string][] = [

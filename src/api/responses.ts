@@ -1,3 +1,4 @@
+import { parseJsonExact } from '../../schemas/exact-json.js';
 import { errorBodySchema, type FieldErrors, fieldErrorsSchema, listEnvelopeSchema } from '../../schemas/wire.js';
 import {
   ApiError,
@@ -33,7 +34,8 @@ export function rateLimitHeaders(ex: Exchange): RateLimitHeaders {
 export function parseJson(text: string): unknown {
   if (text.trim() === '') return null;
   try {
-    return JSON.parse(text);
+    // Exact: integers past 2^53 (and numbers a double cannot hold) keep their digits as text.
+    return parseJsonExact(text);
   } catch (err) {
     throw new MalformedBody(`invalid JSON (${(err as Error).message}; ${text.length} bytes)`);
   }

@@ -3,18 +3,13 @@
  * like a URL (`gs://`, `https://`, `s3:/one-slash`) is refused: before this, `--out s3://lake/evsync` wrote a local
  * folder named `s3:` and exited 0, which a scheduler reads as "the lake is up to date".
  */
+import { URL_SCHEME_RE } from '../warehouse/export-folder.js';
 
 export type ExportTarget =
   | { kind: 'local'; path: string }
   | { kind: 's3'; bucket: string; prefix: string; url: string };
 
 export type TargetParse = { ok: true; target: ExportTarget } | { ok: false; problem: string };
-
-/**
- * `name:` with two or more letters before the colon: a URL scheme, not a path. One letter is a Windows drive
- * (`C:\out`), so it stays a path.
- */
-const SCHEME_RE = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 
 /** S3's rules for bucket names (3-63 characters, lowercase letters, digits, dots and hyphens). */
 const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -42,7 +37,7 @@ function parseS3(text: string): TargetParse {
 /** Reads `--out` / `--parquet-out`. A local path is returned as given (the caller resolves it). */
 export function parseTarget(text: string): TargetParse {
   if (text.trim() === '') return { ok: false, problem: 'expected a folder or an s3:// URL, got an empty string' };
-  const scheme = SCHEME_RE.exec(text)?.[1]?.toLowerCase();
+  const scheme = URL_SCHEME_RE.exec(text)?.[1]?.toLowerCase();
   if (scheme === undefined) return { ok: true, target: { kind: 'local', path: text } };
   if (scheme === 's3' && text.slice(0, 5).toLowerCase() === 's3://') return parseS3(`s3://${text.slice(5)}`);
   const hint =

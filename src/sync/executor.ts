@@ -10,6 +10,7 @@ import { type ApiClient, ForbiddenError, NotFoundError } from '../api/index.js';
 import type { UnavailableStream, Warehouse } from '../warehouse/index.js';
 import { classify, errorText, groupFailures, shortError } from './failures.js';
 import type { PageLoader } from './page-loader.js';
+import { eventIdOf } from './page-loop.js';
 import { byPriority } from './plan.js';
 import { runRefresh } from './refresh.js';
 import type { ProgressEvent, StreamStats, UnavailableReport } from './types.js';
@@ -67,8 +68,11 @@ export class Executor {
   private readonly refused = new Map<string, Refused[]>();
   private readonly unavailable = new Map<string, UnavailableReport>();
   private transportRun = 0;
+  /** The run's page loader (null for a dry run): what it kept out of the tables is reported with the run. */
+  readonly loader: PageLoader | null;
 
   constructor(private readonly o: ExecutorOptions) {
+    this.loader = o.loader;
     for (const u of o.knownUnavailable.values()) {
       this.unavailable.set(u.stream, {
         stream: u.stream,
@@ -164,7 +168,8 @@ export class Executor {
       await this.heardFrom(item.stream);
       if (outcome.complete) {
         this.counts.done += 1;
-        this.o.onProgress?.({ type: 'item-done', stream: name, scope: item.cursorKey, ...outcome });
+        const eventId = eventIdOf(item);
+        this.o.onProgress?.({ type: 'item-done', stream: name, scope: item.cursorKey, eventId, ...outcome });
       } else this.counts.pending += 1;
     } catch (err) {
       await this.failed(item, err);

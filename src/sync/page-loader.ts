@@ -1,6 +1,8 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
-import { createNormalizer, type Normalizer } from '../../schemas/normalize.js';
-import { idOf } from '../api/index.js';
+import { createNormalizer, type Normalizer, type SkippedFieldSummary } from '../../schemas/normalize.js';
+import { makeSecretScrubber } from '../../schemas/secrets.js';
+import { storableRaw } from '../../schemas/storable.js';
+import { registeredSecrets } from '../api/index.js';
 import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/index.js';
 
 /**
@@ -17,13 +19,26 @@ export class PageLoader {
     readonly runId: string,
   ) {}
 
+  /** Every stored value is scrubbed of the credentials live clients hold (an echoed token never lands anywhere). */
+  private readonly scrub = makeSecretScrubber(registeredSecrets);
+
   private normalizer(stream: ResolvedStream): Normalizer {
     let n = this.normalizers.get(stream.name);
     if (!n) {
-      n = createNormalizer(stream);
+      n = createNormalizer(stream, { scrub: this.scrub });
       this.normalizers.set(stream.name, n);
     }
     return n;
+  }
+
+  /** Fields each stream's records carried that were kept out of the table (a case twin of a column, a scope name). */
+  skippedFields(): Record<string, readonly SkippedFieldSummary[]> {
+    const out: Record<string, readonly SkippedFieldSummary[]> = {};
+    for (const [name, n] of this.normalizers) {
+      const skipped = n.skippedFields();
+      if (skipped.length) out[name] = skipped;
+    }
+    return out;
   }
 
   async load(input: {
@@ -39,16 +54,21 @@ export class PageLoader {
   }): Promise<LoadResult & { seenIds: number }> {
     const { stream, scope, records } = input;
     const rows: NormalizedRow[] = [];
-    const rejected: { raw: unknown; reason: string }[] = [...(input.quarantined ?? [])];
+    this.scrub.refresh();
+    const rejected: { raw: unknown; reason: string }[] = (input.quarantined ?? []).map((q) => ({
+      raw: storableRaw(q.raw, this.scrub.text),
+      reason: q.reason,
+    }));
     const seenIds: number[] = [];
     let newColumns: Record<string, ScalarType> | undefined;
 
     if (input.idsOnly) {
-      // The same id rule as the walks (idOf): a row a walk loaded is never flagged deleted by a sweep over its id.
+      // The key column's own converter: a row a walk loaded is never flagged deleted by a sweep over its id.
+      const normalizer = this.normalizer(stream);
       for (const raw of records) {
-        const id = idOf((raw as { id?: unknown } | null)?.id);
-        if (id !== null) seenIds.push(id);
-        else rejected.push({ raw, reason: 'id sweep: record without an integer id' });
+        const key = normalizer.keyId(raw);
+        if (key.ok) seenIds.push(key.id);
+        else rejected.push({ raw: storableRaw(raw, this.scrub.text), reason: `id sweep: ${key.reason}` });
       }
     } else {
       const normalizer = this.normalizer(stream);
@@ -57,7 +77,7 @@ export class PageLoader {
       for (const raw of records) {
         const result = normalizer.normalize(raw);
         if (!result.ok) {
-          rejected.push({ raw, reason: result.reason });
+          rejected.push({ raw: result.raw, reason: result.reason });
           continue;
         }
         rows.push(result.row);

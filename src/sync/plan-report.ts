@@ -1,6 +1,6 @@
+import { DEFAULT_RATE_LIMIT, LIST_CALL_CREDITS } from '../../connectors/service.js';
 import type { ApiClient } from '../api/index.js';
 import type { Warehouse } from '../warehouse/index.js';
-import { LIST_CALL_CREDITS } from './plan.js';
 import { syncEngine } from './run.js';
 import { resolveSelection } from './selection.js';
 
@@ -75,7 +75,7 @@ export async function planSync(
   const totalCalls = Object.values(streams).reduce((n, s) => n + s.calls, 0);
   const totalCredits = totalCalls * LIST_CALL_CREDITS;
   const ledger = client.ledger.snapshot();
-  const windowSeconds = (ledger.windowMs ?? 600_000) / 1000;
+  const windowSeconds = (ledger.windowMs ?? DEFAULT_RATE_LIMIT.windowSeconds * 1000) / 1000;
   const available = Math.max(0, ledger.remaining);
   const beyond = Math.max(0, totalCredits - available);
   const windows = Math.max(1, Math.ceil(totalCredits / Math.max(1, ledger.limit)));

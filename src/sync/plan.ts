@@ -1,3 +1,4 @@
+import { LIST_CALL_CREDITS } from '../../connectors/service.js';
 import type { ResolvedStream } from '../../connectors/types.js';
 import type { CursorState, ScopeRef } from '../warehouse/index.js';
 import { hoursBetween, parseTimestampUtc } from './clock.js';
@@ -27,8 +28,6 @@ export interface PlanContext {
   pastEventPollHours: number;
   auditStart: 'event-created' | string;
 }
-
-export const LIST_CALL_CREDITS = 10;
 
 export function cursorId(stream: string, scope: string): string {
   return `${stream}|${scope}`;

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { IDS_PER_CALL } from '../../connectors/service.js';
 import { requestFields } from '../../schemas/columns.js';
 import type { CursorState, Warehouse } from '../warehouse/index.js';
+import { pageLoop, type SourcePage, stamp, type WalkContext, type WalkOutcome } from './page-loop.js';
 import { scopedRequest } from './scope.js';
-import { addStats, runWalk, stamp, type WalkContext, type WalkOutcome } from './walk.js';
+import { keysetSource, runWalk } from './walk.js';
 import type { WorkItem } from './work-item.js';
-
-/** Parent ids per `*in*` condition: the spec caps `ids` at 100, and the same keeps the URL short. */
-const IDS_PER_CALL = 100;
 
 /**
  * The parent records of this scope that changed since the child stream was last read (`updated_at >= from`), or
@@ -26,6 +25,26 @@ export async function changedParentIds(warehouse: Warehouse, item: WorkItem): Pr
   });
 }
 
+/** Keyset pages of the children of `parentIds`, 100 parents per `*in*` condition, as one source. */
+async function* childPages(item: WorkItem, ctx: WalkContext, parentIds: readonly number[]): AsyncGenerator<SourcePage> {
+  const { stream, scope } = item;
+  const parent = stream.refreshByParent!;
+  const { path, params } = scopedRequest(stream, stream.path, scope);
+  for (let i = 0; i < parentIds.length; i += IDS_PER_CALL) {
+    const chunk = parentIds.slice(i, i + IDS_PER_CALL);
+    const last = i + IDS_PER_CALL >= parentIds.length;
+    for await (const page of keysetSource(ctx, path, {
+      params,
+      search: [`${parent.key}=*in*${chunk.join('|')}`],
+      fields: requestFields(stream, item.customFieldNames),
+      perPage: stream.maxPerPage,
+    })) {
+      // Done only when the last chunk is: the loop then stops asking.
+      yield { ...page, position: null, done: page.done && last };
+    }
+  }
+}
+
 /**
  * Re-reads the rows of the changed parents only, keyset over id within `<key>=*in*<ids>`, and flags rows of those
  * parents that vanished. Pages carry no checkpoint: if the process dies here, the next run repeats this (small) walk.
@@ -38,39 +57,13 @@ export async function walkRefresh(
   const { stream, scope } = item;
   const parent = stream.refreshByParent!;
   const walkId = randomUUID();
-  const { path, params } = scopedRequest(stream, stream.path, scope);
-  let pages = 0;
-  let rows = 0;
-  for (let i = 0; i < parentIds.length; i += IDS_PER_CALL) {
-    const chunk = parentIds.slice(i, i + IDS_PER_CALL);
-    const query = {
-      params,
-      search: [`${parent.key}=*in*${chunk.join('|')}`],
-      fields: requestFields(stream, item.customFieldNames),
-      perPage: stream.maxPerPage,
-    };
-    for await (const page of ctx.client.keyset<{ id: number }>(path, query, { signal: ctx.signal })) {
-      pages += 1;
-      rows += page.items.length;
-      const result = await ctx.loader.load({
-        stream,
-        scope,
-        records: page.items,
-        quarantined: page.quarantined,
-        seenWalkId: walkId,
-      });
-      addStats(ctx, result);
-      ctx.onProgress?.({
-        type: 'page',
-        stream: stream.name,
-        scope: item.cursorKey,
-        pages,
-        rows,
-        totalCount: page.meta.totalCount,
-        perPage: page.meta.perPage,
-      });
-    }
-  }
+  const loop = await pageLoop(item, ctx, childPages(item, ctx, parentIds), {
+    walk: null,
+    closeOnLastPage: false,
+    seenWalkId: walkId,
+  });
+  // Stopped part-way: nothing is closed or flagged; the next run repeats this (small) walk.
+  if (!loop.complete) return { pages: loop.pages, rows: loop.rows, deleted: 0, complete: false };
   const prev = item.previous;
   const closed: CursorState = {
     stream: stream.name,
@@ -92,7 +85,7 @@ export async function walkRefresh(
     within: { column: parent.key, values: parentIds },
   });
   ctx.stats.deleted += marked.deleted;
-  return { pages, rows, deleted: marked.deleted, complete: true };
+  return { pages: loop.pages, rows: loop.rows, deleted: marked.deleted, complete: true };
 }
 
 /**

@@ -333,11 +333,26 @@ async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void>
   await run.exec.execute(items, o.deletes !== true);
 }
 
-/** Views are a convenience over the data: a view that cannot be built is reported, not a failed sync. */
+/** Views are a convenience over the data: a view that cannot be built is reported (it alone), not a failed sync. */
 async function buildViews(run: Run): Promise<void> {
-  await run.warehouse.createAnalyticsViews().catch((err: unknown) => {
+  try {
+    const report = await run.warehouse.buildAnalyticsViews();
+    for (const w of report.warnings) run.warnings.push(`analytics views: ${w}`);
+  } catch (err) {
     run.warnings.push(`analytics views: ${errorText(err)}`);
-  });
+  }
+}
+
+/** Fields kept out of the tables (a case twin of a column, a scope name carried as data): said once per stream. */
+function skippedFieldWarnings(run: Run): void {
+  for (const [stream, skipped] of Object.entries(run.exec.loader?.skippedFields() ?? {})) {
+    const list = skipped
+      .slice(0, 5)
+      .map((s) => `${s.field} (${s.reason}, ${s.count} record${s.count === 1 ? '' : 's'})`)
+      .join('; ');
+    const more = skipped.length > 5 ? `; +${skipped.length - 5} more` : '';
+    run.warnings.push(`${stream}: fields kept out of the table: ${list}${more}`);
+  }
 }
 
 function unavailableReports(run: Run): UnavailableReport[] {
@@ -362,6 +377,7 @@ function statusOf(run: Run, unavailable: readonly UnavailableReport[]): SyncResu
 async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<SyncResult> {
   const { exec, client } = run;
   exec.settle();
+  skippedFieldWarnings(run);
   const unavailable = unavailableReports(run);
   const stopReason = exec.stopReason ?? (run.o.signal?.aborted && exec.counts.pending > 0 ? 'stop requested' : null);
   let status = statusOf(run, unavailable);

@@ -55,12 +55,22 @@ export type ProgressEvent =
       type: 'page';
       stream: string;
       scope: string;
+      /** The event the scope belongs to (null for account and parent scopes). */
+      eventId: number | null;
       pages: number;
       rows: number;
       totalCount: number | null;
       perPage: number | null;
     }
-  | { type: 'item-done'; stream: string; scope: string; pages: number; rows: number; deleted: number }
+  | {
+      type: 'item-done';
+      stream: string;
+      scope: string;
+      eventId: number | null;
+      pages: number;
+      rows: number;
+      deleted: number;
+    }
   | { type: 'item-failed'; stream: string; scope: string; error: string };
 
 export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'audit' | 'refresh';

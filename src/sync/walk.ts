@@ -1,66 +1,19 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { requestFields } from '../../schemas/columns.js';
-import type { ApiClient, KeysetPage, ListPage } from '../api/index.js';
-import type { CursorState } from '../warehouse/index.js';
-import { formatTimestamp } from './clock.js';
-import type { PageLoader } from './page-loader.js';
+import type { ListPage } from '../api/index.js';
+import {
+  closedCursor,
+  pageLoop,
+  type SourcePage,
+  stamp,
+  type Walk,
+  type WalkContext,
+  type WalkOutcome,
+} from './page-loop.js';
 import { scopedRequest } from './scope.js';
-import type { ProgressEvent, StreamStats } from './types.js';
 import type { WorkItem } from './work-item.js';
 
-export interface WalkContext {
-  client: ApiClient;
-  loader: PageLoader;
-  stats: StreamStats;
-  signal?: AbortSignal;
-  onProgress?: (event: ProgressEvent) => void;
-  now: () => Date;
-  /** Stop each walk after this many pages (plan --count reads one page per item, and keeps it). */
-  pageLimit?: number;
-}
-
-export interface WalkOutcome {
-  pages: number;
-  rows: number;
-  deleted: number;
-  /** False when a stop request ended the walk between pages (its checkpoint is saved). */
-  complete: boolean;
-}
-
-type Walk = NonNullable<CursorState['walk']>;
-
-function stamp(ctx: WalkContext): string {
-  return formatTimestamp(ctx.now());
-}
-
-function openCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
-  const prev = item.previous;
-  return {
-    stream: item.stream.name,
-    scope: item.cursorKey,
-    watermark: prev?.watermark ?? null,
-    walk,
-    lastPages: prev?.lastPages ?? null,
-    lastSweepAt: prev?.lastSweepAt ?? null,
-    updatedAt: stamp(ctx),
-  };
-}
-
-/** The cursor once a walk is complete: the window's end becomes the watermark for cursor walks. */
-function closedCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
-  const prev = item.previous;
-  const fullRead = walk.mode === 'snapshot' || walk.mode === 'sweep' || walk.mode === 'backfill';
-  return {
-    stream: item.stream.name,
-    scope: item.cursorKey,
-    // A snapshot's signpost matters to streams refreshed through their parent: they go on from there.
-    watermark: walk.mode === 'sweep' ? (prev?.watermark ?? null) : (walk.to ?? item.to),
-    walk: null,
-    lastPages: walk.pages,
-    lastSweepAt: fullRead ? stamp(ctx) : (prev?.lastSweepAt ?? null),
-    updatedAt: stamp(ctx),
-  };
-}
+export type { WalkContext, WalkOutcome } from './page-loop.js';
 
 /**
  * A backfill reads everything, with no upper bound either: a row changed during the walk is then either read in its
@@ -75,80 +28,53 @@ function windowConditions(item: WorkItem): string[] {
   return conditions;
 }
 
-function addStats(ctx: WalkContext, r: { inserted: number; updated: number; rejected: number }): void {
-  ctx.stats.inserted += r.inserted;
-  ctx.stats.updated += r.updated;
-  ctx.stats.rejected += r.rejected;
-  ctx.stats.pages += 1;
+/** Keyset pages over `id` as page-loop pages: the position is the last id. */
+export async function* keysetSource(
+  ctx: WalkContext,
+  path: string,
+  query: Parameters<WalkContext['client']['keyset']>[1],
+): AsyncGenerator<SourcePage> {
+  for await (const page of ctx.client.keyset<{ id: number }>(path, query, { signal: ctx.signal })) {
+    yield {
+      records: page.items,
+      quarantined: page.quarantined,
+      meta: page.meta,
+      position: page.lastId,
+      done: page.done,
+    };
+  }
+}
+
+function keysetWalk(item: WorkItem): Walk {
+  if (item.mode === 'refresh' || item.mode === 'audit') throw new Error(`${item.mode} items are not keyset walks`);
+  return item.resume
+    ? { ...item.resume }
+    : { mode: item.mode, walkId: randomUUID(), from: item.from, to: item.to, lastKey: null, pages: 0, rows: 0 };
 }
 
 /** Walks one list item by keyset over `id`, checkpointing after every page in the page's own transaction. */
 async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   const { stream, scope } = item;
-  if (item.mode === 'refresh' || item.mode === 'audit') throw new Error(`${item.mode} items are not keyset walks`);
-  const walk: Walk = item.resume
-    ? { ...item.resume }
-    : { mode: item.mode, walkId: randomUUID(), from: item.from, to: item.to, lastKey: null, pages: 0, rows: 0 };
+  const walk = keysetWalk(item);
   const idsOnly = item.mode === 'sweep';
   const tracksSeen = item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill';
   const { path, params } = scopedRequest(stream, stream.path, scope);
-  const pages = ctx.client.keyset<{ id: number }>(
-    path,
-    {
-      params,
-      search: windowConditions({ ...item, from: walk.from, to: walk.to ?? item.to }),
-      fields: idsOnly ? ['id'] : requestFields(stream, item.customFieldNames),
-      expand: idsOnly || stream.expandSelected.length === 0 ? undefined : [...stream.expandSelected],
-      perPage: stream.maxPerPage,
-      afterId: walk.lastKey ?? undefined,
-    },
-    { signal: ctx.signal },
-  );
-
-  let next: Promise<IteratorResult<KeysetPage<{ id: number }>>> = pages.next();
-  let pagesHere = 0;
-  try {
-    while (true) {
-      const step = await next;
-      if (step.done) break;
-      const page = step.value;
-      // Ask for the next page while this one loads: the request only needs this page's last id.
-      const stopping = ctx.signal?.aborted === true || (ctx.pageLimit !== undefined && pagesHere + 1 >= ctx.pageLimit);
-      next = page.done || stopping ? Promise.resolve({ done: true, value: undefined }) : pages.next();
-      next.catch(() => undefined);
-
-      walk.pages += 1;
-      pagesHere += 1;
-      walk.rows += page.items.length;
-      if (page.lastId !== null) walk.lastKey = page.lastId;
-      const finalForCursor = page.done && !tracksSeen;
-      const cursor = finalForCursor ? closedCursor(item, walk, ctx) : openCursor(item, { ...walk }, ctx);
-      const result = await ctx.loader.load({
-        stream,
-        scope,
-        records: page.items,
-        quarantined: page.quarantined,
-        cursor,
-        seenWalkId: tracksSeen ? walk.walkId : undefined,
-        idsOnly,
-      });
-      addStats(ctx, result);
-      ctx.onProgress?.({
-        type: 'page',
-        stream: stream.name,
-        scope: item.cursorKey,
-        pages: walk.pages,
-        rows: walk.rows,
-        totalCount: page.meta.totalCount,
-        perPage: page.meta.perPage,
-      });
-      if (page.done) break;
-      if (stopping) return { pages: walk.pages, rows: walk.rows, deleted: 0, complete: false };
-    }
-  } finally {
-    await pages.return(undefined).catch(() => undefined);
-  }
-
+  const source = keysetSource(ctx, path, {
+    params,
+    search: windowConditions({ ...item, from: walk.from, to: walk.to ?? item.to }),
+    fields: idsOnly ? ['id'] : requestFields(stream, item.customFieldNames),
+    expand: idsOnly || stream.expandSelected.length === 0 ? undefined : [...stream.expandSelected],
+    perPage: stream.maxPerPage,
+    afterId: walk.lastKey ?? undefined,
+  });
+  const loop = await pageLoop(item, ctx, source, {
+    walk,
+    // Walks that track seen ids close their cursor after settling deletes (below).
+    closeOnLastPage: !tracksSeen,
+    seenWalkId: tracksSeen ? walk.walkId : undefined,
+    idsOnly,
+  });
+  if (!loop.complete) return { pages: walk.pages, rows: walk.rows, deleted: 0, complete: false };
   let deleted = 0;
   if (tracksSeen) {
     // Close the cursor first: if the process dies before the deletes are marked, the next complete snapshot marks
@@ -167,20 +93,12 @@ async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome
   return { pages: walk.pages, rows: walk.rows, deleted, complete: true };
 }
 
-/**
- * The audit log has no id to walk by keyset, but a closed past window of an append-only log does not change, so
- * offset pages inside it are stable; the checkpoint is the number of pages loaded.
- */
-async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
+/** Offset pages inside a closed audit window, guarded against answers that ignore `page`. */
+async function* auditSource(item: WorkItem, ctx: WalkContext, walk: Walk): AsyncGenerator<SourcePage> {
   const { stream, scope } = item;
-  const walk: Walk = item.resume
-    ? { ...item.resume }
-    : { mode: 'audit', walkId: randomUUID(), from: item.from, to: item.to, lastKey: 0, pages: 0, rows: 0 };
   const { path, params } = scopedRequest(stream, stream.path, scope);
-  let page = (walk.lastKey ?? 0) + 1;
-  const startPages = walk.pages;
   const guard = new OffsetGuard(`${stream.name}[${item.cursorKey}]`);
-  while (true) {
+  for (let page = (walk.lastKey ?? 0) + 1; ; page++) {
     const answer: ListPage = await ctx.client.list(
       path,
       {
@@ -194,27 +112,22 @@ async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome>
     );
     // Credits are money: an answer that ignores `page` or inflates its page count must not be paid for again.
     guard.check(page, answer);
-    walk.pages += 1;
-    walk.rows += answer.items.length;
-    walk.lastKey = page;
     const done = answer.items.length === 0 || page >= answer.meta.pageCount;
-    const cursor = done ? closedCursor(item, walk, ctx) : openCursor(item, { ...walk }, ctx);
-    const result = await ctx.loader.load({ stream, scope, records: answer.items, cursor });
-    addStats(ctx, result);
-    ctx.onProgress?.({
-      type: 'page',
-      stream: stream.name,
-      scope: item.cursorKey,
-      pages: walk.pages,
-      rows: walk.rows,
-      totalCount: answer.meta.totalCount,
-      perPage: answer.meta.perPage,
-    });
-    if (done) return { pages: walk.pages, rows: walk.rows, deleted: 0, complete: true };
-    const limited = ctx.pageLimit !== undefined && walk.pages - startPages >= ctx.pageLimit;
-    if (ctx.signal?.aborted || limited) return { pages: walk.pages, rows: walk.rows, deleted: 0, complete: false };
-    page += 1;
+    yield { records: answer.items, meta: answer.meta, position: page, done };
+    if (done) return;
   }
+}
+
+/**
+ * The audit log has no id to walk by keyset, but a closed past window of an append-only log does not change, so
+ * offset pages inside it are stable; the checkpoint is the number of pages loaded.
+ */
+async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
+  const walk: Walk = item.resume
+    ? { ...item.resume }
+    : { mode: 'audit', walkId: randomUUID(), from: item.from, to: item.to, lastKey: 0, pages: 0, rows: 0 };
+  const loop = await pageLoop(item, ctx, auditSource(item, ctx, walk), { walk, closeOnLastPage: true });
+  return { pages: walk.pages, rows: walk.rows, deleted: 0, complete: loop.complete };
 }
 
 /**
@@ -250,8 +163,6 @@ export class OffsetGuard {
     this.previous = fingerprint;
   }
 }
-
-export { addStats, stamp };
 
 export function runWalk(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   return item.stream.kind === 'audit' ? walkAudit(item, ctx) : walkKeyset(item, ctx);

@@ -36,6 +36,12 @@ export class ExportRefusedError extends WarehouseError {
   }
 }
 
+/**
+ * `name:` with two or more characters before the colon: a URL scheme (`s3:`, `gs:`, `https:`), never a folder this
+ * module creates. One letter is a Windows drive (`C:\out`). The lake (src/lake/target.ts) reads the same rule.
+ */
+export const URL_SCHEME_RE = /^([A-Za-z][A-Za-z0-9+.-]+):/;
+
 function codeOf(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : '';

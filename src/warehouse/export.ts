@@ -13,7 +13,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { parseTarget } from '../lake/target.js';
 import { type Db, holdOwnerOnlyUmask } from './connection.js';
 import { listStreamTables, readTableColumns } from './ddl.js';
 import {
@@ -25,6 +24,7 @@ import {
   removeFolderIfEmpty,
   removeOwnFile,
   type TableFolder,
+  URL_SCHEME_RE,
 } from './export-folder.js';
 import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
 import { ident, literal } from './sql.js';
@@ -166,11 +166,10 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
     // resolve('') is the current folder: an empty path must never mean "write here".
     throw new ExportRefusedError('export: no output folder given (an empty path would mean the current folder)', '');
   }
-  const target = parseTarget(opts.out);
-  // `s3://...` or any URL: never a local folder named `s3:` (the lake writer is src/lake).
-  if (!target.ok || target.target.kind !== 'local') {
+  // `s3://...` or any URL: never a local folder named `s3:` (object storage is written by exportToLake, src/lake).
+  if (URL_SCHEME_RE.test(opts.out)) {
     throw new ExportRefusedError(
-      `export: ${target.ok ? `${opts.out} is object storage; write it with exportToLake (src/lake)` : target.problem}`,
+      `export: ${opts.out} is a URL, not a local folder; for s3:// use exportToLake (for a folder named like this, write ./${opts.out})`,
       opts.out,
     );
   }

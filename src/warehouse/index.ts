@@ -19,6 +19,6 @@ export type {
   RunSummary,
   ScopeRef,
 } from './types.js';
-export { VIEWS } from './views.js';
+export { AnalyticsViewsError, type AnalyticsViewsReport, VIEWS } from './views.js';
 export { type OpenOptions, Warehouse } from './warehouse.js';
 export { fits, widen } from './widen.js';

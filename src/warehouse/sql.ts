@@ -9,11 +9,6 @@ export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-/** `schema.table`, both quoted. */
-export function qualified(schema: string, table: string): string {
-  return `${ident(schema)}.${ident(table)}`;
-}
-
 /** A string as a SQL literal. */
 export function literal(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;

@@ -353,3 +353,16 @@ export async function lastLedger(db: Db): Promise<LedgerRecord | null> {
       }
     : null;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// marks in _evsync.meta (e.g. the demo's: a database it built and may replace)
+
+export async function getMark(db: Db, key: string): Promise<string | null> {
+  if (!(await tableExists(db, '_evsync', 'meta'))) return null;
+  const r = await db.query(`SELECT value FROM _evsync.meta WHERE key = ?`, [key]);
+  return str(r.rows[0]?.value);
+}
+
+export async function setMark(db: Db, key: string, value: string): Promise<void> {
+  await db.run(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [key, value]);
+}

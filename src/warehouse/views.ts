@@ -14,11 +14,22 @@
  * Rates are DOUBLE rounded to 4 places, NULL when the denominator is 0 or unknown; money sums are DECIMAL.
  *
  * Plus `analytics.<table>_labeled` for each table with custom fields whose labels are known: every column, with
- * `c_<id>` columns renamed to their labels.
+ * `c_<id>` columns renamed to their labels (labels.ts makes them safe and distinct).
+ *
+ * Each view is created by its own statement, outside any shared transaction: a view that cannot be built (a label
+ * DuckDB refuses, a table of an unexpected shape) costs that view alone, and is reported in the result's warnings
+ * (once all views were built in one transaction, and one bad label removed every view).
  */
 import type { Db } from './connection.js';
 import { listStreamTables, readTableColumns } from './ddl.js';
+import { labelAliases } from './labels.js';
 import { ident, literal } from './sql.js';
+
+/** What createAnalyticsViews did: views created (names in schema analytics), and one warning per view that failed. */
+export interface AnalyticsViewsReport {
+  readonly created: string[];
+  readonly warnings: string[];
+}
 
 interface ViewContext {
   has(table: string): boolean;
@@ -263,23 +274,35 @@ function available(def: ViewDef, has: (t: string) => boolean): boolean {
   return def.requires.every(has);
 }
 
-/** Column aliases for labels: unique, never colliding with another column of the view. */
-export function labelAliases(columns: readonly string[], labels: ReadonlyMap<string, string>): Map<string, string> {
-  const taken = new Set(columns.filter((c) => !labels.has(c)).map((c) => c.toLowerCase()));
-  const out = new Map<string, string>();
-  for (const column of columns) {
-    const label = labels.get(column)?.trim();
-    if (!label) continue;
-    // DuckDB identifiers are case-insensitive: compare lowercased.
-    let alias = label;
-    if (taken.has(alias.toLowerCase())) alias = `${label} (${column})`;
-    taken.add(alias.toLowerCase());
-    out.set(column, alias);
-  }
-  return out;
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
-async function labeledViews(db: Db, tables: readonly string[]): Promise<string[]> {
+/**
+ * Creates one view by its own statement. On failure the view is dropped (a stale definition could show renamed or
+ * missing columns under old names) and the failure becomes a warning.
+ */
+async function createView(db: Db, view: string, select: string, report: AnalyticsViewsReport): Promise<void> {
+  try {
+    await db.run(`CREATE OR REPLACE VIEW analytics.${ident(view)} AS\n${select}`);
+    report.created.push(view);
+  } catch (err) {
+    const dropped = await db.run(`DROP VIEW IF EXISTS analytics.${ident(view)}`).then(
+      () => 'dropped',
+      (dropErr: unknown) => `and could not be dropped: ${errorText(dropErr)}`,
+    );
+    report.warnings.push(`analytics view ${view} not created (${dropped}): ${errorText(err)}`);
+  }
+}
+
+/** Drops a view whose tables are gone; a failure is a warning (the view is left as it was). */
+async function dropView(db: Db, view: string, report: AnalyticsViewsReport): Promise<void> {
+  await db.run(`DROP VIEW IF EXISTS analytics.${ident(view)}`).catch((err: unknown) => {
+    report.warnings.push(`analytics view ${view} could not be dropped: ${errorText(err)}`);
+  });
+}
+
+async function labeledViews(db: Db, tables: readonly string[], report: AnalyticsViewsReport): Promise<void> {
   const r = await db.query(`SELECT table_name, column_name, label FROM _evsync.custom_fields ORDER BY 1, 2`);
   const byTable = new Map<string, Map<string, string>>();
   for (const row of r.rows) {
@@ -288,7 +311,6 @@ async function labeledViews(db: Db, tables: readonly string[]): Promise<string[]
     m.set(String(row.column_name), String(row.label));
     byTable.set(t, m);
   }
-  const created: string[] = [];
   for (const table of tables) {
     const view = `${table}_labeled`;
     const labels = byTable.get(table);
@@ -296,24 +318,23 @@ async function labeledViews(db: Db, tables: readonly string[]): Promise<string[]
     const names = columns ? [...columns.keys()] : [];
     const aliases = labels ? labelAliases(names, labels) : new Map<string, string>();
     if (aliases.size === 0) {
-      await db.run(`DROP VIEW IF EXISTS analytics.${ident(view)}`);
+      await dropView(db, view, report);
       continue;
     }
     const select = names.map((c) => {
       const alias = aliases.get(c);
       return alias ? `${ident(c)} AS ${ident(alias)}` : ident(c);
     });
-    await db.run(
-      `CREATE OR REPLACE VIEW analytics.${ident(view)} AS SELECT ${select.join(', ')} FROM main.${ident(table)}
-        WHERE "_deleted_at" IS NULL`,
-    );
-    created.push(view);
+    const from = `SELECT ${select.join(', ')} FROM main.${ident(table)} WHERE "_deleted_at" IS NULL`;
+    await createView(db, view, from, report);
   }
-  return created;
 }
 
-/** (Re)creates the views whose tables exist, drops the others; returns the names created (schema analytics). */
-export async function createAnalyticsViews(db: Db): Promise<string[]> {
+/**
+ * (Re)creates the views whose tables exist, drops the others. Never throws for one view: see the module comment.
+ * The caller shows `warnings` to the user (they mean a view is missing).
+ */
+export async function createAnalyticsViews(db: Db): Promise<AnalyticsViewsReport> {
   const tables = await listStreamTables(db);
   const present = new Set(tables);
   const has = (t: string) => present.has(t);
@@ -323,20 +344,24 @@ export async function createAnalyticsViews(db: Db): Promise<string[]> {
     eventJoin: (column) =>
       has('events') ? `LEFT JOIN main.events ev ON ev.id = ${column} AND ev._deleted_at IS NULL` : '',
   };
-  const created: string[] = [];
-  await db.transaction(async () => {
-    for (const def of VIEWS) {
-      const name = `analytics.${ident(def.name)}`;
-      if (!available(def, has)) {
-        await db.run(`DROP VIEW IF EXISTS ${name}`);
-        continue;
-      }
-      await db.run(`CREATE OR REPLACE VIEW ${name} AS\n${def.sql(ctx)}`);
-      created.push(def.name);
-    }
-    created.push(...(await labeledViews(db, tables)));
-  });
-  return created;
+  const report: AnalyticsViewsReport = { created: [], warnings: [] };
+  for (const def of VIEWS) {
+    if (available(def, has)) await createView(db, def.name, def.sql(ctx), report);
+    else await dropView(db, def.name, report);
+  }
+  await labeledViews(db, tables, report);
+  return report;
+}
+
+/**
+ * The failure of `Warehouse.createAnalyticsViews` when some view could not be built (the others were). Callers of
+ * that older signature report a thrown error as a warning; `buildAnalyticsViews` gives the report instead.
+ */
+export class AnalyticsViewsError extends Error {
+  constructor(readonly report: AnalyticsViewsReport) {
+    super(report.warnings.join('; '));
+    this.name = 'AnalyticsViewsError';
+  }
 }
 
 /** Stores readable labels for custom field columns (`c_<id>`) of a stream table. */

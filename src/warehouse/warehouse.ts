@@ -23,7 +23,7 @@ import type {
   RunSummary,
   Sandbox,
 } from './types.js';
-import { createAnalyticsViews, setCustomFieldLabels } from './views.js';
+import { AnalyticsViewsError, type AnalyticsViewsReport, createAnalyticsViews, setCustomFieldLabels } from './views.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
@@ -219,12 +219,25 @@ export class Warehouse {
     return this.db.exclusive(() => setCustomFieldLabels(this.db, stream, fields));
   }
 
-  /** (Re)creates the analytics views whose tables exist; returns their names (schema `analytics`). */
-  createAnalyticsViews(): Promise<string[]> {
+  /**
+   * (Re)creates the analytics views whose tables exist, each on its own; returns the views created and a warning
+   * per view that could not be (show them to the user: that view is missing).
+   */
+  buildAnalyticsViews(): Promise<AnalyticsViewsReport> {
     return this.db.exclusive(async () => {
       await this.threadsFor(false);
       return createAnalyticsViews(this.db);
     });
+  }
+
+  /**
+   * As buildAnalyticsViews, returning the names created; throws AnalyticsViewsError (after building every other
+   * view) when a view failed, so callers that report a thrown error as a warning keep doing so.
+   */
+  async createAnalyticsViews(): Promise<string[]> {
+    const report = await this.buildAnalyticsViews();
+    if (report.warnings.length > 0) throw new AnalyticsViewsError(report);
+    return report.created;
   }
 
   /**
@@ -333,6 +346,15 @@ export class Warehouse {
   /** The credit ledger as the last run left it. */
   lastLedger(): Promise<state.LedgerRecord | null> {
     return this.db.exclusive(() => state.lastLedger(this.db));
+  }
+
+  /** A mark in `_evsync.meta` (null when absent), e.g. the demo's. */
+  getMark(key: string): Promise<string | null> {
+    return this.db.exclusive(() => state.getMark(this.db, key));
+  }
+
+  setMark(key: string, value: string): Promise<void> {
+    return this.db.exclusive(() => state.setMark(this.db, key, value));
   }
 
   /** Whether any sync has written state here yet. */

@@ -17,6 +17,8 @@ export interface LoopbackProxy {
 export interface ProxyRules {
   /** Paths (below the base, e.g. `/event-questions`) answered 404 as a service that does not serve them would. */
   notFound?: (path: string) => boolean;
+  /** The request as forwarded (path below the base, with its query): e.g. a service that ignores `page`. */
+  forward?: (pathAndQuery: string) => string;
   /** A new body for a 200 answer (given the request path with its query, and the body), or null to pass it on. */
   rewrite?: (pathAndQuery: string, body: string) => string | null;
 }
@@ -39,8 +41,9 @@ export async function startProxy(target: string, rules: ProxyRules): Promise<Loo
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const forwarded = rules.forward ? base + rules.forward(url.slice(base.length)) : url;
       const out = request(
-        { host: upstream.hostname, port: upstream.port, path: url, method: req.method, headers: req.headers },
+        { host: upstream.hostname, port: upstream.port, path: forwarded, method: req.method, headers: req.headers },
         (answer) => {
           const parts: Buffer[] = [];
           answer.on('data', (c: Buffer) => parts.push(c));

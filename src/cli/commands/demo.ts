@@ -29,12 +29,7 @@ async function isDemoDatabase(db: string): Promise<boolean> {
   let w: Warehouse | null = null;
   try {
     w = await Warehouse.open(db, { readOnly: true });
-    const r = await w.query(
-      `SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = '_evsync' AND table_name = 'meta'`,
-    );
-    if (Number(r.rows[0]?.n ?? 0) === 0) return false;
-    const mark = await w.query(`SELECT value FROM _evsync.meta WHERE key = ?`, [DEMO_MARK]);
-    return mark.rows.length > 0;
+    return (await w.getMark(DEMO_MARK)) !== null;
   } catch (err) {
     if (err instanceof DatabaseInUseError) throw new CliError(`--db ${db}: ${errorMessage(err)}`);
     // Not a DuckDB file at all: certainly not one the demo made.
@@ -108,18 +103,16 @@ async function demo(ctx: Ctx): Promise<number> {
   try {
     warehouse = await Warehouse.open(db);
     // Marked before the backfill, so that even an interrupted demo's database can be replaced by the next demo.
-    await warehouse.query(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [DEMO_MARK, new Date().toISOString()]);
+    await warehouse.setMark(DEMO_MARK, new Date().toISOString());
     const { runSync } = await import('../../sync/index.js');
     progress.log.info(`${sim.baseUrl} (account "${account.name}"): backfill of the core streams into ${db}`);
     const result = await runSync(client, warehouse, { mode: 'backfill', streams: 'core' });
     progress.dispose();
-    let views: string[] = [];
-    try {
-      // The engine creates them at the end of a run too; again here so the answers below never miss one.
-      views = await warehouse.createAnalyticsViews();
-    } catch (err) {
-      ctx.log.warn(`analytics views: ${err instanceof Error ? err.message : String(err)}`);
-    }
+    // The engine creates them at the end of a run too; again here so the answers below never miss one. Each view
+    // is built on its own: one that fails is named, the others stand.
+    const built = await warehouse.buildAnalyticsViews();
+    for (const w of built.warnings) ctx.log.warn(`analytics views: ${w}`);
+    const views = built.created;
     const tables = await warehouse.tableCounts();
     const limit = client.ledger.snapshot().limit;
     const answers: DemoReport['answers'] = [];

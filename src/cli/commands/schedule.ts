@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { selectStreams } from '../../../connectors/index.js';
+import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
@@ -118,7 +119,7 @@ export function rateLimitFor(
     return { credits: learnedLimit, windowSeconds, source: 'the limit the service reported' };
   }
   if (configured) return { ...configured, source: 'rateLimit in the config' };
-  return { credits: 2000, windowSeconds: 600, source: "the service's documented default" };
+  return { ...DEFAULT_RATE_LIMIT, source: "the service's documented default" };
 }
 
 /** Where the cron expression came from, as the user would name it. */

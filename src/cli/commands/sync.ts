@@ -114,8 +114,7 @@ export class TouchedPartitions {
   onProgress(e: ProgressEvent): void {
     if ((e.type === 'page' && e.rows > 0) || (e.type === 'item-done' && (e.rows > 0 || e.deleted > 0))) {
       const set = this.byStream.get(e.stream) ?? new Set();
-      const m = /^event:(\d+)/.exec(e.scope);
-      set.add(m ? Number(m[1]) : null);
+      set.add(e.eventId);
       this.byStream.set(e.stream, set);
     }
   }

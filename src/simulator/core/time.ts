@@ -43,10 +43,6 @@ export function formatTimestamp(seconds: number): string {
   return `${dayText(day)} ${TWO[h]}:${TWO[m]}:${TWO[rest - m * 60]}`;
 }
 
-export function formatDate(seconds: number): string {
-  return dayText(Math.floor(Math.floor(seconds) / 86_400));
-}
-
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
 /** `YYYY-MM-DD HH:MM:SS` read as UTC, in seconds; null when the text is not exactly that shape. */

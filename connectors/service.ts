@@ -1,0 +1,18 @@
+/**
+ * Facts about the service that every layer shares, stated once (the simulator states the service's behaviour on its
+ * own, so that tests of the client against it are not these facts checked against themselves).
+ */
+
+/** Credits a list call costs, whatever it returns (an empty page included). */
+export const LIST_CALL_CREDITS = 10;
+/** Credits any other call costs (a single GET, an operation, the token call). */
+export const OTHER_CALL_CREDITS = 1;
+/** Each credential's documented budget: 2000 credits per 10-minute window. */
+export const DEFAULT_RATE_LIMIT = { credits: 2000, windowSeconds: 600 } as const;
+/** The spec caps `ids=` (and keeps `*in*` lists short) at 100 ids per call. */
+export const IDS_PER_CALL = 100;
+
+/** A UTC instant in the service's timestamp form, `YYYY-MM-DD HH:MM:SS` (what `search` and `_meta` use). */
+export function serviceTimestamp(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}

@@ -1,0 +1,162 @@
+/**
+ * The one page loop every walk runs: take a page from a source (keyset walk, audit window, id list), load it with
+ * its checkpoint in one transaction, count it, report it, and stop when the source is done, the stop signal
+ * fired, or the page limit (plan --count) is reached. The next page is asked for while this one loads.
+ */
+import type { PageMeta } from '../api/index.js';
+import type { CursorState } from '../warehouse/index.js';
+import { formatTimestamp } from './clock.js';
+import type { PageLoader } from './page-loader.js';
+import type { ProgressEvent, StreamStats } from './types.js';
+import type { WorkItem } from './work-item.js';
+
+export interface WalkContext {
+  client: import('../api/index.js').ApiClient;
+  loader: PageLoader;
+  stats: StreamStats;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((event: ProgressEvent) => void) | undefined;
+  now: () => Date;
+  /** Stop each walk after this many pages (plan --count reads one page per item, and keeps it). */
+  pageLimit?: number | undefined;
+}
+
+export interface WalkOutcome {
+  pages: number;
+  rows: number;
+  deleted: number;
+  /** False when a stop request (or the page limit) ended the walk between pages (its checkpoint is saved). */
+  complete: boolean;
+}
+
+/** One page as any source gives it. */
+export interface SourcePage {
+  records: readonly unknown[];
+  /** Records the source could not key: stored as rejected with the page. */
+  quarantined?: readonly { raw: unknown; reason: string }[];
+  meta: PageMeta;
+  /** Where the walk stands after this page (keyset: the last id; offset: the page number); null: unchanged. */
+  position: number | null;
+  /** The answer says nothing remains. */
+  done: boolean;
+}
+
+export type Walk = NonNullable<CursorState['walk']>;
+
+export interface LoopSpec {
+  /** The checkpointed walk (advanced in place), or null for a walk without checkpoints (a refresh). */
+  walk: Walk | null;
+  /** Close the cursor in the last page's own transaction (else the caller closes it, after settling deletes). */
+  closeOnLastPage: boolean;
+  /** Record the ids loaded under this walk id, for delete detection. */
+  seenWalkId?: string | undefined;
+  /** Id sweeps store only the ids seen. */
+  idsOnly?: boolean | undefined;
+}
+
+export function stamp(ctx: WalkContext): string {
+  return formatTimestamp(ctx.now());
+}
+
+export function openCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
+  const prev = item.previous;
+  return {
+    stream: item.stream.name,
+    scope: item.cursorKey,
+    watermark: prev?.watermark ?? null,
+    walk,
+    lastPages: prev?.lastPages ?? null,
+    lastSweepAt: prev?.lastSweepAt ?? null,
+    updatedAt: stamp(ctx),
+  };
+}
+
+/** The cursor once a walk is complete: the window's end becomes the watermark for cursor walks. */
+export function closedCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
+  const prev = item.previous;
+  const fullRead = walk.mode === 'snapshot' || walk.mode === 'sweep' || walk.mode === 'backfill';
+  return {
+    stream: item.stream.name,
+    scope: item.cursorKey,
+    // A snapshot's signpost matters to streams refreshed through their parent: they go on from there.
+    watermark: walk.mode === 'sweep' ? (prev?.watermark ?? null) : (walk.to ?? item.to),
+    walk: null,
+    lastPages: walk.pages,
+    lastSweepAt: fullRead ? stamp(ctx) : (prev?.lastSweepAt ?? null),
+    updatedAt: stamp(ctx),
+  };
+}
+
+/** The event a scope belongs to, typed (never parsed back from the scope's key). */
+export function eventIdOf(item: WorkItem): number | null {
+  return item.scope.column === 'event_id' ? item.scope.value : null;
+}
+
+const DONE: Promise<IteratorResult<SourcePage>> = Promise.resolve({ done: true, value: undefined });
+
+export async function pageLoop(
+  item: WorkItem,
+  ctx: WalkContext,
+  source: AsyncGenerator<SourcePage>,
+  spec: LoopSpec,
+): Promise<{ pages: number; rows: number; complete: boolean }> {
+  const { walk } = spec;
+  let pages = 0;
+  let rows = 0;
+  let next = source.next();
+  try {
+    while (true) {
+      const step = await next;
+      if (step.done) return { pages, rows, complete: true };
+      const page = step.value;
+      pages += 1;
+      rows += page.records.length;
+      // Ask for the next page while this one loads; not when the source is done or the walk stops after this page.
+      const stopping = ctx.signal?.aborted === true || (ctx.pageLimit !== undefined && pages >= ctx.pageLimit);
+      next = page.done || stopping ? DONE : source.next();
+      next.catch(() => undefined);
+      if (walk) {
+        walk.pages += 1;
+        walk.rows += page.records.length;
+        if (page.position !== null) walk.lastKey = page.position;
+      }
+      await loadPage(item, ctx, page, spec);
+      ctx.onProgress?.({
+        type: 'page',
+        stream: item.stream.name,
+        scope: item.cursorKey,
+        eventId: eventIdOf(item),
+        pages: walk?.pages ?? pages,
+        rows: walk?.rows ?? rows,
+        totalCount: page.meta.totalCount,
+        perPage: page.meta.perPage,
+      });
+      if (page.done) return { pages, rows, complete: true };
+      if (stopping) return { pages, rows, complete: false };
+    }
+  } finally {
+    await source.return(undefined).catch(() => undefined);
+  }
+}
+
+async function loadPage(item: WorkItem, ctx: WalkContext, page: SourcePage, spec: LoopSpec): Promise<void> {
+  const { walk } = spec;
+  const cursor = walk
+    ? page.done && spec.closeOnLastPage
+      ? closedCursor(item, walk, ctx)
+      : openCursor(item, { ...walk }, ctx)
+    : undefined;
+  const result = await ctx.loader.load({
+    stream: item.stream,
+    scope: item.scope,
+    records: page.records,
+    quarantined: page.quarantined,
+    cursor,
+    seenWalkId: spec.seenWalkId,
+    idsOnly: spec.idsOnly,
+  });
+  ctx.stats.inserted += result.inserted;
+  ctx.stats.updated += result.updated;
+  ctx.stats.rejected += result.rejected;
+  ctx.stats.pages += 1;
+}

@@ -1,0 +1,100 @@
+/**
+ * Odd answers that once cost money or memory: an audit log that ignores `page` and claims a billion pages, and an
+ * answer far larger than any real page. Served by a real proxy on loopback in front of the simulator; every call
+ * the engine makes is counted.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/index.js';
+import { runSync } from '../../src/sync/index.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { type ProxyRules, startProxy } from '../helpers/proxy.js';
+
+const AUDIT = '/registrations/audit/sessions';
+
+let h: Harness | undefined;
+let closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.reverse()) await close();
+  closers = [];
+  await h?.close();
+  h = undefined;
+});
+
+async function proxiedClient(
+  harness: Harness,
+  rules: ProxyRules,
+  extra: Partial<ConstructorParameters<typeof ApiClient>[0]> = {},
+) {
+  const proxy = await startProxy(harness.sim.baseUrl, rules);
+  const a = harness.sim.accounts[0]!;
+  const client = new ApiClient({
+    baseUrl: proxy.baseUrl,
+    credentials: { clientId: a.clientId, clientSecret: a.clientSecret },
+    retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
+    ...extra,
+  });
+  closers.push(proxy.close, () => client.close());
+  return client;
+}
+
+describe('an audit log that ignores page and claims a billion pages', () => {
+  it('fails its scope after at most one extra call per scope; the rest of the run goes on', async () => {
+    h = await startHarness();
+    let auditCalls = 0;
+    const client = await proxiedClient(h, {
+      forward: (path) => (path.startsWith(`${AUDIT}?`) ? path.replace(/([?&])page=\d+/, '$1page=1') : path),
+      rewrite: (path, body) => {
+        if (!path.startsWith(`${AUDIT}?`)) return null;
+        auditCalls += 1;
+        const parsed = JSON.parse(body) as { items: unknown[]; _meta: Record<string, number> };
+        // Whatever page was asked, the same first page, and a page count no scope has.
+        return JSON.stringify({ ...parsed, _meta: { ...parsed._meta, pageCount: 1_000_000_000, currentPage: 1 } });
+      },
+    });
+    const events = h.sim.truth('events').records.length;
+    const result = await runSync(client, h.warehouse, {
+      mode: 'backfill',
+      streams: 'registrants,registration_audit',
+      lagSeconds: 0,
+      customFields: false,
+    });
+    // Each event's audit scope: its first page, then at most one more before the walk sees the contradiction.
+    expect(auditCalls).toBeLessThanOrEqual(events * 2);
+    const audit = result.errors.filter((e) => e.startsWith('registration_audit'));
+    expect(audit.join('\n')).toMatch(/same records as page 1|past what its first answer's totalCount/);
+    expect(result.streams.registrants?.errors).toBeUndefined();
+  });
+});
+
+describe('an answer far larger than a page', () => {
+  it('is refused while it streams, with a clear error, and costs one call (not retried)', async () => {
+    h = await startHarness();
+    let served = 0;
+    const client = await proxiedClient(
+      h,
+      {
+        rewrite: (path, body) => {
+          if (!path.startsWith('/contacts?')) return null;
+          served += 1;
+          const parsed = JSON.parse(body) as { items: Record<string, unknown>[] };
+          // One record carrying 3 MB of notes: past the 1 MB limit this client was given.
+          parsed.items[0] = { ...parsed.items[0], notes: 'x'.repeat(3 * 1_048_576) };
+          return JSON.stringify(parsed);
+        },
+      },
+      { maxResponseBytes: 1_048_576 },
+    );
+    const result = await runSync(client, h.warehouse, {
+      mode: 'backfill',
+      streams: 'contacts',
+      lagSeconds: 0,
+      customFields: false,
+    });
+    expect(result.status).toBe('failed');
+    expect(result.errors.join('\n')).toMatch(
+      /contacts\[account\]: GET \/contacts: the answer is larger than 1 MB, refused/,
+    );
+    expect(served).toBe(1);
+    expect(result.errors.join('\n')).not.toContain('xxxx');
+  });
+});

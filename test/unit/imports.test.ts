@@ -1,0 +1,117 @@
+/**
+ * The shape of the house, read from the sources' import statements: the library entry loads neither the command
+ * line nor the simulator; folders import one way (cli -> sync -> api/warehouse -> connectors/schemas, the simulator
+ * apart); `src/sync` and `src/cli` hold no SQL but the user's own and the demo's questions to the views.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const IMPORT_RE =
+  /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The specifiers a file imports (static, re-exports and dynamic imports with a literal). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]!).filter(Boolean);
+}
+
+function resolveLocal(from: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null;
+  return relative(ROOT, resolve(ROOT, dirname(from), spec.replace(/\.js$/, '.ts')));
+}
+
+/** Every file reachable from `entry` by imports, and the bare packages they import. */
+function closure(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const todo = [entry];
+  while (todo.length) {
+    const file = todo.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    for (const spec of importsOf(file)) {
+      const local = resolveLocal(file, spec);
+      if (local) todo.push(local);
+      else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+    }
+  }
+  return { files, packages };
+}
+
+/** The folder a file belongs to in the layering: connectors, schemas, api, warehouse, sync, cli, simulator. */
+function layer(file: string): string {
+  const parts = file.split('/');
+  return parts[0] === 'src' ? parts[1]!.replace(/\.ts$/, '') : parts[0]!;
+}
+
+describe('entry points', () => {
+  it('the library (evsync) loads neither commander nor the simulator', () => {
+    const { files, packages } = closure('src/index.ts');
+    expect([...files].filter((f) => f.startsWith('src/cli/') || f.startsWith('src/simulator/'))).toEqual([]);
+    expect(packages.has('commander')).toBe(false);
+    // It does reach what it promises.
+    expect(files.has('src/sync/run.ts')).toBe(true);
+    expect(files.has('src/warehouse/warehouse.ts')).toBe(true);
+  });
+
+  it('the simulator entry (evsync/simulator) stands apart from the engine, the warehouse and the CLI', () => {
+    const { files } = closure('src/simulator/index.ts');
+    expect([...files].filter((f) => !f.startsWith('src/simulator/'))).toEqual([]);
+  });
+});
+
+describe('folders import one way', () => {
+  const ORDER = ['connectors', 'schemas', 'api', 'warehouse', 'lake', 'sync', 'cli'];
+  const files = [...sourceFiles('src'), ...sourceFiles('connectors'), ...sourceFiles('schemas')];
+
+  it('no folder imports one above it, and connectors and schemas do not import each other both ways', () => {
+    const edges = new Set<string>();
+    for (const file of files) {
+      for (const spec of importsOf(file)) {
+        const local = resolveLocal(file, spec);
+        if (!local) continue;
+        const [a, b] = [layer(file), layer(local)];
+        if (a !== b) edges.add(`${a} -> ${b}`);
+      }
+    }
+    const circles = [...edges].filter((e) => {
+      const [a, b] = e.split(' -> ');
+      return edges.has(`${b} -> ${a}`);
+    });
+    expect(circles).toEqual([]);
+    const upward = [...edges].filter((e) => {
+      const [a, b] = e.split(' -> ') as [string, string];
+      const [ia, ib] = [ORDER.indexOf(a), ORDER.indexOf(b)];
+      // api and warehouse sit side by side; everything else points down the list.
+      const sideBySide = (a === 'api' && b === 'warehouse') || (a === 'warehouse' && b === 'api');
+      return ia >= 0 && ib >= 0 && ib > ia && !sideBySide;
+    });
+    expect(upward).toEqual([]);
+  });
+
+  it('src/sync and src/cli hold no SQL but the demo questions and the user query pass-through', () => {
+    // Statements, not the words: `--help` may say that query refuses DELETE, or name an HTTP DELETE.
+    const sql =
+      /\bSELECT\b[\s\S]{0,300}?\bFROM\b|\bINSERT\s+(OR\s+\w+\s+)?INTO\b|\bUPDATE\s+[\w."]+\s+SET\b|\bDELETE\s+FROM\b/;
+    const offenders = [...sourceFiles('src/sync'), ...sourceFiles('src/cli')].filter((file) => {
+      // The demo's three questions to the views, and the user's own SQL passed through.
+      if (file === 'src/cli/commands/demo.ts' || file === 'src/cli/commands/query.ts') return false;
+      const code = readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
+      return sql.test(code.join('\n'));
+    });
+    expect(offenders).toEqual([]);
+  });
+});
