@@ -5,10 +5,12 @@
  * process's stderr also shows the CLI prints no runtime warning (the AWS SDK's Node-version notice included).
  */
 import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
+import { stagingDirFor } from '../../src/cli/commands/lake.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run, tempDir, writeConfig } from '../cli/helpers.js';
 import { eventScope, page, registrants } from '../warehouse/helpers.js';
@@ -86,6 +88,12 @@ describe('a lake export killed mid-way', () => {
     const orphans = keys.filter((k) => k.endsWith('.parquet') && !during.files.some((f) => `${root}${f.path}` === k));
     expect(orphans).toHaveLength(2);
     expect(orphans.every((k) => k.includes(`/${during.pending[0]}_`))).toBe(true);
+    // What it staged beside the database is still there, owner-only like everything evsync writes.
+    const staging = stagingDirFor(db);
+    for (const rel of ['', ...(readdirSync(staging, { recursive: true }) as string[])]) {
+      const st = statSync(join(staging, rel));
+      expect([rel, st.mode & 0o777]).toEqual([rel, st.isDirectory() ? 0o700 : 0o600]);
+    }
     // The dead writer's lease is still there: only its PID being gone on this host frees it early.
     expect(await getObject(client, `${prefix}/_evsync/leases/account=default.json`)).not.toBeNull();
 
@@ -103,5 +111,6 @@ describe('a lake export killed mid-way', () => {
     const left = (await listKeys(client, root)).filter((k) => !k.endsWith('_evsync/manifest.json'));
     expect(left).toEqual(after.files.map((f) => `${root}${f.path}`).sort());
     expect(await getObject(client, `${prefix}/_evsync/leases/account=default.json`)).toBeNull();
+    expect(existsSync(staging)).toBe(false);
   }, 120_000);
 });
