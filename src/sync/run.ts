@@ -360,6 +360,20 @@ export async function syncEngine(
     fatal ??= err;
   }
 
+  // The run's pages were staged and merged into their tables in batches (src/warehouse/merge.ts): merge the rest
+  // and take the counts of what they inserted and updated.
+  if (!dry) {
+    try {
+      for (const [name, c] of Object.entries(await warehouse.finishLoads(runId))) {
+        const s = stats[name] ?? emptyStats();
+        s.inserted += c.inserted;
+        s.updated += c.updated;
+        stats[name] = s;
+      }
+    } catch (err) {
+      fatal ??= err;
+    }
+  }
   stopReason ??= abortReason() && counts.pending > 0 ? 'stop requested' : null;
   const clientStats = client.stats();
   const finished = new Date();

@@ -146,6 +146,8 @@ export class Db {
     readonly readOnly: boolean,
     private readonly connection: DuckDBConnection,
     private readonly shared: SharedInstance,
+    /** This open created the process's instance on the file (no other warehouse of this process has it open). */
+    readonly firstOpen: boolean,
   ) {}
 
   static async open(path: string, readOnly: boolean): Promise<Db> {
@@ -161,7 +163,7 @@ export class Db {
     }
     if (!readOnly && !isMemory(full)) restrictPermissions(full);
     const connection = await DuckDBConnection.create(shared.instance);
-    return new Db(full, readOnly, connection, shared);
+    return new Db(full, readOnly, connection, shared, shared.refs === 1);
   }
 
   /**

@@ -9,8 +9,10 @@ import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
+import { type MergeCounts, mergeStaged } from './merge-staged.js';
 import { ident } from './sql.js';
 import { Staging } from './stage.js';
+import { stagedPages } from './staged.js';
 import type {
   CursorState,
   CustomFieldLabel,
@@ -30,19 +32,36 @@ export interface OpenOptions {
    * next page). Queries, views and exports switch back to DuckDB's default (one per core).
    */
   loadThreads?: number;
+  /**
+   * Rows of one stream staged by a run before they are merged into the table in one batch (default 100,000); walks
+   * that detect deletes also merge when they end. Larger batches merge less often; the batch is held in memory
+   * while it merges.
+   */
+  mergeRows?: number;
 }
+
+const DEFAULT_MERGE_ROWS = 100_000;
 
 export class Warehouse {
   private readonly tables = new Map<string, ddl.TableColumns>();
-  private readonly staging = new Staging();
+  private readonly staging: Staging;
   private readonly deps: LoadDeps;
   private readonly timings: Record<string, number> = {};
   private loading = false;
+  private closed = false;
+  /** Runs started here and not finished: their pages are staged and merged in batches. */
+  private readonly deferring = new Set<string>();
+  /** Rows staged per stream since its last merge (this warehouse's pages). */
+  private readonly pending = new Map<string, number>();
+  /** What merges did with the rows of each run, per stream, until finishLoads hands it over. */
+  private readonly merged = new Map<string, Map<string, MergeCounts>>();
 
   private constructor(
     private readonly db: Db,
     private readonly loadThreads: number,
+    private readonly mergeRows: number,
   ) {
+    this.staging = Staging.forDatabase(db.path);
     this.deps = {
       db,
       staging: this.staging,
@@ -53,6 +72,7 @@ export class Warehouse {
         this.tables.delete(table);
         db.forgetPrepared();
       },
+      skipped: new Set(),
     };
   }
 
@@ -65,14 +85,57 @@ export class Warehouse {
     if (!Number.isSafeInteger(loadThreads) || loadThreads < 1) {
       throw new Error(`loadThreads must be a positive integer, got ${loadThreads}`);
     }
+    const mergeRows = opts.mergeRows ?? DEFAULT_MERGE_ROWS;
+    if (!Number.isSafeInteger(mergeRows) || mergeRows < 0) {
+      throw new Error(`mergeRows must be a non-negative integer, got ${mergeRows}`);
+    }
     const db = await Db.open(path, opts.readOnly === true);
+    let warehouse: Warehouse | null = null;
     try {
       if (!opts.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
+      warehouse = new Warehouse(db, loadThreads, mergeRows);
+      if (!opts.readOnly) await db.exclusive(() => warehouse!.recover());
     } catch (err) {
       await db.close();
+      warehouse?.staging.dispose();
       throw err;
     }
-    return new Warehouse(db, loadThreads);
+    return warehouse;
+  }
+
+  /**
+   * At the first open of the file in this process: merges the pages a killed process staged and committed, then
+   * removes staged files nothing registers (the page each walk had in flight when the process died).
+   */
+  private async recover(): Promise<void> {
+    if (!this.db.firstOpen) return;
+    await this.mergeNow();
+    const keep = new Set((await stagedPages(this.db)).map((p) => p.file));
+    this.staging.clear(keep);
+  }
+
+  /** Merges staged pages (of one stream, or all) into their tables; counts go to the runs that staged them. */
+  private async mergeNow(stream?: string): Promise<void> {
+    if (this.db.readOnly) return;
+    const merged = await mergeStaged(this.db, this.staging, stream, (step, since) => {
+      const now = performance.now();
+      this.timings[step] = (this.timings[step] ?? 0) + (now - since);
+      return now;
+    });
+    if (stream === undefined) this.pending.clear();
+    else this.pending.delete(stream);
+    for (const { runId, stream: name, counts } of merged) {
+      let byStream = this.merged.get(runId);
+      if (!byStream) {
+        byStream = new Map();
+        this.merged.set(runId, byStream);
+      }
+      const sum = byStream.get(name) ?? { inserted: 0, updated: 0, unchanged: 0 };
+      sum.inserted += counts.inserted;
+      sum.updated += counts.updated;
+      sum.unchanged += counts.unchanged;
+      byStream.set(name, sum);
+    }
   }
 
   /** Switches DuckDB's thread count between loading and everything else (only when it changes). */
@@ -128,9 +191,37 @@ export class Warehouse {
     return this.db.exclusive(() => this.ensureTableNow(stream));
   }
 
-  /** Loads one page in one transaction (see load.ts). */
+  /**
+   * Loads one page in one transaction (see load.ts). Pages of a run started with startRun are staged (durably, with
+   * their cursor) and merged in batches: their counts come from finishLoads. Other pages are merged at once.
+   */
   loadPage(input: LoadPageInput): Promise<LoadResult> {
-    return this.db.exclusive(() => loadPage(this.deps, input));
+    return this.db.exclusive(async () => {
+      const result = await loadPage(this.deps, input, this.deferring.has(input.runId));
+      if (result.staged) {
+        const name = input.stream.name;
+        const pending = (this.pending.get(name) ?? 0) + result.staged;
+        this.pending.set(name, pending);
+        if (pending >= this.mergeRows) await this.mergeNow(name);
+      }
+      return result;
+    });
+  }
+
+  /**
+   * The end of a run's loading: merges every staged page, then returns per stream what the rows of run `runId`
+   * did (inserted, updated, unchanged) in the merges since startRun, and forgets those counts. Call it once loading
+   * is done and before finishRun; afterwards the run's pages are merged at once again.
+   */
+  finishLoads(runId: string): Promise<Record<string, MergeCounts>> {
+    return this.db.exclusive(async () => {
+      this.deferring.delete(runId);
+      await this.mergeNow();
+      const out: Record<string, MergeCounts> = {};
+      for (const [name, c] of this.merged.get(runId) ?? []) out[name] = { ...c };
+      this.merged.delete(runId);
+      return out;
+    });
   }
 
   saveCursor(c: CursorState): Promise<void> {
@@ -151,6 +242,7 @@ export class Warehouse {
    */
   markMissing(input: MarkMissingInput): Promise<{ deleted: number; restored: number }> {
     return this.db.exclusive(async () => {
+      await this.mergeNow(input.stream.name);
       await this.threadsFor(false);
       return markMissing(this.db, input);
     });
@@ -161,13 +253,26 @@ export class Warehouse {
     return this.db.exclusive(() => dropSeen(this.db, stream, scope, walkId));
   }
 
-  /** Records a run as 'running'; returns its id (UTC start time + random suffix, sortable). */
+  /**
+   * Records a run as 'running'; returns its id (UTC start time + random suffix, sortable). Until finishLoads (or
+   * finishRun), pages loaded with this run id are staged and merged in batches.
+   */
   startRun(kind: string, args: Record<string, unknown>): Promise<string> {
-    return this.db.exclusive(() => bookkeeping.startRun(this.db, kind, args));
+    return this.db.exclusive(async () => {
+      const runId = await bookkeeping.startRun(this.db, kind, args);
+      this.deferring.add(runId);
+      return runId;
+    });
   }
 
+  /** Records the run's end; merges what it left staged (finishLoads should have, to count it). */
   finishRun(runId: string, summary: RunSummary): Promise<void> {
-    return this.db.exclusive(() => bookkeeping.finishRun(this.db, runId, summary));
+    return this.db.exclusive(async () => {
+      this.deferring.delete(runId);
+      await this.mergeNow();
+      this.merged.delete(runId);
+      await bookkeeping.finishRun(this.db, runId, summary);
+    });
   }
 
   recordCredits(runId: string, snapshot: Record<string, unknown>): Promise<void> {
@@ -177,6 +282,7 @@ export class Warehouse {
   /** Current rows (`_deleted_at IS NULL`) per stream table. */
   tableCounts(): Promise<Record<string, number>> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       const tables = await ddl.listStreamTables(this.db);
       if (tables.length === 0) return {};
@@ -214,6 +320,7 @@ export class Warehouse {
   /** (Re)creates the analytics views whose tables exist; returns their names (schema `analytics`). */
   createAnalyticsViews(): Promise<string[]> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       return createAnalyticsViews(this.db);
     });
@@ -221,10 +328,12 @@ export class Warehouse {
 
   /**
    * Runs SQL with `?` (or `$n`) parameters. Values come as JSON-safe scalars: BIGINT, DECIMAL, TIMESTAMP and DATE
-   * as strings (never lossy), lists and structs as JSON text.
+   * as strings (never lossy), lists and structs as JSON text. Staged pages are merged first: a query sees every
+   * committed page.
    */
   query(sql: string, params?: unknown[]): Promise<QueryResult> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       return this.db.query(sql, params ?? []);
     });
@@ -232,6 +341,7 @@ export class Warehouse {
 
   exportParquet(opts: ExportOptions): Promise<ExportResult> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       return exportParquet(this.db, opts);
     });
@@ -244,9 +354,19 @@ export class Warehouse {
     });
   }
 
+  /** Merges what is staged (after a failure it stays for the next open, which merges first), then closes. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    let failure: unknown = null;
+    await this.db
+      .exclusive(() => this.mergeNow())
+      .catch((err: unknown) => {
+        failure = err;
+      });
     await this.db.close();
     this.staging.dispose();
+    if (failure) throw failure;
   }
 
   private async hasBookkeeping(): Promise<boolean> {

@@ -1,0 +1,279 @@
+/**
+ * Merging page files into a stream's table, in batches: the one place rows enter or change in a stream table.
+ * Call inside a transaction; the caller commits the batch with its bookkeeping.
+ *
+ * Stream tables have no PRIMARY KEY. In DuckDB 1.5 a key's ART index is not buffer-managed (memory_limit does not
+ * bound it) and every checkpoint rewrites it whole, so a keyed table got slower and fatter as it filled (1.15 GB
+ * peak and 0.45 ms a row at 1M registrants). Uniqueness is this module's job instead, per batch:
+ *
+ * 1. batch: the pages' rows read by one `read_json` over all their files with declared types (JSON text cast, which
+ *    validates it; the scope column filled from the page's scope where a row has none), deduplicated by key: a
+ *    later page's row wins, as if the pages had been merged one by one.
+ * 2. hits: the table's rows whose key the batch carries (a semi join: only the key columns of the table are read).
+ *    A batch of new keys (a backfill) stops here with one plain INSERT.
+ * 3. old: of the hits, the stored rows that differ from the batch's (or are marked deleted), with the values of the
+ *    table columns the pages do not carry (an expansion not selected this run, custom fields of other events), so a
+ *    rewritten row keeps them. Identical rows are left alone (their `_synced_at` and `_run_id` stay).
+ * 4. DELETE the changed rows by rowid and INSERT the new and changed ones: DuckDB rewrites a whole row when a LIST
+ *    column is updated, so delete + insert is the cheaper update, and readers never see two rows of one key because
+ *    both happen in one transaction.
+ *
+ * Pages whose files have different columns (two events with different custom fields) are batched apart; if two such
+ * batches share a key (rare: a key would have to come back in pages of another shape before a merge), the pages are
+ * merged in runs of consecutive pages of one shape instead, which gives exactly the page-by-page result.
+ */
+import { duckdbType } from '../../schemas/columns.js';
+import type { Db } from './connection.js';
+import type { TableColumns } from './ddl.js';
+import { ident, literal } from './sql.js';
+import type { PageColumn, PageFile } from './staged.js';
+
+export interface MergeCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+/** Counts per run (the `_run_id` the rows were staged with). */
+export type CountsByRun = Map<string, MergeCounts>;
+
+export function addCounts(into: CountsByRun, from: CountsByRun): void {
+  for (const [run, c] of from) {
+    const sum = into.get(run) ?? { inserted: 0, updated: 0, unchanged: 0 };
+    sum.inserted += c.inserted;
+    sum.updated += c.updated;
+    sum.unchanged += c.unchanged;
+    into.set(run, sum);
+  }
+}
+
+export interface MergeTarget {
+  table: string;
+  /** The table's columns now (after any schema change of the pages being merged). */
+  columns: TableColumns;
+  /** Absolute path of a staged file. */
+  pathOf(file: string): string;
+  /** Adds elapsed milliseconds to a named step (loadTimings). */
+  time(step: string, since: number): number;
+}
+
+const PAGES = 'temp."_evsync_pages"';
+const HITS = 'temp."_evsync_hits"';
+const OLD = 'temp."_evsync_old"';
+// Internal columns of the batch: data columns never start with an underscore (ddl.isEvolvableName), so no clash.
+const SEQ = '"_evsync_seq"';
+const RUN = '"_evsync_run"';
+const SYNCED = '"_evsync_synced"';
+const RID = '"_evsync_rid"';
+const CHANGED = '"_evsync_changed"';
+const FILE = '_evsync_file';
+
+/** The i-th batch's temp table, as created (`"..."`) and as referred to (`temp."..."`). */
+function batchTable(i: number): string {
+  return `"_evsync_batch_${i}"`;
+}
+function batchName(i: number): string {
+  return `temp.${batchTable(i)}`;
+}
+
+function signature(p: PageFile): string {
+  return JSON.stringify([p.columns, p.key, p.scopeColumn]);
+}
+
+async function count(db: Db, sql: string): Promise<number> {
+  const r = await db.query(sql);
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** Step 1: the deduplicated rows of `pages` (one shape) as a temp table. */
+async function buildBatch(db: Db, i: number, pages: readonly PageFile[], target: MergeTarget): Promise<void> {
+  const first = pages[0] as PageFile;
+  const values = pages
+    .map(
+      (p) =>
+        `(${literal(target.pathOf(p.file))}, ${Math.trunc(p.seq)}, ${p.scopeValue === null ? 'NULL' : Math.trunc(p.scopeValue)}, ` +
+        `${literal(p.runId)}, ${literal(p.syncedAt)})`,
+    )
+    .join(', ');
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE "_evsync_pages" AS
+       SELECT file, CAST(seq AS BIGINT) AS seq, CAST(scope_value AS BIGINT) AS scope_value, run_id,
+              CAST(synced_at AS TIMESTAMP) AS synced_at
+         FROM (VALUES ${values}) v(file, seq, scope_value, run_id, synced_at)`,
+  );
+  const spec = first.columns
+    .map((c) => `${literal(c.name)}: ${literal(c.type === 'json' ? 'VARCHAR' : duckdbType(c.type))}`)
+    .join(', ');
+  const select = first.columns
+    .map((c) => {
+      const col = `r.${ident(c.name)}`;
+      if (c.type === 'json') return `CAST(${col} AS JSON) AS ${ident(c.name)}`;
+      if (c.name === first.scopeColumn) return `COALESCE(${col}, p.scope_value) AS ${ident(c.name)}`;
+      return col;
+    })
+    .join(', ');
+  const files = pages.map((p) => literal(target.pathOf(p.file))).join(', ');
+  const keys = first.key.map((k) => `r.${ident(k)}`).join(', ');
+  // Pages are deduplicated by key when staged; only keys repeated across pages need the window.
+  const dedupe = pages.length > 1 ? `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY p.seq DESC) = 1` : '';
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE ${batchTable(i)} AS
+       SELECT ${select}, p.seq AS ${SEQ}, p.run_id AS ${RUN}, p.synced_at AS ${SYNCED}
+         FROM read_json([${files}], format = 'array', columns = {${spec}}, filename = '${FILE}') r
+         JOIN ${PAGES} p ON p.file = r.${FILE}
+       ${dedupe}`,
+  );
+}
+
+/** Steps 2-4 for one batch; returns counts per run. */
+async function applyBatch(
+  db: Db,
+  batch: string,
+  pages: readonly PageFile[],
+  target: MergeTarget,
+): Promise<CountsByRun> {
+  const first = pages[0] as PageFile;
+  const t = ident(target.table);
+  const key = first.key;
+  const pageNames = new Set(first.columns.map((c) => c.name));
+  const data: PageColumn[] = first.columns.filter((c) => !key.includes(c.name));
+  const carried = [...target.columns.keys()].filter((c) => !c.startsWith('_') && !pageNames.has(c));
+  const on = (a: string, b: string) => key.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
+  const names = first.columns.map((c) => ident(c.name));
+  let since = performance.now();
+
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE "_evsync_hits" AS
+       SELECT t.rowid AS ${RID}, ${key.map((k) => `t.${ident(k)}`).join(', ')} FROM ${t} t SEMI JOIN ${batch} b ON ${on('t', 'b')}`,
+  );
+  const hits = await count(db, `SELECT count(*) AS n FROM ${HITS}`);
+  since = target.time('probe', since);
+  const runs = new Set(pages.map((p) => p.runId));
+
+  if (hits === 0) {
+    const inserted = await db.run(
+      `INSERT INTO ${t} (${names.join(', ')}, "_synced_at", "_run_id", "_deleted_at")
+         SELECT ${names.join(', ')}, ${SYNCED}, ${RUN}, NULL FROM ${batch}`,
+    );
+    target.time('insert', since);
+    if (runs.size === 1) return new Map([[first.runId, { inserted, updated: 0, unchanged: 0 }]]);
+    return countsByRun(
+      db,
+      `SELECT ${RUN} AS run, count(*) AS inserted, 0 AS updated, 0 AS unchanged FROM ${batch} GROUP BY ALL`,
+    );
+  }
+
+  const changed = [
+    't."_deleted_at" IS NOT NULL',
+    ...data.map((c) => `t.${ident(c.name)} IS DISTINCT FROM b.${ident(c.name)}`),
+  ].join(' OR ');
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE "_evsync_old" AS
+       SELECT h.${RID}, ${key.map((k) => `h.${ident(k)}`).join(', ')}${carried.map((c) => `, t.${ident(c)}`).join('')},
+              (${changed}) AS ${CHANGED}
+         FROM ${t} t JOIN ${HITS} h ON t.rowid = h.${RID} JOIN ${batch} b ON ${on('h', 'b')}`,
+  );
+  since = target.time('compare', since);
+  const updated = await db.run(`DELETE FROM ${t} WHERE rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`);
+  since = target.time('delete', since);
+  const insertNames = [...names, ...carried.map(ident)].join(', ');
+  const insertValues = [...names.map((n) => `b.${n}`), ...carried.map((c) => `o.${ident(c)}`)].join(', ');
+  const written = await db.run(
+    `INSERT INTO ${t} (${insertNames}, "_synced_at", "_run_id", "_deleted_at")
+       SELECT ${insertValues}, b.${SYNCED}, b.${RUN}, NULL FROM ${batch} b LEFT JOIN ${OLD} o ON ${on('o', 'b')}
+        WHERE o.${RID} IS NULL OR o.${CHANGED}`,
+  );
+  target.time('insert', since);
+  if (runs.size === 1) {
+    return new Map([[first.runId, { inserted: written - updated, updated, unchanged: hits - updated }]]);
+  }
+  return countsByRun(
+    db,
+    `SELECT b.${RUN} AS run, count(*) FILTER (WHERE o.${RID} IS NULL) AS inserted,
+            count(*) FILTER (WHERE o.${CHANGED}) AS updated, count(*) FILTER (WHERE NOT o.${CHANGED}) AS unchanged
+       FROM ${batch} b LEFT JOIN ${OLD} o ON ${on('o', 'b')} GROUP BY ALL`,
+  );
+}
+
+async function countsByRun(db: Db, sql: string): Promise<CountsByRun> {
+  const r = await db.query(sql);
+  return new Map(
+    r.rows.map((row) => [
+      String(row.run),
+      { inserted: Number(row.inserted), updated: Number(row.updated), unchanged: Number(row.unchanged) },
+    ]),
+  );
+}
+
+/** Whether two batches (of different shapes) hold a common key. */
+async function overlap(db: Db, batches: number, key: readonly string[]): Promise<boolean> {
+  const k = key.map(ident).join(', ');
+  const union = Array.from({ length: batches }, (_, i) => `SELECT ${k}, ${i} AS g FROM ${batchName(i)}`).join(
+    ' UNION ALL ',
+  );
+  return (
+    (await count(
+      db,
+      `SELECT count(*) AS n FROM (SELECT 1 FROM (${union}) GROUP BY ${k} HAVING count(DISTINCT g) > 1 LIMIT 1)`,
+    )) > 0
+  );
+}
+
+async function dropTemps(db: Db, batches: number): Promise<void> {
+  for (const name of [PAGES, HITS, OLD, ...Array.from({ length: batches }, (_, i) => batchName(i))]) {
+    await db.run(`DROP TABLE IF EXISTS ${name}`);
+  }
+}
+
+/** Groups pages by shape, each group in merge order, groups in the order of their first page. */
+function groupByShape(pages: readonly PageFile[]): PageFile[][] {
+  const groups = new Map<string, PageFile[]>();
+  for (const p of [...pages].sort((a, b) => a.seq - b.seq)) {
+    const sig = signature(p);
+    const list = groups.get(sig) ?? [];
+    list.push(p);
+    groups.set(sig, list);
+  }
+  return [...groups.values()];
+}
+
+/** Runs of consecutive pages (in merge order) of one shape. */
+function consecutiveRuns(pages: readonly PageFile[]): PageFile[][] {
+  const runs: PageFile[][] = [];
+  for (const p of [...pages].sort((a, b) => a.seq - b.seq)) {
+    const last = runs[runs.length - 1];
+    if (last && signature(last[0] as PageFile) === signature(p)) last.push(p);
+    else runs.push([p]);
+  }
+  return runs;
+}
+
+/** Merges the pages (all of one stream) into the table; returns counts per run. */
+export async function mergePages(db: Db, pages: readonly PageFile[], target: MergeTarget): Promise<CountsByRun> {
+  const out: CountsByRun = new Map();
+  if (pages.length === 0) return out;
+  const groups = groupByShape(pages);
+  let failed = true;
+  try {
+    const since = performance.now();
+    for (let i = 0; i < groups.length; i++) await buildBatch(db, i, groups[i] as PageFile[], target);
+    target.time('read', since);
+    const key = (groups[0] as PageFile[])[0]?.key ?? [];
+    if (groups.length > 1 && (await overlap(db, groups.length, key))) {
+      for (const run of consecutiveRuns(pages)) {
+        await buildBatch(db, 0, run, target);
+        addCounts(out, await applyBatch(db, batchName(0), run, target));
+      }
+    } else {
+      for (let i = 0; i < groups.length; i++) {
+        addCounts(out, await applyBatch(db, batchName(i), groups[i] as PageFile[], target));
+      }
+    }
+    failed = false;
+    return out;
+  } finally {
+    // Temp tables hold the batch in memory until dropped. After a failed statement the transaction is aborted and
+    // its rollback discards them: dropping then would only raise a second error over the first.
+    if (!failed) await dropTemps(db, groups.length);
+  }
+}

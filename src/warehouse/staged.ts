@@ -1,0 +1,103 @@
+/**
+ * The registry of staged pages (`_evsync.staged`): a page the sync engine loaded is committed as a file beside the
+ * database plus one row here, in the same transaction as its cursor, and merged into its table later in a batch
+ * with others (merge.ts). So the cursor never runs ahead of data the database holds, and a table is rewritten once
+ * per batch instead of once per page. Until merged, a row here is part of the database's state: a process that
+ * dies leaves them for the next open, which merges them first.
+ */
+import { z } from 'zod';
+import type { ScalarType } from '../../connectors/types.js';
+import { isScalarType } from '../../schemas/columns.js';
+import type { Db } from './connection.js';
+
+export interface PageColumn {
+  name: string;
+  type: ScalarType;
+}
+
+/** What merging a page file needs: where it is, its columns as written, and what the rows get besides them. */
+export interface PageFile {
+  /** Merge order: a later page's row replaces an earlier page's row of the same key. */
+  seq: number;
+  stream: string;
+  /** The scope key (`event:12`), for records of the page that end up in `_evsync.rejected`. */
+  scope: string;
+  /** File name in the staging directory. */
+  file: string;
+  rows: number;
+  columns: PageColumn[];
+  key: string[];
+  /** Filled with `scopeValue` where a row has none. */
+  scopeColumn: string | null;
+  scopeValue: number | null;
+  runId: string;
+  /** `_synced_at` of the page's rows: when the page was committed (UTC). */
+  syncedAt: string;
+}
+
+const pageSpec = z.object({
+  columns: z.array(z.tuple([z.string(), z.custom<ScalarType>((v) => typeof v === 'string' && isScalarType(v))])),
+  key: z.array(z.string()).min(1),
+  scopeColumn: z.string().nullable(),
+  scopeValue: z.number().int().nullable(),
+});
+
+const REGISTER_SQL = `INSERT INTO _evsync.staged (seq, stream, scope, file, row_count, page, run_id, synced_at)
+  VALUES (nextval('_evsync.staged_seq'), $1, $2, $3, $4, $5, $6, CAST($7 AS TIMESTAMP))`;
+
+/** Registers a written, synced page file; call inside the page's transaction. */
+export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise<void> {
+  const spec = {
+    columns: page.columns.map((c) => [c.name, c.type]),
+    key: page.key,
+    scopeColumn: page.scopeColumn,
+    scopeValue: page.scopeValue,
+  };
+  await db.runPrepared(REGISTER_SQL, [
+    page.stream,
+    page.scope,
+    page.file,
+    page.rows,
+    JSON.stringify(spec),
+    page.runId,
+    page.syncedAt,
+  ]);
+}
+
+/** Registered pages in merge order, of one stream or of all. */
+export async function stagedPages(db: Db, stream?: string): Promise<PageFile[]> {
+  const r = await db.query(
+    `SELECT seq, stream, scope, file, row_count, CAST(page AS VARCHAR) AS page, run_id,
+            CAST(synced_at AS VARCHAR) AS synced_at
+       FROM _evsync.staged ${stream === undefined ? '' : 'WHERE stream = ?'} ORDER BY seq`,
+    stream === undefined ? [] : [stream],
+  );
+  return r.rows.map((row) => {
+    const spec = pageSpec.parse(JSON.parse(String(row.page)));
+    return {
+      seq: Number(row.seq),
+      stream: String(row.stream),
+      scope: String(row.scope),
+      file: String(row.file),
+      rows: Number(row.row_count),
+      columns: spec.columns.map(([name, type]) => ({ name, type })),
+      key: spec.key,
+      scopeColumn: spec.scopeColumn,
+      scopeValue: spec.scopeValue,
+      runId: String(row.run_id ?? ''),
+      syncedAt: String(row.synced_at),
+    };
+  });
+}
+
+/** Rows waiting per stream. */
+export async function stagedRowCounts(db: Db): Promise<Map<string, number>> {
+  const r = await db.query(`SELECT stream, sum(row_count) AS n FROM _evsync.staged GROUP BY stream`);
+  return new Map(r.rows.map((row) => [String(row.stream), Number(row.n)]));
+}
+
+/** Drops registrations once their pages are merged (same transaction as the merge). */
+export async function unregister(db: Db, pages: readonly PageFile[]): Promise<void> {
+  if (pages.length === 0) return;
+  await db.run(`DELETE FROM _evsync.staged WHERE seq IN (${pages.map((p) => Math.trunc(p.seq)).join(', ')})`);
+}
