@@ -4,7 +4,7 @@
  *
  *   npm run bench                    full sizes (medium, >1M records; about 15-25 minutes on 2 cores)
  *   npm run bench -- --quick         reduced sizes, under two minutes (CI smoke)
- *   npm run bench -- --only credits,rate,pipeline
+ *   npm run bench -- --only credits,rate,pipeline,replay
  *
  * Exit 0 when every scenario ran (targets missed are reported, not hidden); 1 when one could not run.
  */
@@ -17,11 +17,13 @@ import { type BenchOptions, type ScenarioResult, seconds, stderrLog } from './li
 import { machineInfo } from './machine.js';
 import { pipelineScenarios } from './pipeline.js';
 import { rateLimitScenarios } from './rate-limit.js';
+import { replayScenarios } from './replay.js';
 
 const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   credits: creditScenarios,
   rate: rateLimitScenarios,
   pipeline: pipelineScenarios,
+  replay: replayScenarios,
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */

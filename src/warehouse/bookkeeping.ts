@@ -29,9 +29,9 @@
  * _evsync.custom_fields   table_name VARCHAR, column_name VARCHAR (PK both), label VARCHAR, updated_at TIMESTAMP:
  *                         readable names for `c_<id>` columns (the `analytics.<table>_labeled` views)
  * _evsync.staged          seq BIGINT (from _evsync.staged_seq: merge order), stream VARCHAR, scope VARCHAR, file
- *                         VARCHAR (name in `<database>.stage/`), row_count BIGINT, page JSON (the file's columns and
- *                         types, key, scope column and value), run_id VARCHAR, synced_at TIMESTAMP: pages committed
- *                         with their cursor but not yet merged into their table (see staged.ts)
+ *                         VARCHAR (name in `<database>.stage/`), row_count BIGINT, page JSON (the file's columns with
+ *                         their types, and the key), run_id VARCHAR, staged_at TIMESTAMP (UTC): pages committed with
+ *                         their cursor but not yet merged into their table (see staged.ts)
  */
 import type { Db, ResultRow } from './connection.js';
 import { duckJson, timestampText, utcNow } from './sql.js';
@@ -68,7 +68,7 @@ const DDL = [
   `CREATE SEQUENCE IF NOT EXISTS _evsync.staged_seq`,
   `CREATE TABLE IF NOT EXISTS _evsync.staged (
      seq BIGINT NOT NULL, stream VARCHAR NOT NULL, scope VARCHAR NOT NULL, file VARCHAR NOT NULL,
-     row_count BIGINT NOT NULL, page JSON NOT NULL, run_id VARCHAR, synced_at TIMESTAMP NOT NULL)`,
+     row_count BIGINT NOT NULL, page JSON NOT NULL, run_id VARCHAR, staged_at TIMESTAMP NOT NULL)`,
 ];
 
 export async function createBookkeeping(db: Db): Promise<void> {

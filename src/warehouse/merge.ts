@@ -7,8 +7,7 @@
  * peak and 0.45 ms a row at 1M registrants). Uniqueness is this module's job instead, per batch:
  *
  * 1. batch: the pages' rows read by one `read_json` over all their files with declared types (JSON text cast, which
- *    validates it; the scope column filled from the page's scope where a row has none), deduplicated by key: a
- *    later page's row wins, as if the pages had been merged one by one.
+ *    validates it), deduplicated by key: a later page's row wins, as if the pages had been merged one by one.
  * 2. hits: the table's rows whose key the batch carries (a semi join: only the key columns of the table are read).
  *    A batch of new keys (a backfill) stops here with one plain INSERT.
  * 3. old: of the hits, the stored rows that differ from the batch's (or are marked deleted), with the values of the
@@ -18,14 +17,15 @@
  *    column is updated, so delete + insert is the cheaper update, and readers never see two rows of one key because
  *    both happen in one transaction.
  *
- * Pages whose files have different columns (two events with different custom fields) are batched apart; if two such
+ * Written rows get the time of the merge as `_synced_at` and their page's run as `_run_id`. Pages whose files have
+ * different columns (two events with different custom fields), or of different runs, are batched apart; if two such
  * batches share a key (rare: a key would have to come back in pages of another shape before a merge), the pages are
  * merged in runs of consecutive pages of one shape instead, which gives exactly the page-by-page result.
  */
 import { duckdbType } from '../../schemas/columns.js';
 import type { Db } from './connection.js';
 import type { TableColumns } from './ddl.js';
-import { ident, literal } from './sql.js';
+import { ident, literal, utcNow } from './sql.js';
 import type { PageColumn, PageFile } from './staged.js';
 
 export interface MergeCounts {
@@ -60,10 +60,7 @@ export interface MergeTarget {
 const PAGES = 'temp."_evsync_pages"';
 const HITS = 'temp."_evsync_hits"';
 const OLD = 'temp."_evsync_old"';
-// Internal columns of the batch: data columns never start with an underscore (ddl.isEvolvableName), so no clash.
-const SEQ = '"_evsync_seq"';
-const RUN = '"_evsync_run"';
-const SYNCED = '"_evsync_synced"';
+// Internal columns: data columns never start with an underscore (ddl.isEvolvableName), so no clash.
 const RID = '"_evsync_rid"';
 const CHANGED = '"_evsync_changed"';
 const FILE = '_evsync_file';
@@ -76,8 +73,18 @@ function batchName(i: number): string {
   return `temp.${batchTable(i)}`;
 }
 
+/**
+ * The columns the batch reads from the files: those some page of the batch has a value in. A file without one of
+ * them (its page had it null in every row) reads as NULL there, which is what that page carried.
+ */
+function fileColumns(pages: readonly PageFile[]): PageColumn[] {
+  const first = pages[0] as PageFile;
+  return first.columns.filter((c) => pages.some((p) => !p.nulls.includes(c.name)));
+}
+
+/** Pages batch together when their files have the same columns and their rows get the same `_run_id`. */
 function signature(p: PageFile): string {
-  return JSON.stringify([p.columns, p.key, p.scopeColumn]);
+  return JSON.stringify([p.columns, p.key, p.runId]);
 }
 
 async function count(db: Db, sql: string): Promise<number> {
@@ -85,44 +92,42 @@ async function count(db: Db, sql: string): Promise<number> {
   return Number(r.rows[0]?.n ?? 0);
 }
 
-/** Step 1: the deduplicated rows of `pages` (one shape) as a temp table. */
+/**
+ * Step 1: the rows of `pages` (one shape) as a temp table, deduplicated by key. Measured on registrant batches, a
+ * window over all 60 columns (QUALIFY row_number() ...) cost more than reading the files, so the batch is read as it
+ * is and only keys repeated across pages (rare: a key must come back before a merge) are removed, by a window over
+ * the key and the page order alone.
+ */
 async function buildBatch(db: Db, i: number, pages: readonly PageFile[], target: MergeTarget): Promise<void> {
   const first = pages[0] as PageFile;
-  const values = pages
-    .map(
-      (p) =>
-        `(${literal(target.pathOf(p.file))}, ${Math.trunc(p.seq)}, ${p.scopeValue === null ? 'NULL' : Math.trunc(p.scopeValue)}, ` +
-        `${literal(p.runId)}, ${literal(p.syncedAt)})`,
-    )
-    .join(', ');
-  await db.run(
-    `CREATE OR REPLACE TEMP TABLE "_evsync_pages" AS
-       SELECT file, CAST(seq AS BIGINT) AS seq, CAST(scope_value AS BIGINT) AS scope_value, run_id,
-              CAST(synced_at AS TIMESTAMP) AS synced_at
-         FROM (VALUES ${values}) v(file, seq, scope_value, run_id, synced_at)`,
-  );
-  const spec = first.columns
+  const spec = fileColumns(pages)
     .map((c) => `${literal(c.name)}: ${literal(c.type === 'json' ? 'VARCHAR' : duckdbType(c.type))}`)
     .join(', ');
-  const select = first.columns
-    .map((c) => {
-      const col = `r.${ident(c.name)}`;
-      if (c.type === 'json') return `CAST(${col} AS JSON) AS ${ident(c.name)}`;
-      if (c.name === first.scopeColumn) return `COALESCE(${col}, p.scope_value) AS ${ident(c.name)}`;
-      return col;
-    })
+  const select = fileColumns(pages)
+    .map((c) => (c.type === 'json' ? `CAST(${ident(c.name)} AS JSON) AS ${ident(c.name)}` : ident(c.name)))
     .join(', ');
   const files = pages.map((p) => literal(target.pathOf(p.file))).join(', ');
-  const keys = first.key.map((k) => `r.${ident(k)}`).join(', ');
-  // Pages are deduplicated by key when staged; only keys repeated across pages need the window.
-  const dedupe = pages.length > 1 ? `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY p.seq DESC) = 1` : '';
   await db.run(
     `CREATE OR REPLACE TEMP TABLE ${batchTable(i)} AS
-       SELECT ${select}, p.seq AS ${SEQ}, p.run_id AS ${RUN}, p.synced_at AS ${SYNCED}
-         FROM read_json([${files}], format = 'array', columns = {${spec}}, filename = '${FILE}') r
-         JOIN ${PAGES} p ON p.file = r.${FILE}
-       ${dedupe}`,
+       SELECT ${select}${pages.length > 1 ? `, ${FILE}` : ''}
+         FROM read_json([${files}], format = 'array', columns = {${spec}}${pages.length > 1 ? `, filename = '${FILE}'` : ''})`,
   );
+  if (pages.length === 1) return;
+  const keys = first.key.map(ident).join(', ');
+  const repeated = await count(db, `SELECT count(*) - count(DISTINCT (${keys})) AS n FROM ${batchName(i)}`);
+  if (repeated > 0) {
+    const values = pages.map((p) => `(${literal(target.pathOf(p.file))}, ${Math.trunc(p.seq)})`).join(', ');
+    await db.run(`CREATE OR REPLACE TEMP TABLE "_evsync_pages" AS SELECT * FROM (VALUES ${values}) v(file, seq)`);
+    // A later page's row wins, as if the pages had been merged one by one.
+    await db.run(
+      `DELETE FROM ${batchName(i)} WHERE rowid IN (
+         SELECT rid FROM (
+           SELECT b.rowid AS rid, row_number() OVER (PARTITION BY ${first.key.map((k) => `b.${ident(k)}`).join(', ')}
+                                                    ORDER BY p.seq DESC) AS rn
+             FROM ${batchName(i)} b JOIN ${PAGES} p ON p.file = b.${FILE})
+          WHERE rn > 1)`,
+    );
+  }
 }
 
 /** Steps 2-4 for one batch; returns counts per run. */
@@ -131,15 +136,20 @@ async function applyBatch(
   batch: string,
   pages: readonly PageFile[],
   target: MergeTarget,
-): Promise<CountsByRun> {
+  synced: string,
+): Promise<MergeCounts> {
   const first = pages[0] as PageFile;
   const t = ident(target.table);
   const key = first.key;
   const pageNames = new Set(first.columns.map((c) => c.name));
-  const data: PageColumn[] = first.columns.filter((c) => !key.includes(c.name));
+  const read = fileColumns(pages);
+  const readNames = new Set(read.map((c) => c.name));
+  const data: PageColumn[] = read.filter((c) => !key.includes(c.name));
+  // Carried by the pages but null throughout: not in the batch; written as NULL by leaving them out of the INSERT.
+  const nullOnly = first.columns.filter((c) => !readNames.has(c.name)).map((c) => c.name);
   const carried = [...target.columns.keys()].filter((c) => !c.startsWith('_') && !pageNames.has(c));
   const on = (a: string, b: string) => key.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
-  const names = first.columns.map((c) => ident(c.name));
+  const names = read.map((c) => ident(c.name));
   let since = performance.now();
 
   await db.run(
@@ -148,24 +158,22 @@ async function applyBatch(
   );
   const hits = await count(db, `SELECT count(*) AS n FROM ${HITS}`);
   since = target.time('probe', since);
-  const runs = new Set(pages.map((p) => p.runId));
+  // The rows get the time of the merge (when they are written) and the run that staged them.
+  const system = `CAST(${literal(synced)} AS TIMESTAMP), ${literal(first.runId)}, NULL`;
 
   if (hits === 0) {
     const inserted = await db.run(
       `INSERT INTO ${t} (${names.join(', ')}, "_synced_at", "_run_id", "_deleted_at")
-         SELECT ${names.join(', ')}, ${SYNCED}, ${RUN}, NULL FROM ${batch}`,
+         SELECT ${names.join(', ')}, ${system} FROM ${batch}`,
     );
     target.time('insert', since);
-    if (runs.size === 1) return new Map([[first.runId, { inserted, updated: 0, unchanged: 0 }]]);
-    return countsByRun(
-      db,
-      `SELECT ${RUN} AS run, count(*) AS inserted, 0 AS updated, 0 AS unchanged FROM ${batch} GROUP BY ALL`,
-    );
+    return { inserted, updated: 0, unchanged: 0 };
   }
 
   const changed = [
     't."_deleted_at" IS NOT NULL',
     ...data.map((c) => `t.${ident(c.name)} IS DISTINCT FROM b.${ident(c.name)}`),
+    ...nullOnly.map((c) => `t.${ident(c)} IS NOT NULL`),
   ].join(' OR ');
   await db.run(
     `CREATE OR REPLACE TEMP TABLE "_evsync_old" AS
@@ -180,29 +188,11 @@ async function applyBatch(
   const insertValues = [...names.map((n) => `b.${n}`), ...carried.map((c) => `o.${ident(c)}`)].join(', ');
   const written = await db.run(
     `INSERT INTO ${t} (${insertNames}, "_synced_at", "_run_id", "_deleted_at")
-       SELECT ${insertValues}, b.${SYNCED}, b.${RUN}, NULL FROM ${batch} b LEFT JOIN ${OLD} o ON ${on('o', 'b')}
+       SELECT ${insertValues}, ${system} FROM ${batch} b LEFT JOIN ${OLD} o ON ${on('o', 'b')}
         WHERE o.${RID} IS NULL OR o.${CHANGED}`,
   );
   target.time('insert', since);
-  if (runs.size === 1) {
-    return new Map([[first.runId, { inserted: written - updated, updated, unchanged: hits - updated }]]);
-  }
-  return countsByRun(
-    db,
-    `SELECT b.${RUN} AS run, count(*) FILTER (WHERE o.${RID} IS NULL) AS inserted,
-            count(*) FILTER (WHERE o.${CHANGED}) AS updated, count(*) FILTER (WHERE NOT o.${CHANGED}) AS unchanged
-       FROM ${batch} b LEFT JOIN ${OLD} o ON ${on('o', 'b')} GROUP BY ALL`,
-  );
-}
-
-async function countsByRun(db: Db, sql: string): Promise<CountsByRun> {
-  const r = await db.query(sql);
-  return new Map(
-    r.rows.map((row) => [
-      String(row.run),
-      { inserted: Number(row.inserted), updated: Number(row.updated), unchanged: Number(row.unchanged) },
-    ]),
-  );
+  return { inserted: written - updated, updated, unchanged: hits - updated };
 }
 
 /** Whether two batches (of different shapes) hold a common key. */
@@ -252,6 +242,8 @@ function consecutiveRuns(pages: readonly PageFile[]): PageFile[][] {
 export async function mergePages(db: Db, pages: readonly PageFile[], target: MergeTarget): Promise<CountsByRun> {
   const out: CountsByRun = new Map();
   if (pages.length === 0) return out;
+  const synced = utcNow();
+  const add = (run: PageFile[], c: MergeCounts) => addCounts(out, new Map([[(run[0] as PageFile).runId, c]]));
   const groups = groupByShape(pages);
   let failed = true;
   try {
@@ -262,11 +254,12 @@ export async function mergePages(db: Db, pages: readonly PageFile[], target: Mer
     if (groups.length > 1 && (await overlap(db, groups.length, key))) {
       for (const run of consecutiveRuns(pages)) {
         await buildBatch(db, 0, run, target);
-        addCounts(out, await applyBatch(db, batchName(0), run, target));
+        add(run, await applyBatch(db, batchName(0), run, target, synced));
       }
     } else {
       for (let i = 0; i < groups.length; i++) {
-        addCounts(out, await applyBatch(db, batchName(i), groups[i] as PageFile[], target));
+        const group = groups[i] as PageFile[];
+        add(group, await applyBatch(db, batchName(i), group, target, synced));
       }
     }
     failed = false;

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { ScalarType } from '../../connectors/types.js';
 import { isScalarType } from '../../schemas/columns.js';
 import type { Db } from './connection.js';
+import { utcNow } from './sql.js';
 
 export interface PageColumn {
   name: string;
@@ -25,34 +26,27 @@ export interface PageFile {
   /** File name in the staging directory. */
   file: string;
   rows: number;
+  /** Every column the page carries, with its type: a column left out here keeps its stored value in the table. */
   columns: PageColumn[];
+  /** Of those, the ones null in every row of the page: the file leaves them out. */
+  nulls: string[];
   key: string[];
-  /** Filled with `scopeValue` where a row has none. */
-  scopeColumn: string | null;
-  scopeValue: number | null;
+  /** The run that loaded the page: its rows' `_run_id`. */
   runId: string;
-  /** `_synced_at` of the page's rows: when the page was committed (UTC). */
-  syncedAt: string;
 }
 
 const pageSpec = z.object({
   columns: z.array(z.tuple([z.string(), z.custom<ScalarType>((v) => typeof v === 'string' && isScalarType(v))])),
+  nulls: z.array(z.string()),
   key: z.array(z.string()).min(1),
-  scopeColumn: z.string().nullable(),
-  scopeValue: z.number().int().nullable(),
 });
 
-const REGISTER_SQL = `INSERT INTO _evsync.staged (seq, stream, scope, file, row_count, page, run_id, synced_at)
+const REGISTER_SQL = `INSERT INTO _evsync.staged (seq, stream, scope, file, row_count, page, run_id, staged_at)
   VALUES (nextval('_evsync.staged_seq'), $1, $2, $3, $4, $5, $6, CAST($7 AS TIMESTAMP))`;
 
 /** Registers a written, synced page file; call inside the page's transaction. */
 export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise<void> {
-  const spec = {
-    columns: page.columns.map((c) => [c.name, c.type]),
-    key: page.key,
-    scopeColumn: page.scopeColumn,
-    scopeValue: page.scopeValue,
-  };
+  const spec = { columns: page.columns.map((c) => [c.name, c.type]), nulls: page.nulls, key: page.key };
   await db.runPrepared(REGISTER_SQL, [
     page.stream,
     page.scope,
@@ -60,15 +54,14 @@ export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise
     page.rows,
     JSON.stringify(spec),
     page.runId,
-    page.syncedAt,
+    utcNow(),
   ]);
 }
 
 /** Registered pages in merge order, of one stream or of all. */
 export async function stagedPages(db: Db, stream?: string): Promise<PageFile[]> {
   const r = await db.query(
-    `SELECT seq, stream, scope, file, row_count, CAST(page AS VARCHAR) AS page, run_id,
-            CAST(synced_at AS VARCHAR) AS synced_at
+    `SELECT seq, stream, scope, file, row_count, CAST(page AS VARCHAR) AS page, run_id
        FROM _evsync.staged ${stream === undefined ? '' : 'WHERE stream = ?'} ORDER BY seq`,
     stream === undefined ? [] : [stream],
   );
@@ -81,11 +74,9 @@ export async function stagedPages(db: Db, stream?: string): Promise<PageFile[]> 
       file: String(row.file),
       rows: Number(row.row_count),
       columns: spec.columns.map(([name, type]) => ({ name, type })),
+      nulls: spec.nulls,
       key: spec.key,
-      scopeColumn: spec.scopeColumn,
-      scopeValue: spec.scopeValue,
       runId: String(row.run_id ?? ''),
-      syncedAt: String(row.synced_at),
     };
   });
 }

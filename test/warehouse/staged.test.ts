@@ -196,6 +196,21 @@ describe('pages of a run: staged, merged in batches', () => {
     ]);
   });
 
+  it('a column null in every row of a page (left out of its file) still clears a stored value', async () => {
+    await page(w, registrants, eventScope(7), [reg(1, { c_7: 'vegan' }), reg(2, { c_7: 'none' })]);
+    await page(w, registrants, eventScope(7), [reg(1, { c_7: null, updated_at: '2024-01-02 00:00:00' })]);
+    const runId = await w.startRun('sync', {});
+    await page(w, registrants, eventScope(7), [reg(2, { c_7: null }), reg(3, { c_7: null })], { runId });
+    await page(w, registrants, eventScope(7), [reg(4, { c_7: 'x' })], { runId });
+    expect(await w.finishLoads(runId)).toEqual({ registrants: { inserted: 2, updated: 1, unchanged: 0 } });
+    expect(await rows(w, `SELECT id, c_7 FROM registrants ORDER BY id`)).toEqual([
+      { id: '1', c_7: null },
+      { id: '2', c_7: null },
+      { id: '3', c_7: null },
+      { id: '4', c_7: 'x' },
+    ]);
+  });
+
   it('works the same on a table created with a PRIMARY KEY by an earlier version', async () => {
     await w.query(`CREATE TABLE registrants (id BIGINT PRIMARY KEY, event_id BIGINT, email VARCHAR,
       updated_at TIMESTAMP, _synced_at TIMESTAMP, _run_id VARCHAR, _deleted_at TIMESTAMP)`);
