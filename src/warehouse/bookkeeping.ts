@@ -30,8 +30,10 @@
  *                         readable names for `c_<id>` columns (the `analytics.<table>_labeled` views)
  * _evsync.staged          seq BIGINT (from _evsync.staged_seq: merge order), stream VARCHAR, scope VARCHAR, file
  *                         VARCHAR (name in `<database>.stage/`), row_count BIGINT, page JSON (the file's columns with
- *                         their types, and the key), run_id VARCHAR, staged_at TIMESTAMP (UTC): pages committed with
- *                         their cursor but not yet merged into their table (see staged.ts)
+ *                         their types, and the key), keys VARCHAR (the rows' keys as a JSON list, for a single
+ *                         integer key), run_id VARCHAR, walk_id VARCHAR (the walk that read the page), staged_at
+ *                         TIMESTAMP (UTC): pages committed with their cursor but not yet merged into their table
+ *                         (see staged.ts)
  */
 import type { Db, ResultRow } from './connection.js';
 import { duckJson, timestampText, utcNow } from './sql.js';
@@ -68,7 +70,8 @@ const DDL = [
   `CREATE SEQUENCE IF NOT EXISTS _evsync.staged_seq`,
   `CREATE TABLE IF NOT EXISTS _evsync.staged (
      seq BIGINT NOT NULL, stream VARCHAR NOT NULL, scope VARCHAR NOT NULL, file VARCHAR NOT NULL,
-     row_count BIGINT NOT NULL, page JSON NOT NULL, run_id VARCHAR, staged_at TIMESTAMP NOT NULL)`,
+     row_count BIGINT NOT NULL, page JSON NOT NULL, keys VARCHAR, run_id VARCHAR, walk_id VARCHAR,
+     staged_at TIMESTAMP NOT NULL)`,
 ];
 
 export async function createBookkeeping(db: Db): Promise<void> {

@@ -235,6 +235,24 @@ export type LoadTimings = Record<string, number>;
 
 const SEEN_SQL = `INSERT INTO _evsync.seen SELECT $1, $2, $3, unnest(CAST($4 AS BIGINT[]))`;
 
+/** The rows' keys when the key is one integer column, else null (see PageFile.keys). */
+function integerKeys(
+  rows: readonly NormalizedRow[],
+  key: readonly string[],
+  types: ReadonlyMap<string, ScalarType | null>,
+): number[] | null {
+  const column = key[0] as string;
+  const type = types.get(column);
+  if (key.length !== 1 || (type !== 'bigint' && type !== 'integer')) return null;
+  const out: number[] = [];
+  for (const row of rows) {
+    const v = row[column];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) return null;
+    out.push(v);
+  }
+  return out;
+}
+
 /** Names of the page's columns (keys aside) that are null in every row. */
 function allNull(rows: readonly NormalizedRow[], columns: readonly PageColumn[], key: readonly string[]): Set<string> {
   const out = new Set<string>();
@@ -320,7 +338,9 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput, defer: bool
         columns,
         nulls: [...nulls],
         key: [...stream.key],
+        keys: integerKeys(rows, stream.key, evolution.types),
         runId,
+        walkId: input.seen?.walkId ?? input.cursor?.walk?.walkId ?? null,
       };
     }
   }

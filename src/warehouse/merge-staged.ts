@@ -11,7 +11,7 @@ import { readTableColumns } from './ddl.js';
 import { WarehouseError } from './errors.js';
 import { type CountsByRun, type MergeCounts, mergePages } from './merge.js';
 import type { Staging } from './stage.js';
-import { type PageFile, stagedPages, unregister } from './staged.js';
+import { type PageFile, type StagedFilter, stagedPages, unregister } from './staged.js';
 
 export type { CountsByRun, MergeCounts };
 
@@ -56,14 +56,15 @@ function toList(stream: string, counts: CountsByRun): StreamCounts[] {
   return [...counts].map(([runId, c]) => ({ runId, stream, counts: c }));
 }
 
-/** Merges the staged pages of `stream` (or of every stream); returns what they did, per run and stream. */
+/** Merges the staged pages `filter` selects; returns what they did, per run and stream. */
 export async function mergeStaged(
   db: Db,
   staging: Staging,
-  stream: string | undefined,
+  filter: StagedFilter,
   time: Timer,
 ): Promise<StreamCounts[]> {
-  const pages = await stagedPages(db, stream);
+  const pages = await stagedPages(db, filter);
+  if (pages.length === 0) return [];
   const byStream = new Map<string, PageFile[]>();
   for (const p of pages) {
     const list = byStream.get(p.stream) ?? [];

@@ -238,6 +238,58 @@ function consecutiveRuns(pages: readonly PageFile[]): PageFile[][] {
   return runs;
 }
 
+/**
+ * Pages whose keys are all new (not in the table, none repeated): INSERT straight from the files, with no batch
+ * held in memory. A backfill's pages are all such; a merge of 100k+ rows then also skips the WAL (DuckDB writes row
+ * groups of a large insert to the database file directly). Returns null when the pages need the full merge.
+ */
+async function insertIfNew(
+  db: Db,
+  pages: readonly PageFile[],
+  target: MergeTarget,
+  synced: string,
+): Promise<MergeCounts | null> {
+  const first = pages[0] as PageFile;
+  const keys = pages.flatMap((p) => p.keys ?? []);
+  if (new Set(keys).size !== keys.length) return null;
+  let since = performance.now();
+  const t = ident(target.table);
+  const k = ident(first.key[0] as string);
+  const hits = await db.query(`SELECT count(*) AS n FROM ${t} WHERE ${k} IN (SELECT unnest(CAST(? AS BIGINT[])))`, [
+    JSON.stringify(keys),
+  ]);
+  since = target.time('probe', since);
+  if (Number(hits.rows[0]?.n ?? 0) > 0) return null;
+  const read = fileColumns(pages);
+  const spec = read.map((c) => `${literal(c.name)}: ${literal(c.type === 'json' ? 'VARCHAR' : duckdbType(c.type))}`);
+  const select = read.map((c) =>
+    c.type === 'json' ? `CAST(${ident(c.name)} AS JSON) AS ${ident(c.name)}` : ident(c.name),
+  );
+  const files = pages.map((p) => literal(target.pathOf(p.file))).join(', ');
+  const inserted = await db.run(
+    `INSERT INTO ${t} (${read.map((c) => ident(c.name)).join(', ')}, "_synced_at", "_run_id", "_deleted_at")
+       SELECT ${select.join(', ')}, CAST(${literal(synced)} AS TIMESTAMP), ${literal(first.runId)}, NULL
+         FROM read_json([${files}], format = 'array', columns = {${spec.join(', ')}})`,
+  );
+  target.time('insert', since);
+  return { inserted, updated: 0, unchanged: 0 };
+}
+
+/** Whether a key is in more than one of the groups (each group's keys known). */
+function keysOverlap(groups: readonly PageFile[][]): boolean {
+  const owner = new Map<number, number>();
+  for (let g = 0; g < groups.length; g++) {
+    for (const p of groups[g] as PageFile[]) {
+      for (const k of p.keys ?? []) {
+        const o = owner.get(k);
+        if (o !== undefined && o !== g) return true;
+        owner.set(k, g);
+      }
+    }
+  }
+  return false;
+}
+
 /** Merges the pages (all of one stream) into the table; returns counts per run. */
 export async function mergePages(db: Db, pages: readonly PageFile[], target: MergeTarget): Promise<CountsByRun> {
   const out: CountsByRun = new Map();
@@ -245,28 +297,54 @@ export async function mergePages(db: Db, pages: readonly PageFile[], target: Mer
   const synced = utcNow();
   const add = (run: PageFile[], c: MergeCounts) => addCounts(out, new Map([[(run[0] as PageFile).runId, c]]));
   const groups = groupByShape(pages);
+  let built = 0;
   let failed = true;
   try {
-    const since = performance.now();
-    for (let i = 0; i < groups.length; i++) await buildBatch(db, i, groups[i] as PageFile[], target);
-    target.time('read', since);
-    const key = (groups[0] as PageFile[])[0]?.key ?? [];
-    if (groups.length > 1 && (await overlap(db, groups.length, key))) {
-      for (const run of consecutiveRuns(pages)) {
-        await buildBatch(db, 0, run, target);
-        add(run, await applyBatch(db, batchName(0), run, target, synced));
+    if (pages.every((p) => p.keys !== null)) {
+      // Keys known without reading the files: groups that share none merge independently, one batch at a time.
+      if (groups.length > 1 && keysOverlap(groups)) {
+        for (const run of consecutiveRuns(pages)) {
+          built = 1;
+          await buildBatch(db, 0, run, target);
+          add(run, await applyBatch(db, batchName(0), run, target, synced));
+        }
+      } else {
+        for (const group of groups) {
+          const inserted = await insertIfNew(db, group, target, synced);
+          if (inserted) {
+            add(group, inserted);
+            continue;
+          }
+          built = 1;
+          const since = performance.now();
+          await buildBatch(db, 0, group, target);
+          target.time('read', since);
+          add(group, await applyBatch(db, batchName(0), group, target, synced));
+        }
       }
     } else {
-      for (let i = 0; i < groups.length; i++) {
-        const group = groups[i] as PageFile[];
-        add(group, await applyBatch(db, batchName(i), group, target, synced));
+      built = groups.length;
+      const since = performance.now();
+      for (let i = 0; i < groups.length; i++) await buildBatch(db, i, groups[i] as PageFile[], target);
+      target.time('read', since);
+      const key = (groups[0] as PageFile[])[0]?.key ?? [];
+      if (groups.length > 1 && (await overlap(db, groups.length, key))) {
+        for (const run of consecutiveRuns(pages)) {
+          await buildBatch(db, 0, run, target);
+          add(run, await applyBatch(db, batchName(0), run, target, synced));
+        }
+      } else {
+        for (let i = 0; i < groups.length; i++) {
+          const group = groups[i] as PageFile[];
+          add(group, await applyBatch(db, batchName(i), group, target, synced));
+        }
       }
     }
     failed = false;
     return out;
   } finally {
-    // Temp tables hold the batch in memory until dropped. After a failed statement the transaction is aborted and
+    // Temp tables hold a batch in memory until dropped. After a failed statement the transaction is aborted and
     // its rollback discards them: dropping then would only raise a second error over the first.
-    if (!failed) await dropTemps(db, groups.length);
+    if (!failed && built > 0) await dropTemps(db, built);
   }
 }

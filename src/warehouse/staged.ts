@@ -31,8 +31,19 @@ export interface PageFile {
   /** Of those, the ones null in every row of the page: the file leaves them out. */
   nulls: string[];
   key: string[];
+  /** The rows' keys, for a single integer key (null otherwise): a merge finds existing keys without the file. */
+  keys: number[] | null;
   /** The run that loaded the page: its rows' `_run_id`. */
   runId: string;
+  /** The walk that read it (seen ids' walk, else the cursor's), if any: see Warehouse.markMissing. */
+  walkId: string | null;
+}
+
+/** Which registered pages to take: of a stream, of one scope of it, leaving out one walk's pages. */
+export interface StagedFilter {
+  stream?: string;
+  scope?: string;
+  exceptWalk?: string;
 }
 
 const pageSpec = z.object({
@@ -41,8 +52,11 @@ const pageSpec = z.object({
   key: z.array(z.string()).min(1),
 });
 
-const REGISTER_SQL = `INSERT INTO _evsync.staged (seq, stream, scope, file, row_count, page, run_id, staged_at)
-  VALUES (nextval('_evsync.staged_seq'), $1, $2, $3, $4, $5, $6, CAST($7 AS TIMESTAMP))`;
+const keyList = z.array(z.number().int()).nullable();
+
+const REGISTER_SQL = `INSERT INTO _evsync.staged
+  (seq, stream, scope, file, row_count, page, keys, run_id, walk_id, staged_at)
+  VALUES (nextval('_evsync.staged_seq'), $1, $2, $3, $4, $5, $6, $7, $8, CAST($9 AS TIMESTAMP))`;
 
 /** Registers a written, synced page file; call inside the page's transaction. */
 export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise<void> {
@@ -53,17 +67,33 @@ export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise
     page.file,
     page.rows,
     JSON.stringify(spec),
+    page.keys === null ? null : JSON.stringify(page.keys),
     page.runId,
+    page.walkId,
     utcNow(),
   ]);
 }
 
-/** Registered pages in merge order, of one stream or of all. */
-export async function stagedPages(db: Db, stream?: string): Promise<PageFile[]> {
+/** Registered pages in merge order. */
+export async function stagedPages(db: Db, filter: StagedFilter = {}): Promise<PageFile[]> {
+  const where: string[] = [];
+  const params: string[] = [];
+  if (filter.stream !== undefined) {
+    where.push('stream = ?');
+    params.push(filter.stream);
+  }
+  if (filter.scope !== undefined) {
+    where.push('scope = ?');
+    params.push(filter.scope);
+  }
+  if (filter.exceptWalk !== undefined) {
+    where.push('walk_id IS DISTINCT FROM ?');
+    params.push(filter.exceptWalk);
+  }
   const r = await db.query(
-    `SELECT seq, stream, scope, file, row_count, CAST(page AS VARCHAR) AS page, run_id
-       FROM _evsync.staged ${stream === undefined ? '' : 'WHERE stream = ?'} ORDER BY seq`,
-    stream === undefined ? [] : [stream],
+    `SELECT seq, stream, scope, file, row_count, CAST(page AS VARCHAR) AS page, keys, run_id, walk_id
+       FROM _evsync.staged ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq`,
+    params,
   );
   return r.rows.map((row) => {
     const spec = pageSpec.parse(JSON.parse(String(row.page)));
@@ -76,7 +106,9 @@ export async function stagedPages(db: Db, stream?: string): Promise<PageFile[]> 
       columns: spec.columns.map(([name, type]) => ({ name, type })),
       nulls: spec.nulls,
       key: spec.key,
+      keys: keyList.parse(row.keys === null ? null : JSON.parse(String(row.keys))),
       runId: String(row.run_id ?? ''),
+      walkId: row.walk_id === null ? null : String(row.walk_id),
     };
   });
 }

@@ -12,7 +12,7 @@ import { type LoadDeps, loadPage } from './load.js';
 import { type MergeCounts, mergeStaged } from './merge-staged.js';
 import { ident } from './sql.js';
 import { Staging } from './stage.js';
-import { stagedPages } from './staged.js';
+import { type StagedFilter, stagedPages } from './staged.js';
 import type {
   CursorState,
   CustomFieldLabel,
@@ -114,16 +114,17 @@ export class Warehouse {
     this.staging.clear(keep);
   }
 
-  /** Merges staged pages (of one stream, or all) into their tables; counts go to the runs that staged them. */
-  private async mergeNow(stream?: string): Promise<void> {
+  /** Merges staged pages (all, or those `filter` selects) into their tables; counts go to the runs that staged them. */
+  private async mergeNow(filter: StagedFilter = {}): Promise<void> {
     if (this.db.readOnly) return;
-    const merged = await mergeStaged(this.db, this.staging, stream, (step, since) => {
+    const { stream } = filter;
+    const merged = await mergeStaged(this.db, this.staging, filter, (step, since) => {
       const now = performance.now();
       this.timings[step] = (this.timings[step] ?? 0) + (now - since);
       return now;
     });
     if (stream === undefined) this.pending.clear();
-    else this.pending.delete(stream);
+    else if (filter.scope === undefined) this.pending.delete(stream);
     for (const { runId, stream: name, counts } of merged) {
       let byStream = this.merged.get(runId);
       if (!byStream) {
@@ -202,7 +203,7 @@ export class Warehouse {
         const name = input.stream.name;
         const pending = (this.pending.get(name) ?? 0) + result.staged;
         this.pending.set(name, pending);
-        if (pending >= this.mergeRows) await this.mergeNow(name);
+        if (pending >= this.mergeRows) await this.mergeNow({ stream: name });
       }
       return result;
     });
@@ -242,7 +243,9 @@ export class Warehouse {
    */
   markMissing(input: MarkMissingInput): Promise<{ deleted: number; restored: number }> {
     return this.db.exclusive(async () => {
-      await this.mergeNow(input.stream.name);
+      // Rows the walk staged were all seen, so they need not be merged first (they merge later in a larger batch):
+      // only pages of the scope staged by other walks do, since one of them may hold a row this walk did not see.
+      await this.mergeNow({ stream: input.stream.name, scope: input.scope.key, exceptWalk: input.walkId });
       await this.threadsFor(false);
       return markMissing(this.db, input);
     });
