@@ -82,6 +82,18 @@ function fileColumns(pages: readonly PageFile[]): PageColumn[] {
   return first.columns.filter((c) => pages.some((p) => !p.nulls.includes(c.name)));
 }
 
+/**
+ * A file column as the table holds it: JSON text cast to JSON (which validates it), and a column widened since the
+ * page was staged (schema evolution) cast to its type now, which holds every value of the old one (widen.ts).
+ */
+function selectColumn(c: PageColumn, target: MergeTarget): string {
+  const name = ident(c.name);
+  const now = target.columns.get(c.name);
+  if (c.type === 'json') return `CAST(${name} AS JSON) AS ${name}`;
+  if (now && now !== c.type) return `CAST(${name} AS ${duckdbType(now)}) AS ${name}`;
+  return name;
+}
+
 /** Pages batch together when their files have the same columns and their rows get the same `_run_id`. */
 function signature(p: PageFile): string {
   return JSON.stringify([p.columns, p.key, p.runId]);
@@ -104,7 +116,7 @@ async function buildBatch(db: Db, i: number, pages: readonly PageFile[], target:
     .map((c) => `${literal(c.name)}: ${literal(c.type === 'json' ? 'VARCHAR' : duckdbType(c.type))}`)
     .join(', ');
   const select = fileColumns(pages)
-    .map((c) => (c.type === 'json' ? `CAST(${ident(c.name)} AS JSON) AS ${ident(c.name)}` : ident(c.name)))
+    .map((c) => selectColumn(c, target))
     .join(', ');
   const files = pages.map((p) => literal(target.pathOf(p.file))).join(', ');
   await db.run(
@@ -262,9 +274,7 @@ async function insertIfNew(
   if (Number(hits.rows[0]?.n ?? 0) > 0) return null;
   const read = fileColumns(pages);
   const spec = read.map((c) => `${literal(c.name)}: ${literal(c.type === 'json' ? 'VARCHAR' : duckdbType(c.type))}`);
-  const select = read.map((c) =>
-    c.type === 'json' ? `CAST(${ident(c.name)} AS JSON) AS ${ident(c.name)}` : ident(c.name),
-  );
+  const select = read.map((c) => selectColumn(c, target));
   const files = pages.map((p) => literal(target.pathOf(p.file))).join(', ');
   const inserted = await db.run(
     `INSERT INTO ${t} (${read.map((c) => ident(c.name)).join(', ')}, "_synced_at", "_run_id", "_deleted_at")

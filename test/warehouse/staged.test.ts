@@ -211,6 +211,19 @@ describe('pages of a run: staged, merged in batches', () => {
     ]);
   });
 
+  it('a column widened while earlier pages wait keeps their values (schema evolution between staged pages)', async () => {
+    const runId = await w.startRun('sync', {});
+    await page(w, registrants, eventScope(7), [reg(1, { level: 3 }), reg(2, { level: 4 })], { runId });
+    await page(w, registrants, eventScope(7), [reg(2, { level: 'four' }), reg(3, { level: 'x' })], { runId });
+    // The two pages have different column types, so they merge one after the other: page 2 updates key 2.
+    expect(await w.finishLoads(runId)).toEqual({ registrants: { inserted: 3, updated: 1, unchanged: 0 } });
+    expect(await rows(w, `SELECT id, level, typeof(level) AS t FROM registrants ORDER BY id`)).toEqual([
+      { id: '1', level: '3', t: 'VARCHAR' },
+      { id: '2', level: 'four', t: 'VARCHAR' },
+      { id: '3', level: 'x', t: 'VARCHAR' },
+    ]);
+  });
+
   it('works the same on a table created with a PRIMARY KEY by an earlier version', async () => {
     await w.query(`CREATE TABLE registrants (id BIGINT PRIMARY KEY, event_id BIGINT, email VARCHAR,
       updated_at TIMESTAMP, _synced_at TIMESTAMP, _run_id VARCHAR, _deleted_at TIMESTAMP)`);
