@@ -132,7 +132,13 @@ async function acquire(path: string, readOnly: boolean, memoryLimit: string): Pr
   }
   const promise = (async () => {
     // The instance itself is in memory; the file is attached to it with options only ATTACH takes.
-    const options = { ...INSTANCE_OPTIONS, ...(readOnly ? {} : { memory_limit: memoryLimit }) };
+    // An in-memory instance would spill to `.tmp` in the working directory: spills hold table data, so they go
+    // beside the database file (as DuckDB does for a file it opens itself), where the umask keeps them private.
+    const options = {
+      ...INSTANCE_OPTIONS,
+      ...(readOnly ? {} : { memory_limit: memoryLimit }),
+      ...(isMemory(path) ? {} : { temp_directory: `${path}.tmp` }),
+    };
     let instance: DuckDBInstance | null = null;
     try {
       instance = await DuckDBInstance.create(':memory:', options);
