@@ -6,10 +6,14 @@
  * bound it) and every checkpoint rewrites it whole, so a keyed table got slower and fatter as it filled (1.15 GB
  * peak and 0.45 ms a row at 1M registrants). Uniqueness is this module's job instead, per batch:
  *
+ * 0. Pages of a single integer key carry their keys (staged.ts): when none repeats and none is in the table (a
+ *    semi join that reads only the table's key column), the rows go straight from the files into the table in one
+ *    INSERT, with no batch held in memory. A backfill's pages all go this way; the steps below are for the rest.
  * 1. batch: the pages' rows read by one `read_json` over all their files with declared types (JSON text cast, which
- *    validates it), deduplicated by key: a later page's row wins, as if the pages had been merged one by one.
+ *    validates it) into a temp table, deduplicated by key: a later page's row wins, as if the pages had been merged
+ *    one by one.
  * 2. hits: the table's rows whose key the batch carries (a semi join: only the key columns of the table are read).
- *    A batch of new keys (a backfill) stops here with one plain INSERT.
+ *    None: one plain INSERT.
  * 3. old: of the hits, the stored rows that differ from the batch's (or are marked deleted), with the values of the
  *    table columns the pages do not carry (an expansion not selected this run, custom fields of other events), so a
  *    rewritten row keeps them. Identical rows are left alone (their `_synced_at` and `_run_id` stay).
