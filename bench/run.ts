@@ -63,7 +63,7 @@ for (const name of only)
 const machine = machineInfo();
 stderrLog(
   quick
-    ? 'quick run: reduced sizes (small data set, 100k records), under two minutes'
+    ? 'quick run: reduced sizes (small data set, 120k records, replay to 1M rows), a few minutes'
     : 'full run: medium data set, 1M and 5M records; this takes a while (about an hour on 2 cores)',
 );
 const started = Date.now();
