@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type Comparison = '==' | '<=' | '<';
+export type Comparison = '==' | '<=' | '<' | '>=';
 
 /** One measured figure. `target` and `op` are null for figures shown for contrast only (they always pass). */
 export interface ScenarioResult {
@@ -38,6 +38,7 @@ export function figure(
   if (target !== null && op !== null) {
     if (op === '==') ok = value === target;
     else if (op === '<=') ok = value <= target;
+    else if (op === '>=') ok = value >= target;
     else ok = value < target;
   }
   return { name, metric, value, target, op, ok, ...(detail ? { detail } : {}) };

@@ -1,7 +1,8 @@
 /**
- * Scenarios 4 and 5: the local pipeline. A backfill of registrants from the unthrottled `large` simulator (over a
- * million records in the full run) against merely downloading the same pages with the same concurrency; and the
- * syncing process's peak RSS at two sizes. The simulator, the sync and the baseline each run in their own process:
+ * Scenarios 4 and 5: the local pipeline. A backfill of registrants from the unthrottled simulator (120k rows, every
+ * event of `large` (1M) and of `xlarge` (5M) in the full run; 10k and 120k in the quick one) against merely
+ * downloading the same pages with the same concurrency; the cost per row and the syncing process's peak RSS at each
+ * size. The simulator, the sync and the baseline each run in their own process:
  * the simulator so that serving does not share the measured event loop, the measured sides so that each peak RSS
  * (`process.resourceUsage().maxRSS`) is its own.
  */
@@ -85,70 +86,115 @@ async function measure(sim: SimProcess, label: string, events: number[] | null, 
 
 const mb = (kb: number) => round(kb / 1024, 1);
 
-export async function pipelineScenarios(o: BenchOptions): Promise<ScenarioResult[]> {
-  const sim = await startSimProcess({ size: 'large', rateLimit: '10000000/600' });
+interface Size {
+  label: string;
+  rows: number;
+  sync: ChildReport;
+  baseline: ChildReport;
+}
+
+/** Per-event registrant counts of a simulator's first account, in event id order. */
+async function eventCounts(sim: SimProcess): Promise<[number, number][]> {
+  const events = (await (await fetch(`${sim.baseUrl.replace(/\/v1$/, '/_control')}/truth?stream=events`)).json()) as {
+    records: { id: number }[];
+  };
+  const counter = new ScopeCounter(sim.baseUrl, sim.accounts[0]!.encoded);
+  const counts: [number, number][] = [];
+  for (const e of events.records) counts.push([e.id, await counter.count('registrants', e.id)]);
+  return counts;
+}
+
+/**
+ * Quick: ~10k and ~100k rows of the `large` simulator. Full: ~100k (120k) and every event of `large` (1M), then
+ * every event of `xlarge` (5M), each simulator in a process of its own.
+ */
+async function measureSizes(o: BenchOptions): Promise<Size[]> {
+  const out: Size[] = [];
+  const large = await startSimProcess({ size: 'large', rateLimit: '10000000/600' });
   try {
-    const events = (await (await fetch(`${sim.baseUrl.replace(/\/v1$/, '/_control')}/truth?stream=events`)).json()) as {
-      records: { id: number }[];
-    };
-    const counter = new ScopeCounter(sim.baseUrl, sim.accounts[0]!.encoded);
-    const counts: [number, number][] = [];
-    for (const e of events.records) counts.push([e.id, await counter.count('registrants', e.id)]);
-    const smallTarget = o.quick ? 10_000 : 100_000;
-    const small = pickEvents(counts, smallTarget);
-    const big = o.quick ? pickEvents(counts, 100_000) : pickEvents(counts, null);
-    const bigLabel = o.quick ? '~100k rows' : 'every event';
-
-    const s = await measure(sim, `~${smallTarget / 1000}k rows (${small.ids.length} events)`, small.ids, o);
-    const b = await measure(sim, `${bigLabel} (${big.ids.length} events)`, o.quick ? big.ids : null, o);
-
-    const rowsPerSecond = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
-    const out: ScenarioResult[] = [];
-    out.push(
-      figure(
-        `local pipeline: backfill ${b.rows} registrants (large) vs download`,
-        'sync wall / download wall',
-        round(b.sync.wallMs / b.baseline.wallMs, 2),
-        1.5,
-        '<=',
-        `sync ${seconds(b.sync.wallMs)}, download ${seconds(b.baseline.wallMs)} of the same ${b.baseline.pages} pages ` +
-          `(${round(b.baseline.bytes / 1e6, 0)} MB), concurrency ${CONCURRENCY}; ` +
-          `at ${s.rows} rows: sync ${seconds(s.sync.wallMs)}, download ${seconds(s.baseline.wallMs)}`,
-      ),
-    );
-    out.push(
-      figure(
-        `local pipeline: rows per second (${b.rows} rows)`,
-        'rows/s',
-        rowsPerSecond(b.rows, b.sync.wallMs),
-        null,
-        null,
-        `download alone: ${rowsPerSecond(b.rows, b.baseline.wallMs)} rows/s`,
-      ),
-    );
-    out.push(
-      figure(
-        `peak RSS: backfill of ${b.rows} rows`,
-        'MB',
-        mb(b.sync.maxRssKb),
-        500,
-        '<',
-        `syncing process maxRSS; at its end rss ${b.sync.endMemoryMb.rss} MB of which V8 heap ${b.sync.endMemoryMb.heapUsed} MB, ` +
-          `external ${b.sync.endMemoryMb.external} MB (the rest is native: DuckDB); the download alone peaked at ${mb(b.baseline.maxRssKb)} MB`,
-      ),
-    );
-    out.push(
-      figure(
-        `peak RSS: ${b.rows} rows vs ${s.rows} rows`,
-        'ratio',
-        round(b.sync.maxRssKb / s.sync.maxRssKb, 2),
-        1.2,
-        '<=',
-        `${mb(b.sync.maxRssKb)} MB vs ${mb(s.sync.maxRssKb)} MB`,
-      ),
-    );
-    return out;
+    const counts = await eventCounts(large);
+    const targets: (number | null)[] = o.quick ? [10_000, 100_000] : [100_000, null];
+    for (const target of targets) {
+      const pick = pickEvents(counts, target);
+      const label =
+        target === null
+          ? `every event of large (${pick.ids.length})`
+          : `~${target / 1000}k rows (${pick.ids.length} events)`;
+      const m = await measure(large, label, target === null ? null : pick.ids, o);
+      out.push({ label, ...m });
+    }
   } finally {
-    await sim.stop();
+    await large.stop();
   }
+  if (o.quick) return out;
+  const xlarge = await startSimProcess({ size: 'xlarge', rateLimit: '10000000/600' });
+  try {
+    const label = 'every event of xlarge';
+    const m = await measure(xlarge, label, null, o);
+    out.push({ label, ...m });
+  } finally {
+    await xlarge.stop();
+  }
+  return out;
+}
+
+export async function pipelineScenarios(o: BenchOptions): Promise<ScenarioResult[]> {
+  const sizes = await measureSizes(o);
+  const rowsPerSecond = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
+  const usPerRow = (s: Size) => (s.sync.wallMs * 1000) / s.rows;
+  const out: ScenarioResult[] = [];
+  for (const s of sizes) {
+    const large = s.rows >= 1_000_000;
+    out.push(
+      figure(
+        `local pipeline: backfill ${s.rows} registrants vs download`,
+        'sync wall / download wall',
+        round(s.sync.wallMs / s.baseline.wallMs, 2),
+        large || s === sizes[sizes.length - 1] ? 1.5 : null,
+        large || s === sizes[sizes.length - 1] ? '<=' : null,
+        `${s.label}: sync ${seconds(s.sync.wallMs)}, download ${seconds(s.baseline.wallMs)} of the same ` +
+          `${s.baseline.pages} pages (${round(s.baseline.bytes / 1e6, 0)} MB), concurrency ${CONCURRENCY}; ` +
+          `${rowsPerSecond(s.rows, s.sync.wallMs)} rows/s (download alone ${rowsPerSecond(s.rows, s.baseline.wallMs)}), ` +
+          `${round(usPerRow(s), 1)} us per row`,
+      ),
+    );
+  }
+  const first = sizes[0]!;
+  const last = sizes[sizes.length - 1]!;
+  // RSS at the largest size against the 1M run (full) or the smaller run (quick).
+  const reference = sizes.length > 2 ? sizes[1]! : first;
+  out.push(
+    figure(
+      `local pipeline: cost per row at ${last.rows} rows vs ${first.rows} rows`,
+      'ratio',
+      round(usPerRow(last) / usPerRow(first), 2),
+      1.1,
+      '<=',
+      sizes.map((s) => `${s.rows} rows: ${round(usPerRow(s), 1)} us/row (sync wall / rows)`).join('; '),
+    ),
+  );
+  out.push(
+    figure(
+      `peak RSS: backfill of ${last.rows} rows`,
+      'MB',
+      mb(last.sync.maxRssKb),
+      400,
+      '<',
+      `syncing process maxRSS; at its end rss ${last.sync.endMemoryMb.rss} MB of which V8 heap ${last.sync.endMemoryMb.heapUsed} MB, ` +
+        `external ${last.sync.endMemoryMb.external} MB (the rest is native: DuckDB); the download alone peaked at ` +
+        `${mb(last.baseline.maxRssKb)} MB; ` +
+        sizes.map((s) => `${s.rows} rows: ${mb(s.sync.maxRssKb)} MB`).join(', '),
+    ),
+  );
+  out.push(
+    figure(
+      `peak RSS: ${last.rows} rows vs ${reference.rows} rows`,
+      'ratio',
+      round(last.sync.maxRssKb / reference.sync.maxRssKb, 2),
+      1.1,
+      '<=',
+      `${mb(last.sync.maxRssKb)} MB vs ${mb(reference.sync.maxRssKb)} MB`,
+    ),
+  );
+  return out;
 }

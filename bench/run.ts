@@ -2,9 +2,10 @@
  * `npm run bench` (builds, then runs dist/bench/run.js): every scenario of the limits in DESIGN.md, each figure
  * against its target, written to bench/results/latest.json and printed as a table.
  *
- *   npm run bench                    full sizes (medium, >1M records; about 15-25 minutes on 2 cores)
- *   npm run bench -- --quick         reduced sizes, under two minutes (CI smoke)
- *   npm run bench -- --only credits,rate,pipeline
+ *   npm run bench                    full sizes (medium; pipeline at 120k, 1M and 5M records; replay to 5M rows):
+ *                                    about an hour on 2 cores
+ *   npm run bench -- --quick         reduced sizes (pipeline to 120k, replay to 1M), a few minutes
+ *   npm run bench -- --only credits,rate,pipeline,replay
  *
  * Exit 0 when every scenario ran (targets missed are reported, not hidden); 1 when one could not run.
  */
@@ -18,12 +19,14 @@ import { type BenchOptions, type ScenarioResult, seconds, stderrLog } from './li
 import { machineInfo } from './machine.js';
 import { pipelineScenarios } from './pipeline.js';
 import { rateLimitScenarios } from './rate-limit.js';
+import { replayScenarios } from './replay.js';
 
 const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   credits: creditScenarios,
   rate: rateLimitScenarios,
   pipeline: pipelineScenarios,
   lake: lakeScenarios,
+  replay: replayScenarios,
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
@@ -62,8 +65,8 @@ for (const name of only)
 const machine = machineInfo();
 stderrLog(
   quick
-    ? 'quick run: reduced sizes (small data set, 100k records), under two minutes'
-    : 'full run: medium data set and over a million records; this takes a while (about 15-25 minutes on 2 cores)',
+    ? 'quick run: reduced sizes (small data set, 120k records, replay to 1M rows), a few minutes'
+    : 'full run: medium data set, 1M and 5M records; this takes a while (about an hour on 2 cores)',
 );
 const started = Date.now();
 const results: ScenarioResult[] = [];

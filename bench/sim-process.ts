@@ -1,5 +1,5 @@
 /**
- * The simulator in a process of its own (`evsync simulator --json --control`), so that serving pages does not share
+ * The simulator in a process of its own (bench/sim-child.ts), so that serving pages does not share
  * an event loop with the code being measured. Control endpoints give counters and ground truth over HTTP.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -9,8 +9,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { CallCounters, SimulatorSize } from '../src/simulator/index.js';
 
-/** dist/bench/ -> dist/src/cli/main.js (the built CLI: `npm run bench` builds first). */
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli', 'main.js');
+/** dist/bench/sim-child.js (built: `npm run bench` builds first): the CLI's `simulator` command, every size. */
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'sim-child.js');
 
 export interface SimAccount {
   clientId: string;
@@ -42,7 +42,7 @@ function isStartLine(v: unknown): v is { baseUrl: string; accounts: SimAccount[]
 }
 
 export async function startSimProcess(o: SimProcessOptions): Promise<SimProcess> {
-  const args = [CLI, 'simulator', '--json', '--control', '--size', o.size, '--seed', String(o.seed ?? 1)];
+  const args = [CHILD, '--size', o.size, '--seed', String(o.seed ?? 1)];
   if (o.rateLimit) args.push('--rate-limit', o.rateLimit);
   if (o.faults) args.push('--faults', o.faults);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,7 +1,9 @@
 /**
- * Warehouse load throughput: registrant-shaped rows (48 columns: ids, text, decimals, timestamps, a date, two
- * BIGINT[] and a JSON column) loaded through `Warehouse.loadPage` in pages, each page its own transaction with a
- * cursor update, into a table that grows to the full row count. Then a phase of updates to existing rows.
+ * Warehouse load throughput: the catalogue's registrants (connectors/registrants.ts, with four custom fields),
+ * records generated as the API sends them and normalized by the engine's normalizer, loaded through
+ * `Warehouse.loadPage` in pages of a run started with `startRun` (as the sync engine loads them: each page its own
+ * transaction with a cursor update, staged and merged in batches; `finishLoads` merges the rest), into a table that
+ * grows to the full row count. Then a phase of updates to existing rows.
  *
  * Then the floor: DuckDB alone doing the least a durable page needs (BEGIN; INSERT the page from a JSON file written
  * beforehand; UPDATE the cursor row; COMMIT) with the same rows, table and settings, so the evsync figure can be
@@ -19,9 +21,11 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { defineStream, type NormalizedRow, type ResolvedStream } from '../connectors/types.js';
+import type { NormalizedRow } from '../connectors/types.js';
+import { createNormalizer } from '../schemas/normalize.js';
 import { createTableSql } from '../src/warehouse/ddl.js';
 import { Warehouse } from '../src/warehouse/index.js';
+import { registrantRecord, registrantsStream } from './registrant-record.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,131 +42,14 @@ const PAGE = Number(args.page);
 const UPDATES = Number(args.updates);
 const FLOOR_ROWS = Number(args['floor-rows']);
 
-const MONEY = 'decimal(12,2)';
-const definition = defineStream({
-  name: 'bench_registrants',
-  path: '/registrants',
-  scope: 'event',
-  kind: 'list',
-  key: ['id'],
-  cursor: 'updated_at',
-  maxPerPage: 1000,
-  fields: {
-    id: 'bigint',
-    event_id: 'bigint',
-    contact_id: 'bigint',
-    group_id: 'bigint',
-    reg_type_id: 'bigint',
-    package_id: 'bigint',
-    discount_code: 'text',
-    email: 'text',
-    prefix: 'text',
-    first_name: 'text',
-    middle_name: 'text',
-    last_name: 'text',
-    suffix: 'text',
-    company: 'text',
-    job_title: 'text',
-    work_phone: 'text',
-    mobile_phone: 'text',
-    gender: 'choice',
-    birth_date: 'date',
-    bio: 'text',
-    session_ids: 'bigint[]',
-    waitlisted_session_ids: 'bigint[]',
-    notes: 'text',
-    reference: 'text',
-    ip_address: 'text',
-    individual_net: MONEY,
-    individual_tax: MONEY,
-    individual_gross: MONEY,
-    group_net: MONEY,
-    group_gross: MONEY,
-    group_paid: MONEY,
-    group_balance_due: MONEY,
-    payment_method: 'text',
-    payment_status: 'text',
-    registration_status: 'text',
-    language: 'text',
-    timezone: 'text',
-    secure_id: 'text',
-    registered_at: 'timestamp',
-    cancelled_at: 'timestamp',
-    checked_in_at: 'timestamp',
-    created_at: 'timestamp',
-    updated_at: 'timestamp',
-  },
-  verified: true,
-  description: 'benchmark registrants',
-});
-const stream: ResolvedStream = {
-  ...definition,
-  expandSelected: [],
-  customFieldList: [
-    { name: 'c_100', label: 'Dietary needs', type: 'json' },
-    { name: 'c_101', label: 'Note', type: 'text' },
-  ],
-};
+const stream = registrantsStream();
+const normalizer = createNormalizer(stream);
 
-const STATUSES = ['confirmed', 'pending', 'approved', 'denied', 'cancelled', 'attended'];
-const EVENTS = 20;
-const BASE = Date.UTC(2024, 0, 1);
-
-function ts(seconds: number): string {
-  return new Date(BASE + seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
-}
-
-/** One normalized registrant row (the forms the normalizer produces), varied by `i` and `version`. */
+/** One normalized registrant row, varied by `i` and `version`. */
 function row(i: number, version: number): NormalizedRow {
-  const gross = 100 + (i % 400) + version;
-  return {
-    id: i,
-    event_id: 1 + (i % EVENTS),
-    contact_id: 100000 + i,
-    group_id: i % 7 === 0 ? null : i % 5000,
-    reg_type_id: i % 4,
-    package_id: i % 3,
-    discount_code: i % 9 === 0 ? 'EARLY' : null,
-    email: `user${i}@example.com`,
-    prefix: 'Dr',
-    first_name: `First${i}`,
-    middle_name: null,
-    last_name: `Last${i}`,
-    suffix: null,
-    company: `Company ${i % 1000}`,
-    job_title: 'Engineer',
-    work_phone: '+1 555 0100',
-    mobile_phone: null,
-    gender_id: i % 2,
-    gender: i % 2 ? 'Female' : 'Male',
-    birth_date: '1980-05-06',
-    bio: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit.',
-    session_ids: [i % 50, (i % 50) + 1, (i % 50) + 2],
-    waitlisted_session_ids: [],
-    notes: version ? `updated ${version}` : null,
-    reference: `R${i}`,
-    ip_address: '10.0.0.1',
-    individual_net: `${gross}.00`,
-    individual_tax: '20.00',
-    individual_gross: `${gross + 20}.00`,
-    group_net: `${gross}.00`,
-    group_gross: `${gross + 20}.00`,
-    group_paid: `${gross + 20}.00`,
-    group_balance_due: '0.00',
-    payment_method: 'card',
-    payment_status: 'paid',
-    registration_status: STATUSES[i % STATUSES.length] ?? null,
-    language: 'en',
-    timezone: 'UTC',
-    secure_id: `s${i}xyz`,
-    registered_at: ts(i),
-    cancelled_at: null,
-    checked_in_at: i % 3 ? null : ts(i + 100),
-    created_at: ts(i),
-    updated_at: ts(i + 5 + version * 86400),
-    c_100: '[{"id":1,"value":"Vegetarian"}]',
-    c_101: 'note',
-  };
+  const r = normalizer.normalize(registrantRecord(i, version));
+  if (!r.ok) throw new Error(`bench record ${i}: ${r.reason}`);
+  return r.row;
 }
 
 function page(from: number, count: number, version: number): NormalizedRow[] {
@@ -189,6 +76,7 @@ interface Phase {
 let peakRss = 0;
 
 async function phase(w: Warehouse, label: string, start: number, total: number, version: number): Promise<Phase> {
+  const runId = await w.startRun('backfill', { bench: label });
   let load = 0;
   let pages = 0;
   let inserted = 0;
@@ -203,7 +91,7 @@ async function phase(w: Warehouse, label: string, start: number, total: number, 
     const r = await w.loadPage({
       stream,
       scope: { key: 'event:1', column: 'event_id', value: 1 },
-      runId: `bench-${label}`,
+      runId,
       rows,
       rejected: [],
       cursor: {
@@ -221,7 +109,7 @@ async function phase(w: Warehouse, label: string, start: number, total: number, 
         },
         lastPages: null,
         lastSweepAt: null,
-        updatedAt: ts(from),
+        updatedAt: '2030-01-01 00:00:00',
       },
     });
     load += performance.now() - t0;
@@ -236,6 +124,12 @@ async function phase(w: Warehouse, label: string, start: number, total: number, 
       );
     }
   }
+  const t0 = performance.now();
+  const merged = (await w.finishLoads(runId))[stream.name];
+  load += performance.now() - t0;
+  inserted += merged?.inserted ?? 0;
+  updated += merged?.updated ?? 0;
+  unchanged += merged?.unchanged ?? 0;
   process.stderr.write('\n');
   const cpu = process.cpuUsage(cpu0);
   const wall = (performance.now() - wall0) / 1000;

@@ -112,7 +112,7 @@ export class Executor {
     }
   }
 
-  private statsOf(stream: string): StreamStats {
+  statsOf(stream: string): StreamStats {
     const s = this.stats[stream] ?? emptyStats();
     this.stats[stream] = s;
     return s;

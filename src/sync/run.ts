@@ -374,8 +374,26 @@ function statusOf(run: Run, unavailable: readonly UnavailableReport[]): SyncResu
   return exec.stopReason || (run.o.signal?.aborted && exec.counts.pending > 0) ? 'partial' : 'done';
 }
 
+/**
+ * The run's pages were staged and merged into their tables in batches (src/warehouse/merge.ts): merge the rest and
+ * take the counts of what they inserted and updated.
+ */
+async function finishLoads(run: Run): Promise<void> {
+  if (run.dry) return;
+  try {
+    for (const [name, c] of Object.entries(await run.warehouse.finishLoads(run.runId))) {
+      const s = run.exec.statsOf(name);
+      s.inserted += c.inserted;
+      s.updated += c.updated;
+    }
+  } catch (err) {
+    run.exec.fatal ??= err;
+  }
+}
+
 async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<SyncResult> {
   const { exec, client } = run;
+  await finishLoads(run);
   exec.settle();
   skippedFieldWarnings(run);
   const unavailable = unavailableReports(run);

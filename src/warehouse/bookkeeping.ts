@@ -19,7 +19,8 @@
  * _evsync.rejected        run_id VARCHAR, stream VARCHAR, scope VARCHAR, raw JSON (the record as received), reason
  *                         VARCHAR, rejected_at TIMESTAMP (UTC)
  * _evsync.schema_changes  changed_at TIMESTAMP (UTC), run_id VARCHAR (null for changes made by ensureTable), table_name
- *                         VARCHAR, column_name VARCHAR, change VARCHAR ('add_column' | 'widen'), origin VARCHAR
+ *                         VARCHAR, column_name VARCHAR, change VARCHAR ('add_column' | 'widen' | 'skip_column': a field
+ *                         kept out because its name clashes with a column's but for case), origin VARCHAR
  *                         ('definition': a column of the catalogue; 'evolution': a field the records carried),
  *                         from_type VARCHAR (null for add_column), to_type VARCHAR (evsync column types:
  *                         'bigint', 'text', 'decimal(12,2)', ...), reason VARCHAR
@@ -27,6 +28,12 @@
  *                         saw, until markMissing settles the walk
  * _evsync.custom_fields   table_name VARCHAR, column_name VARCHAR (PK both), label VARCHAR, updated_at TIMESTAMP:
  *                         readable names for `c_<id>` columns (the `analytics.<table>_labeled` views)
+ * _evsync.staged          seq BIGINT (from _evsync.staged_seq: merge order), stream VARCHAR, scope VARCHAR, file
+ *                         VARCHAR (name in `<database>.stage/`), row_count BIGINT, page JSON (the file's columns with
+ *                         their types, and the key), keys VARCHAR (the rows' keys as a JSON list, for a single
+ *                         integer key), run_id VARCHAR, walk_id VARCHAR (the walk that read the page), staged_at
+ *                         TIMESTAMP (UTC): pages committed with their cursor but not yet merged into their table
+ *                         (see staged.ts)
  */
 import type { Db, ResultRow } from './connection.js';
 import { duckJson, timestampText, utcNow } from './sql.js';
@@ -61,6 +68,11 @@ const DDL = [
   `CREATE TABLE IF NOT EXISTS _evsync.custom_fields (
      table_name VARCHAR NOT NULL, column_name VARCHAR NOT NULL, label VARCHAR NOT NULL, updated_at TIMESTAMP,
      PRIMARY KEY (table_name, column_name))`,
+  `CREATE SEQUENCE IF NOT EXISTS _evsync.staged_seq`,
+  `CREATE TABLE IF NOT EXISTS _evsync.staged (
+     seq BIGINT NOT NULL, stream VARCHAR NOT NULL, scope VARCHAR NOT NULL, file VARCHAR NOT NULL,
+     row_count BIGINT NOT NULL, page JSON NOT NULL, keys VARCHAR, run_id VARCHAR, walk_id VARCHAR,
+     staged_at TIMESTAMP NOT NULL)`,
 ];
 
 export async function createBookkeeping(db: Db): Promise<void> {

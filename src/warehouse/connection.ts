@@ -63,15 +63,29 @@ const STATEMENT_NAMES: Partial<Record<StatementType, string>> = {
  * DuckDB settings for every warehouse instance.
  * - The load path stages each page as a uniquely named JSON file read once: caching those files' contents
  *   (DuckDB's external file cache, on by default) would only hold memory.
- * - DuckDB checkpoints (rewrites changed row groups and indexes into the file) whenever the WAL passes
- *   `checkpoint_threshold`, 16 MB by default: about every 16 pages of registrants, which made the average commit
- *   ~1.7x slower in the load benchmark. 256 MB bounds the WAL (and its replay after a crash) while checkpointing
- *   rarely; `close` and `checkpoint()` checkpoint explicitly.
+ * - `memory_limit` bounds what DuckDB's buffer manager holds: blocks of the tables it has read or written stay
+ *   cached until the limit evicts them, so without one the process grew with the table it loaded (DuckDB's default
+ *   is 80% of RAM). Operators that need more spill to `<database>.tmp`. See OpenOptions.memoryLimit.
+ * - Data committed through the WAL is held in memory until a checkpoint. Stream tables have no key index, so a
+ *   checkpoint costs what changed since the last one (not the whole index, as before): checkpoint every 64 MB of
+ *   WAL. Merges of 100k+ rows skip the WAL altogether (DuckDB writes their row groups to the file at once).
  */
 const INSTANCE_OPTIONS: Record<string, string> = {
   enable_external_file_cache: 'false',
-  checkpoint_threshold: '256MB',
+  checkpoint_threshold: '64MB',
 };
+export const DEFAULT_MEMORY_LIMIT = '160MB';
+
+/**
+ * How the database file is attached. A stream table has a column per field (registrants: 260, most of them the
+ * custom fields of other events, null), and DuckDB appends each column into blocks of the database's block size:
+ * with the default 256 KB blocks, appending even 20k rows held ~200 MB (IN_MEMORY_TABLE), a row group (122,880
+ * rows) ~470 MB. A new file gets 16 KB blocks (fixed for the file's life) and every attach 32k-row row groups:
+ * measured ~40-70 MB for the same appends, at the same CPU cost. Files made by earlier versions keep their block
+ * size (DuckDB refuses another) and get the smaller row groups.
+ */
+const NEW_FILE_OPTIONS = 'BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768';
+const FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
 
 /**
  * A sandboxed instance (for SQL the user types): read-only, no file system access except `allowRead`, no spill
@@ -97,6 +111,8 @@ interface SharedInstance {
   readOnly: boolean;
   /** The sandbox it was opened with, as a comparable key; null when not sandboxed. */
   sandbox: string | null;
+  /** The attached file's catalog, made the default of every connection (null for an in-memory database). */
+  catalog: string | null;
 }
 
 // One DuckDB instance per file per process: DuckDB refuses a second instance on a file this process already holds,
@@ -190,7 +206,34 @@ async function applySandbox(instance: DuckDBInstance, sandbox: Sandbox): Promise
   }
 }
 
-async function acquire(path: string, readOnly: boolean, sandbox?: Sandbox): Promise<SharedInstance> {
+/** Attaches the file to an instance; returns its catalog name (the file's name without extension, as DuckDB infers). */
+async function attach(instance: DuckDBInstance, path: string, readOnly: boolean): Promise<string> {
+  const connection = await DuckDBConnection.create(instance);
+  try {
+    const options = readOnly ? 'READ_ONLY' : existsSync(path) ? FILE_OPTIONS : NEW_FILE_OPTIONS;
+    const file = `'${path.replaceAll("'", "''")}'`;
+    try {
+      await connection.run(`ATTACH ${file} (${options})`);
+    } catch (err) {
+      // A file named like a built-in catalog (memory.duckdb, temp.duckdb) needs an alias of its own.
+      if (!(err instanceof Error && /already exists|reserved/i.test(err.message))) throw err;
+      await connection.run(`ATTACH ${file} AS evsync_warehouse (${options})`);
+    }
+    const r = await connection.runAndReadAll(`SELECT database_name FROM duckdb_databases() WHERE path = $1`, [path]);
+    const name = r.getRowsJS()[0]?.[0];
+    if (typeof name !== 'string') throw new Error(`database ${path}: attached, but its catalog was not found`);
+    return name;
+  } finally {
+    connection.closeSync();
+  }
+}
+
+async function acquire(
+  path: string,
+  readOnly: boolean,
+  memoryLimit: string,
+  sandbox?: Sandbox,
+): Promise<SharedInstance> {
   const key = sandboxKey(sandbox);
   const existing = instances.get(path) ?? (await opening.get(path));
   if (existing) {
@@ -209,24 +252,26 @@ async function acquire(path: string, readOnly: boolean, sandbox?: Sandbox): Prom
     return existing;
   }
   const promise = (async () => {
+    // The instance itself is in memory; the file is attached to it with options only ATTACH takes.
+    // An in-memory instance would spill to `.tmp` in the working directory: spills hold table data, so they go
+    // beside the database file (as DuckDB does for a file it opens itself), where the umask keeps them private.
+    const ro = readOnly || sandbox !== undefined;
     const options = {
       ...INSTANCE_OPTIONS,
-      ...(readOnly || sandbox ? { access_mode: 'READ_ONLY' } : {}),
+      ...(ro ? {} : { memory_limit: memoryLimit }),
+      ...(isMemory(path) ? {} : { temp_directory: `${path}.tmp` }),
     };
+    let instance: DuckDBInstance | null = null;
     try {
-      const instance = await DuckDBInstance.create(path, options);
-      if (sandbox) {
-        try {
-          await applySandbox(instance, sandbox);
-        } catch (err) {
-          instance.closeSync();
-          throw err;
-        }
-      }
-      const shared: SharedInstance = { instance, refs: 1, readOnly: readOnly || sandbox !== undefined, sandbox: key };
+      instance = await DuckDBInstance.create(':memory:', options);
+      const catalog = isMemory(path) ? null : await attach(instance, path, ro);
+      // The sandbox goes on after the file is attached (ATTACH is one of the things it then refuses).
+      if (sandbox) await applySandbox(instance, sandbox);
+      const shared: SharedInstance = { instance, refs: 1, readOnly: ro, catalog, sandbox: key };
       if (!isMemory(path)) instances.set(path, shared);
       return shared;
     } catch (err) {
+      instance?.closeSync();
       const message = err instanceof Error ? err.message : String(err);
       const lock = lockHolderPid(message);
       if (lock.locked) throw new DatabaseInUseError(path, lock.pid);
@@ -273,6 +318,8 @@ export class Db {
     readonly readOnly: boolean,
     private readonly connection: DuckDBConnection,
     private readonly shared: SharedInstance,
+    /** This open created the process's instance on the file (no other warehouse of this process has it open). */
+    readonly firstOpen: boolean,
   ) {}
 
   /** Opened with a sandbox (see `Sandbox`), and whether it lets SQL reach any folder. */
@@ -281,13 +328,19 @@ export class Db {
     return { allowsFiles: this.shared.sandbox !== '[]' };
   }
 
-  static async open(path: string, readOnly: boolean, sandbox?: Sandbox): Promise<Db> {
+  /** `memoryLimit` applies when this open creates the process's instance on the file (writing). */
+  static async open(
+    path: string,
+    readOnly: boolean,
+    opts: { memoryLimit?: string | undefined; sandbox?: Sandbox | undefined } = {},
+  ): Promise<Db> {
+    const { sandbox, memoryLimit = DEFAULT_MEMORY_LIMIT } = opts;
     const full = isMemory(path) ? ':memory:' : resolve(path);
     if (sandbox) readOnly = true;
     if (!readOnly && !isMemory(full)) tightenUmask();
     let shared: SharedInstance;
     try {
-      shared = await acquire(full, readOnly, sandbox);
+      shared = await acquire(full, readOnly, memoryLimit, sandbox);
     } catch (err) {
       if (!readOnly && !isMemory(full)) restoreUmask();
       if (err instanceof DatabaseInUseError) throw new DatabaseInUseError(path, err.pid);
@@ -295,7 +348,8 @@ export class Db {
     }
     if (!readOnly && !isMemory(full)) restrictPermissions(full);
     const connection = await DuckDBConnection.create(shared.instance);
-    return new Db(full, readOnly, connection, shared);
+    if (shared.catalog !== null) await connection.run(`USE "${shared.catalog.replaceAll('"', '""')}"`);
+    return new Db(full, readOnly, connection, shared, shared.refs === 1);
   }
 
   /**

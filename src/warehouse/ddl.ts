@@ -3,13 +3,17 @@
  *
  * One table per stream in schema `main`, named as the stream; the data columns of `physicalColumns` in order,
  * then the system columns `_synced_at` (when evsync last wrote the row, UTC), `_run_id` (the run that wrote it)
- * and `_deleted_at` (when the record was found gone from the source; null while it exists), and the stream's key
- * as PRIMARY KEY. Columns are only ever added or widened, never dropped or narrowed: data once synced stays.
+ * and `_deleted_at` (when the record was found gone from the source; null while it exists). Columns are only ever
+ * added or widened, never dropped or narrowed: data once synced stays.
+ *
+ * No PRIMARY KEY: one row per key is kept by the merge (merge.ts), because DuckDB 1.5's key index is held outside
+ * the buffer manager and rewritten whole at every checkpoint, which made loading slower and the process larger as
+ * the table grew. Tables created by earlier versions keep their key; the merge works on them the same way.
  */
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import { duckdbType, isScalarType, physicalColumns } from '../../schemas/columns.js';
 import type { Db } from './connection.js';
-import { ident, identList, utcNow } from './sql.js';
+import { ident, utcNow } from './sql.js';
 import { conversionSql, isWidening, scalarTypeOf } from './widen.js';
 
 export const SYSTEM_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'] as const;
@@ -60,14 +64,14 @@ export function createTableSql(stream: ResolvedStream): string {
   }
   const defs = columns.map((c) => `${ident(c.name)} ${duckdbType(c.type)}`);
   defs.push(`"_synced_at" TIMESTAMP`, `"_run_id" VARCHAR`, `"_deleted_at" TIMESTAMP`);
-  defs.push(`PRIMARY KEY (${identList(stream.key)})`);
   return `CREATE TABLE IF NOT EXISTS ${ident(stream.name)} (\n  ${defs.join(',\n  ')}\n)`;
 }
 
 export interface SchemaChange {
   table: string;
   column: string;
-  change: 'add_column' | 'widen';
+  /** `skip_column`: a field kept out of the table (its name clashes with a column's but for case); no DDL. */
+  change: 'add_column' | 'widen' | 'skip_column';
   origin: 'definition' | 'evolution';
   from: ScalarType | null;
   to: ScalarType;
@@ -92,6 +96,7 @@ export async function recordSchemaChange(db: Db, runId: string | null, c: Schema
 export async function applySchemaChange(db: Db, c: SchemaChange): Promise<void> {
   const table = ident(c.table);
   const column = ident(c.column);
+  if (c.change === 'skip_column') return;
   if (c.change === 'add_column') {
     await db.run(`ALTER TABLE ${table} ADD COLUMN ${column} ${duckdbType(c.to)}`);
   } else {
@@ -160,7 +165,8 @@ export async function existingExtraFields(db: Db, def: StreamDefinition): Promis
   const columns = await readTableColumns(db, def.name);
   if (!columns) return {};
   const r = await db.query(
-    `SELECT DISTINCT column_name FROM _evsync.schema_changes WHERE table_name = ? AND origin = 'evolution'`,
+    `SELECT DISTINCT column_name FROM _evsync.schema_changes WHERE table_name = ? AND origin = 'evolution'
+       AND change <> 'skip_column'`,
     [def.name],
   );
   const out: Record<string, ScalarType> = {};

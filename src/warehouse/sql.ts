@@ -45,8 +45,13 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * escape, which DuckDB's JSON reader refuses, failing the whole page; such strings become well-formed (U+FFFD) first.
  * Paired surrogates are written as raw characters, so the re-serialization runs only when a `\ud` escape appears.
  */
-export function duckJson(value: unknown): string {
-  const text = JSON.stringify(value) ?? 'null';
+export function duckJson(value: unknown, keys?: readonly string[]): string {
+  // `keys` keeps only those properties of every object (JSON.stringify's replacer list: V8's fast path still runs).
+  const text = JSON.stringify(value, keys as string[] | undefined) ?? 'null';
   if (!text.includes('\\ud')) return text;
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v));
+  const pick = keys ? new Set(keys) : null;
+  return JSON.stringify(value, function (this: unknown, key: string, v: unknown) {
+    if (pick && key !== '' && !Array.isArray(this) && !pick.has(key)) return undefined;
+    return typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v;
+  });
 }

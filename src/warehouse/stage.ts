@@ -1,43 +1,118 @@
 /**
- * Where a page waits between JavaScript and DuckDB: a JSON file that `read_json` reads inside the merge statement.
+ * Where pages wait between JavaScript and DuckDB: one JSON file per page, read by `read_json` with declared column
+ * types when the page is merged into its table (merge.ts). Measured on 1000-row registrant pages (2 shared cores):
+ * `JSON.stringify` plus the write cost ~10 ms a page, and DuckDB's JSON reader parses a batch of such files at
+ * ~7-11 ms a page, where one `read_json` statement per page costs 15-25 ms (its fixed cost per call dominates). The
+ * Appender with a reused chunk measured slower still for this 60-column shape (one native call per string value).
  *
- * Measured against the Appender with one reused DataChunk (the other fast path stack.md names), on 1000-row pages
- * of 46-column registrants on this 2-core machine: filling the chunk costs ~0.7 us per value (one native call per
- * string, ~32 ms a page) plus the staging table append (~10 ms); `JSON.stringify` + writing the file + DuckDB's
- * parallel JSON reader cost ~23 ms a page together, and the file needs no staging table at all (read_json feeds the
- * MERGE directly, so no per-page DELETE leaves tombstones to scan). See bench/warehouse-load.ts.
- *
- * The directory is private (mkdtemp: 0700) and each file owner-only (0600): pages hold personal data. A file lives
- * only while its page loads; the directory is removed when the warehouse closes.
+ * The files live beside the database, in `<database>.stage/` (0700, files 0600: pages hold personal data), never in
+ * the system temp directory: a staged page that a committed transaction registered (`_evsync.staged`) is part of
+ * the database's state until it is merged, so it must survive a crash with the database and move with it. Such a
+ * file is written durably (fsync) before the transaction that registers it commits, so a power loss cannot leave a
+ * registration without its page. Files that no registration names (a page in flight when the process died) are
+ * removed at the next start. An in-memory database has no place beside it: its pages use a private temp directory.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { type FileHandle, open, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export class Staging {
-  private dir: string | null = null;
   private seq = 0;
+  // File names carry a random part: two warehouses of one process may share the directory.
+  private readonly prefix = randomBytes(4).toString('hex');
+  private ready = false;
+
+  private constructor(
+    readonly dir: string,
+    /** A temp directory of our own (in-memory database): removed whole on dispose. */
+    private readonly temporary: boolean,
+  ) {}
+
+  static forDatabase(path: string): Staging {
+    if (path === ':memory:' || path === '') return new Staging(mkdtempSync(join(tmpdir(), 'evsync-stage-')), true);
+    return new Staging(`${path}.stage`, false);
+  }
+
+  private ensureDir(): void {
+    if (this.ready) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    if (!this.temporary) {
+      // The directory entry itself must be durable before a registered file in it can be.
+      const fd = openSync(this.dir, 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    this.ready = true;
+  }
+
+  path(name: string): string {
+    return join(this.dir, name);
+  }
 
   /**
-   * Writes `text` to a new file and returns its path. Synchronously: ~2 ms for a 1 MB page, where the promise
-   * version measured ~6 ms a page in the benchmark (thread pool round trip), and nothing else waits meanwhile
-   * because the page's transaction cannot start before the file exists.
+   * Writes `text` to a new owner-only file and returns its name (relative to the directory). `durable` syncs it to
+   * disk before returning: required before a transaction registers the file; a page merged in its own transaction
+   * and removed right after needs no sync.
    */
-  write(text: string): string {
-    this.dir ??= mkdtempSync(join(tmpdir(), 'evsync-stage-'));
+  async write(text: string, durable: boolean): Promise<string> {
+    this.ensureDir();
     this.seq++;
-    const path = join(this.dir, `page-${this.seq}.json`);
-    writeFileSync(path, text, { mode: 0o600 });
-    return path;
+    const name = `page-${this.prefix}-${this.seq}.json`;
+    let handle: FileHandle;
+    try {
+      handle = await open(this.path(name), 'wx', 0o600);
+    } catch (err) {
+      // Another warehouse of this process found the directory empty on close and removed it: make it again.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.ready = false;
+      this.ensureDir();
+      handle = await open(this.path(name), 'wx', 0o600);
+    }
+    try {
+      await handle.writeFile(text);
+      if (durable) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return name;
   }
 
-  async remove(path: string): Promise<void> {
-    await unlink(path).catch(() => undefined);
+  async remove(names: readonly string[]): Promise<void> {
+    await Promise.all(names.map((name) => unlink(this.path(name)).catch(() => undefined)));
   }
 
+  /** Removes every file but `keep` (names registered in the database): leftovers of a process that was killed. */
+  clear(keep: ReadonlySet<string>): number {
+    let removed = 0;
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return 0;
+    }
+    for (const name of names) {
+      if (keep.has(name)) continue;
+      rmSync(this.path(name), { force: true, recursive: true });
+      removed++;
+    }
+    return removed;
+  }
+
+  /** On close: the temp directory of an in-memory database goes; the one beside a database file stays if in use. */
   dispose(): void {
-    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
-    this.dir = null;
+    if (this.temporary) rmSync(this.dir, { recursive: true, force: true });
+    else if (this.ready) {
+      try {
+        if (readdirSync(this.dir).length === 0) rmSync(this.dir, { recursive: true, force: true });
+      } catch {
+        // Already gone.
+      }
+    }
+    this.ready = false;
   }
 }

@@ -37,6 +37,11 @@ export interface LoadResult {
   rejected: number;
   /** Rows whose key existed with identical values (and not deleted): left untouched. */
   unchanged?: number;
+  /**
+   * Rows staged for a later batch merge (pages of a run started with Warehouse.startRun): not yet counted as
+   * inserted, updated or unchanged; Warehouse.finishLoads reports them once merged.
+   */
+  staged?: number;
 }
 
 export interface CursorWalk {

@@ -9,8 +9,10 @@ import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
+import { type MergeCounts, mergeStaged } from './merge-staged.js';
 import { ident } from './sql.js';
 import { Staging } from './stage.js';
+import { type StagedFilter, stagedPages } from './staged.js';
 import * as state from './state.js';
 import type {
   CursorState,
@@ -38,19 +40,42 @@ export interface OpenOptions {
    * next page). Queries, views and exports switch back to DuckDB's default (one per core).
    */
   loadThreads?: number;
+  /**
+   * Rows of one stream staged by a run before they are merged into the table in one batch (default 100,000); walks
+   * that detect deletes also merge when they end. Larger batches merge less often; the batch is held in memory
+   * while it merges.
+   */
+  mergeRows?: number;
+  /**
+   * DuckDB's memory_limit for a warehouse opened for writing (default 160MB): what its buffer manager may hold
+   * (cached table blocks, batches being merged); more spills to `<database>.tmp`. Set by the first open of the
+   * file in the process. Measured: appending registrants (260 columns) needs ~40-70 MB with this layout.
+   */
+  memoryLimit?: string;
 }
+
+const DEFAULT_MERGE_ROWS = 100_000;
 
 export class Warehouse {
   private readonly tables = new Map<string, ddl.TableColumns>();
-  private readonly staging = new Staging();
+  private readonly staging: Staging;
   private readonly deps: LoadDeps;
   private readonly timings: Record<string, number> = {};
   private loading = false;
+  private closed = false;
+  /** Runs started here and not finished: their pages are staged and merged in batches. */
+  private readonly deferring = new Set<string>();
+  /** Rows staged per stream since its last merge (this warehouse's pages). */
+  private readonly pending = new Map<string, number>();
+  /** What merges did with the rows of each run, per stream, until finishLoads hands it over. */
+  private readonly merged = new Map<string, Map<string, MergeCounts>>();
 
   private constructor(
     private readonly db: Db,
     private readonly loadThreads: number,
+    private readonly mergeRows: number,
   ) {
+    this.staging = Staging.forDatabase(db.path);
     this.deps = {
       db,
       staging: this.staging,
@@ -61,6 +86,7 @@ export class Warehouse {
         this.tables.delete(table);
         db.forgetPrepared();
       },
+      skipped: new Set(),
     };
   }
 
@@ -73,14 +99,58 @@ export class Warehouse {
     if (!Number.isSafeInteger(loadThreads) || loadThreads < 1) {
       throw new Error(`loadThreads must be a positive integer, got ${loadThreads}`);
     }
-    const db = await Db.open(path, opts.readOnly === true, opts.sandbox);
+    const mergeRows = opts.mergeRows ?? DEFAULT_MERGE_ROWS;
+    if (!Number.isSafeInteger(mergeRows) || mergeRows < 0) {
+      throw new Error(`mergeRows must be a non-negative integer, got ${mergeRows}`);
+    }
+    const db = await Db.open(path, opts.readOnly === true, { memoryLimit: opts.memoryLimit, sandbox: opts.sandbox });
+    let warehouse: Warehouse | null = null;
     try {
       if (!db.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
+      warehouse = new Warehouse(db, loadThreads, mergeRows);
+      if (!db.readOnly) await db.exclusive(() => warehouse!.recover());
     } catch (err) {
       await db.close();
+      warehouse?.staging.dispose();
       throw err;
     }
-    return new Warehouse(db, loadThreads);
+    return warehouse;
+  }
+
+  /**
+   * At the first open of the file in this process: merges the pages a killed process staged and committed, then
+   * removes staged files nothing registers (the page each walk had in flight when the process died).
+   */
+  private async recover(): Promise<void> {
+    if (!this.db.firstOpen) return;
+    await this.mergeNow();
+    const keep = new Set((await stagedPages(this.db)).map((p) => p.file));
+    this.staging.clear(keep);
+  }
+
+  /** Merges staged pages (all, or those `filter` selects) into their tables; counts go to the runs that staged them. */
+  private async mergeNow(filter: StagedFilter = {}): Promise<void> {
+    if (this.db.readOnly) return;
+    const { stream } = filter;
+    const merged = await mergeStaged(this.db, this.staging, filter, (step, since) => {
+      const now = performance.now();
+      this.timings[step] = (this.timings[step] ?? 0) + (now - since);
+      return now;
+    });
+    if (stream === undefined) this.pending.clear();
+    else if (filter.scope === undefined) this.pending.delete(stream);
+    for (const { runId, stream: name, counts } of merged) {
+      let byStream = this.merged.get(runId);
+      if (!byStream) {
+        byStream = new Map();
+        this.merged.set(runId, byStream);
+      }
+      const sum = byStream.get(name) ?? { inserted: 0, updated: 0, unchanged: 0 };
+      sum.inserted += counts.inserted;
+      sum.updated += counts.updated;
+      sum.unchanged += counts.unchanged;
+      byStream.set(name, sum);
+    }
   }
 
   /** Switches DuckDB's thread count between loading and everything else (only when it changes). */
@@ -136,9 +206,37 @@ export class Warehouse {
     return this.db.exclusive(() => this.ensureTableNow(stream));
   }
 
-  /** Loads one page in one transaction (see load.ts). */
+  /**
+   * Loads one page in one transaction (see load.ts). Pages of a run started with startRun are staged (durably, with
+   * their cursor) and merged in batches: their counts come from finishLoads. Other pages are merged at once.
+   */
   loadPage(input: LoadPageInput): Promise<LoadResult> {
-    return this.db.exclusive(() => loadPage(this.deps, input));
+    return this.db.exclusive(async () => {
+      const result = await loadPage(this.deps, input, this.deferring.has(input.runId));
+      if (result.staged) {
+        const name = input.stream.name;
+        const pending = (this.pending.get(name) ?? 0) + result.staged;
+        this.pending.set(name, pending);
+        if (pending >= this.mergeRows) await this.mergeNow({ stream: name });
+      }
+      return result;
+    });
+  }
+
+  /**
+   * The end of a run's loading: merges every staged page, then returns per stream what the rows of run `runId`
+   * did (inserted, updated, unchanged) in the merges since startRun, and forgets those counts. Call it once loading
+   * is done and before finishRun; afterwards the run's pages are merged at once again.
+   */
+  finishLoads(runId: string): Promise<Record<string, MergeCounts>> {
+    return this.db.exclusive(async () => {
+      this.deferring.delete(runId);
+      await this.mergeNow();
+      const out: Record<string, MergeCounts> = {};
+      for (const [name, c] of this.merged.get(runId) ?? []) out[name] = { ...c };
+      this.merged.delete(runId);
+      return out;
+    });
   }
 
   saveCursor(c: CursorState): Promise<void> {
@@ -159,6 +257,9 @@ export class Warehouse {
    */
   markMissing(input: MarkMissingInput): Promise<{ deleted: number; restored: number }> {
     return this.db.exclusive(async () => {
+      // Rows the walk staged were all seen, so they need not be merged first (they merge later in a larger batch):
+      // only pages of the scope staged by other walks do, since one of them may hold a row this walk did not see.
+      await this.mergeNow({ stream: input.stream.name, scope: input.scope.key, exceptWalk: input.walkId });
       await this.threadsFor(false);
       return markMissing(this.db, input);
     });
@@ -169,13 +270,26 @@ export class Warehouse {
     return this.db.exclusive(() => dropSeen(this.db, stream, scope, walkId));
   }
 
-  /** Records a run as 'running'; returns its id (UTC start time + random suffix, sortable). */
+  /**
+   * Records a run as 'running'; returns its id (UTC start time + random suffix, sortable). Until finishLoads (or
+   * finishRun), pages loaded with this run id are staged and merged in batches.
+   */
   startRun(kind: string, args: Record<string, unknown>): Promise<string> {
-    return this.db.exclusive(() => bookkeeping.startRun(this.db, kind, args));
+    return this.db.exclusive(async () => {
+      const runId = await bookkeeping.startRun(this.db, kind, args);
+      this.deferring.add(runId);
+      return runId;
+    });
   }
 
+  /** Records the run's end; merges what it left staged (finishLoads should have, to count it). */
   finishRun(runId: string, summary: RunSummary): Promise<void> {
-    return this.db.exclusive(() => bookkeeping.finishRun(this.db, runId, summary));
+    return this.db.exclusive(async () => {
+      this.deferring.delete(runId);
+      await this.mergeNow();
+      this.merged.delete(runId);
+      await bookkeeping.finishRun(this.db, runId, summary);
+    });
   }
 
   recordCredits(runId: string, snapshot: Record<string, unknown>): Promise<void> {
@@ -185,6 +299,7 @@ export class Warehouse {
   /** Current rows (`_deleted_at IS NULL`) per stream table. */
   tableCounts(): Promise<Record<string, number>> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       const tables = await ddl.listStreamTables(this.db);
       if (tables.length === 0) return {};
@@ -225,6 +340,7 @@ export class Warehouse {
    */
   buildAnalyticsViews(): Promise<AnalyticsViewsReport> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       return createAnalyticsViews(this.db);
     });
@@ -242,10 +358,12 @@ export class Warehouse {
 
   /**
    * Runs SQL with `?` (or `$n`) parameters. Values come as JSON-safe scalars: BIGINT, DECIMAL, TIMESTAMP and DATE
-   * as strings (never lossy), lists and structs as JSON text.
+   * as strings (never lossy), lists and structs as JSON text. Staged pages are merged first: a query sees every
+   * committed page.
    */
   query(sql: string, params?: unknown[]): Promise<QueryResult> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       return this.db.query(sql, params ?? []);
     });
@@ -261,6 +379,7 @@ export class Warehouse {
 
   exportParquet(opts: ExportOptions): Promise<ExportResult> {
     return this.db.exclusive(async () => {
+      await this.mergeNow();
       await this.threadsFor(false);
       return exportParquet(this.db, opts);
     });
@@ -311,22 +430,35 @@ export class Warehouse {
 
   /** Every current event (for the engine's event-scope rule). */
   currentEvents(): Promise<state.EventRow[]> {
-    return this.db.exclusive(() => state.currentEvents(this.db));
+    // Stream tables are read after what is staged is merged (the events a run just loaded are in scope).
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      return state.currentEvents(this.db);
+    });
   }
 
   /** Ids of the current rows of a stream table, ascending (parents of a parent-scoped stream). */
   liveIds(table: string): Promise<number[]> {
-    return this.db.exclusive(() => state.liveIds(this.db, table));
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      return state.liveIds(this.db, table);
+    });
   }
 
   /** Current rows of a stream table as stored (custom-field definitions). */
   currentRows(table: string): Promise<ResultRow[]> {
-    return this.db.exclusive(() => state.currentRows(this.db, table));
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      return state.currentRows(this.db, table);
+    });
   }
 
   /** Ids of rows changed at or after `from` (by `column`) in a scope: what a refresh through the parent re-reads. */
   changedIds(input: Parameters<typeof state.changedIds>[1]): Promise<number[]> {
-    return this.db.exclusive(() => state.changedIds(this.db, input));
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      return state.changedIds(this.db, input);
+    });
   }
 
   /** The account (base URL, client id) whose data this warehouse holds, once a run recorded it. */
@@ -369,9 +501,19 @@ export class Warehouse {
     });
   }
 
+  /** Merges what is staged (after a failure it stays for the next open, which merges first), then closes. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    let failure: unknown = null;
+    await this.db
+      .exclusive(() => this.mergeNow())
+      .catch((err: unknown) => {
+        failure = err;
+      });
     await this.db.close();
     this.staging.dispose();
+    if (failure) throw failure;
   }
 
   private async hasBookkeeping(): Promise<boolean> {

@@ -12,7 +12,7 @@ import {
   type StreamDefinition,
 } from '../../connectors/types.js';
 import type { CursorState, LoadPageInput, ScopeRef } from '../../src/warehouse/index.js';
-import { Warehouse } from '../../src/warehouse/index.js';
+import { type OpenOptions, Warehouse } from '../../src/warehouse/index.js';
 
 export function resolve(
   def: StreamDefinition,
@@ -165,10 +165,10 @@ export interface TempWarehouse {
   cleanup(): Promise<void>;
 }
 
-export async function openTemp(): Promise<TempWarehouse> {
+export async function openTemp(options: OpenOptions = {}): Promise<TempWarehouse> {
   const dir = mkdtempSync(join(tmpdir(), 'evsync-wh-test-'));
   const path = join(dir, 'test.duckdb');
-  const w = await Warehouse.open(path);
+  const w = await Warehouse.open(path, options);
   return {
     w,
     dir,

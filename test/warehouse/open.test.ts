@@ -48,6 +48,7 @@ describe('Warehouse.open', () => {
         'runs',
         'schema_changes',
         'seen',
+        'staged',
         'unavailable',
       ]);
     } finally {

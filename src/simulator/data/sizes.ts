@@ -142,6 +142,19 @@ export function accountPlans(size: SimulatorSize): AccountPlan[] {
         },
         SMALL_OTHER,
       ];
+    case 'xlarge':
+      // `large` with over five million registrants (the load benchmark's largest size).
+      return [
+        {
+          name: 'Northwind Events',
+          events: spread(52, 5_200_000, MIX),
+          contacts: 150_000,
+          webhooks: 12,
+          dataLists: 4,
+          dataListItems: 200,
+        },
+        SMALL_OTHER,
+      ];
   }
 }
 

@@ -1,0 +1,198 @@
+/**
+ * The measured side of the replay scenario, in a process of its own (its peak RSS is its own): registrant pages
+ * recorded once from the simulator are replayed from memory into the engine's loader (PageLoader: normalize +
+ * load, each page with its cursor in its own transaction) as a backfill would load them, one walk per pass over
+ * the recording, then `finishLoads` and a CHECKPOINT. Each pass shifts the ids past every earlier pass and gives
+ * the rows an event of their own, so the table grows by the recording's size per pass (a new scope each time),
+ * and the walk ends as the engine's do (closed cursor, markMissing over the scope). Prints one JSON line.
+ *
+ *   node dist/bench/replay-child.js --recording <file> --rows 1000000 --db <file> [--merge-rows 100000]
+ *        [--keyed] [--immediate] [--band 100000] [--set name=value]
+ *
+ * `--immediate` merges every page in its own transaction (no staging); `--keyed` creates the table with a PRIMARY
+ * KEY first (what earlier versions did), so the alternatives run on the same pages.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { ResolvedStream } from '../connectors/types.js';
+import { PageLoader } from '../src/sync/page-loader.js';
+import { createTableSql } from '../src/warehouse/ddl.js';
+import type { CursorState } from '../src/warehouse/index.js';
+import { Warehouse } from '../src/warehouse/index.js';
+
+export interface Recording {
+  stream: ResolvedStream;
+  /** Raw records per page, as the API sent them. */
+  pages: Record<string, unknown>[][];
+}
+
+export interface ReplayBand {
+  /** Table rows at the end of the band. */
+  rows: number;
+  /** Wall and process CPU milliseconds per row within the band (load calls, walk ends). */
+  wallUsPerRow: number;
+  cpuUsPerRow: number;
+  rssMb: number;
+}
+
+export interface ReplayReport {
+  rows: number;
+  pages: number;
+  wallMs: number;
+  cpuMs: number;
+  /** Of the totals: the final finishLoads + CHECKPOINT. */
+  finalMs: number;
+  bands: ReplayBand[];
+  maxRssKb: number;
+  duckdbMemoryMb: Record<string, number>;
+  steps: Record<string, number>;
+}
+
+const { values } = parseArgs({
+  options: {
+    recording: { type: 'string' },
+    rows: { type: 'string', default: '1000000' },
+    db: { type: 'string' },
+    'merge-rows': { type: 'string' },
+    keyed: { type: 'boolean', default: false },
+    immediate: { type: 'boolean', default: false },
+    band: { type: 'string', default: '100000' },
+    /** DuckDB settings to try, `name=value` (repeatable), e.g. `--set memory_limit=256MB`. */
+    set: { type: 'string', multiple: true, default: [] },
+  },
+});
+if (!values.recording || !values.db) throw new Error('--recording and --db are required');
+const recording = JSON.parse(readFileSync(values.recording, 'utf8')) as Recording;
+// Pages are kept as their JSON text (as the API sent them: ~1.4 MB a page) and parsed outside the timing, so the
+// recording holds ~30 MB of strings rather than ~150 MB of objects in the measured process.
+const texts = recording.pages.map((p) => JSON.stringify(p));
+recording.pages = [];
+const target = Number(values.rows);
+const bandRows = Number(values.band);
+const stream = recording.stream;
+const ids = texts.flatMap((t) => (JSON.parse(t) as { id: number }[]).map((r) => Number(r.id)));
+const span = Math.max(...ids) - Math.min(...ids) + 1;
+
+const warehouse = await Warehouse.open(values.db, {
+  ...(values['merge-rows'] !== undefined ? { mergeRows: Number(values['merge-rows']) } : {}),
+});
+for (const setting of values.set) {
+  const [name, value] = setting.split('=', 2);
+  if (!name || value === undefined || !/^[a-z_]+$/.test(name)) throw new Error(`--set ${setting}: want name=value`);
+  await warehouse.query(`SET ${name} = '${value.replaceAll("'", "''")}'`);
+}
+if (values.keyed) await warehouse.query(createTableSql(stream).replace(/\n\)$/, `,\n  PRIMARY KEY ("id")\n)`));
+await warehouse.ensureTable(stream);
+// A run started with startRun stages its pages and merges them in batches; `--immediate` loads with a run id the
+// warehouse did not start, so every page is merged in its own transaction.
+const runId = values.immediate ? 'replay-immediate' : await warehouse.startRun('backfill', { bench: 'replay' });
+const loader = new PageLoader(warehouse, runId);
+
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+const bands: ReplayBand[] = [];
+let loaded = 0;
+let pages = 0;
+let wall = 0;
+let cpu = 0;
+let band = { wall: 0, cpu: 0, rows: 0 };
+const stamp = '2030-01-01 00:00:00';
+
+for (let pass = 0; loaded < target; pass++) {
+  const eventId = 1_000_000 + pass;
+  const walk = {
+    mode: 'backfill' as const,
+    walkId: `replay-${pass}`,
+    from: null,
+    to: stamp,
+    lastKey: 0,
+    pages: 0,
+    rows: 0,
+  };
+  const scope = { key: `event:${eventId}`, column: 'event_id', value: eventId };
+  for (const text of texts) {
+    if (loaded >= target) break;
+    // Parsed and shifted outside the timing: new ids and an event of its own for every pass.
+    const records = JSON.parse(text) as Record<string, unknown>[];
+    for (const r of records) {
+      r.id = Number(r.id) + pass * span;
+      r.event_id = eventId;
+    }
+    walk.pages += 1;
+    walk.rows += records.length;
+    walk.lastKey = Number(records[records.length - 1]?.id ?? 0);
+    const cursor: CursorState = {
+      stream: stream.name,
+      scope: scope.key,
+      watermark: null,
+      walk: { ...walk },
+      lastPages: null,
+      lastSweepAt: null,
+      updatedAt: stamp,
+    };
+    const w0 = performance.now();
+    const c0 = cpuMs();
+    await loader.load({ stream, scope, records, cursor, seenWalkId: walk.walkId });
+    band.wall += performance.now() - w0;
+    band.cpu += cpuMs() - c0;
+    band.rows += records.length;
+    loaded += records.length;
+    pages++;
+    if (loaded % bandRows < records.length || loaded >= target) {
+      wall += band.wall;
+      cpu += band.cpu;
+      bands.push({
+        rows: loaded,
+        wallUsPerRow: Number(((band.wall * 1000) / band.rows).toFixed(2)),
+        cpuUsPerRow: Number(((band.cpu * 1000) / band.rows).toFixed(2)),
+        rssMb: Math.round(process.memoryUsage().rss / 1e6),
+      });
+      band = { wall: 0, cpu: 0, rows: 0 };
+    }
+  }
+  // The walk's end, as the engine does it: closed cursor, then deletes detected over the scope (merges first).
+  const w0 = performance.now();
+  const c0 = cpuMs();
+  await warehouse.saveCursor({
+    stream: stream.name,
+    scope: scope.key,
+    watermark: stamp,
+    walk: null,
+    lastPages: walk.pages,
+    lastSweepAt: stamp,
+    updatedAt: stamp,
+  });
+  await warehouse.markMissing({ stream, scope, walkId: walk.walkId, runId, at: stamp });
+  band.wall += performance.now() - w0;
+  band.cpu += cpuMs() - c0;
+}
+const w0 = performance.now();
+const c0 = cpuMs();
+await warehouse.finishLoads(runId);
+await warehouse.checkpoint();
+const finalMs = performance.now() - w0;
+wall += band.wall + finalMs;
+cpu += band.cpu + (cpuMs() - c0);
+const memory = await warehouse.query(
+  `SELECT tag, round(memory_usage_bytes / 1e6) AS mb FROM duckdb_memory() WHERE memory_usage_bytes > 1e6`,
+);
+const counted = await warehouse.query(`SELECT count(*) AS n, count(DISTINCT id) AS k FROM ${stream.name}`);
+const steps = warehouse.loadTimings();
+await warehouse.close();
+if (Number(counted.rows[0]?.n) !== loaded || Number(counted.rows[0]?.k) !== loaded) {
+  throw new Error(`replay: table holds ${JSON.stringify(counted.rows[0])}, loaded ${loaded}`);
+}
+const report: ReplayReport = {
+  rows: loaded,
+  pages,
+  wallMs: Math.round(wall),
+  cpuMs: Math.round(cpu),
+  finalMs: Math.round(finalMs),
+  bands,
+  maxRssKb: process.resourceUsage().maxRSS,
+  duckdbMemoryMb: Object.fromEntries(memory.rows.map((r) => [String(r.tag), Number(r.mb)])),
+  steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])),
+};
+process.stdout.write(`${JSON.stringify(report)}\n`);

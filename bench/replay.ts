@@ -1,0 +1,141 @@
+/**
+ * The loader alone, without the simulator's serving speed: registrant pages recorded once from the `large`
+ * simulator, then replayed from memory into the engine's loader (normalize + load + checkpoint) in a process of its
+ * own (replay-child.ts), with DuckDB on one thread. The table grows to 1M rows (quick) or 5M (full), so the figures
+ * say whether the cost of a row and the memory depend on how many rows the table already holds.
+ *
+ * Rows per second are given per second of the process's CPU time (all its threads), which is what "one core"
+ * measures and what other processes on a shared machine distort least; wall-clock rows/s are in the detail.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { customFieldsFromDefinitions, getStream, resolveStream } from '../connectors/index.js';
+import { requestFields } from '../schemas/columns.js';
+import { ApiClient } from '../src/api/index.js';
+import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
+import type { Recording, ReplayReport } from './replay-child.js';
+import { startSimProcess } from './sim-process.js';
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'replay-child.js');
+/** Pages recorded: 20k rows, a typical event's registrants; replayed as many times as the size needs. */
+const RECORDED_PAGES = 20;
+
+/** Records the first pages of registrants of the first event with enough of them, as the engine requests them. */
+export async function record(o: BenchOptions): Promise<Recording> {
+  const sim = await startSimProcess({ size: 'large', rateLimit: '10000000/600' });
+  const account = sim.accounts[0]!;
+  const client = new ApiClient({
+    baseUrl: sim.baseUrl,
+    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+    rateLimit: { limit: 10_000_000, windowMs: 600_000 },
+  });
+  try {
+    const control = sim.baseUrl.replace(/\/v1$/, '/_control');
+    const truth = async (name: string) =>
+      ((await (await fetch(`${control}/truth?stream=${name}`)).json()) as { records: Record<string, unknown>[] })
+        .records;
+    const questions = await truth('event_questions');
+    const stream = resolveStream(getStream('registrants'), { customFields: customFieldsFromDefinitions(questions) });
+    for (const event of await truth('events')) {
+      const eventId = Number(event.id);
+      const own = customFieldsFromDefinitions(questions.filter((q) => Number(q.event_id) === eventId));
+      const pages: Record<string, unknown>[][] = [];
+      for await (const page of client.keyset<{ id: number }>('/registrants', {
+        params: { event_id: eventId },
+        fields: requestFields(
+          stream,
+          own.map((f) => f.name),
+        ),
+        perPage: stream.maxPerPage,
+      })) {
+        pages.push(page.items as unknown as Record<string, unknown>[]);
+        if (pages.length >= RECORDED_PAGES) break;
+      }
+      if (pages.length >= RECORDED_PAGES && pages.every((p) => p.length === stream.maxPerPage)) {
+        o.log(`replay: recorded ${pages.length} pages of registrants of event ${eventId}`);
+        return { stream, pages };
+      }
+    }
+    throw new Error('replay: no event has enough registrants to record');
+  } finally {
+    await client.close();
+    await sim.stop();
+  }
+}
+
+async function replay(file: string, db: string, rows: number, extra: string[]): Promise<ReplayReport> {
+  const child = spawn(process.execPath, [CHILD, '--recording', file, '--db', db, '--rows', String(rows), ...extra], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const [code] = await once(child, 'exit');
+  const line = out.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`replay child exited with ${String(code)}`);
+  return JSON.parse(line) as ReplayReport;
+}
+
+const mb = (kb: number) => round(kb / 1024, 1);
+
+/** Mean CPU microseconds per row over the bands ending at or below `upTo` rows (or above `from`). */
+function cpuPerRow(r: ReplayReport, from: number, upTo: number): number {
+  const bands = r.bands.filter((b) => b.rows > from && b.rows <= upTo);
+  return bands.reduce((s, b) => s + b.cpuUsPerRow, 0) / Math.max(1, bands.length);
+}
+
+export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]> {
+  const tmp = tempDir();
+  try {
+    const recording = await record(o);
+    const file = tmp.path('recording.json');
+    writeFileSync(file, JSON.stringify(recording));
+    const big = o.quick ? 1_000_000 : 5_000_000;
+    o.log(`replay: ${big} rows into a growing table`);
+    const r = await replay(file, tmp.path('replay.duckdb'), big, []);
+    const first = cpuPerRow(r, 0, 200_000);
+    const last = cpuPerRow(r, big - 1_000_000, big);
+    const oneM = r.bands.find((b) => b.rows >= 1_000_000);
+    const out: ScenarioResult[] = [
+      figure(
+        `replay: load ${r.rows} recorded registrants (normalize + load + checkpoint), one core`,
+        'rows per CPU-second',
+        Math.round(r.rows / (r.cpuMs / 1000)),
+        50_000,
+        '>=',
+        `${Math.round(r.rows / (r.wallMs / 1000))} rows/s wall; ${r.pages} pages of ${(RECORDED_PAGES * 1000) / RECORDED_PAGES} rows, ` +
+          `DuckDB on 1 thread, staged pages merged in batches; final merge + checkpoint ${r.finalMs} ms; ms by step: ` +
+          Object.entries(r.steps)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
+      ),
+      figure(
+        `replay: cost per row, last 1M rows vs first 200k (table at ${r.rows} rows)`,
+        'ratio',
+        round(last / first, 2),
+        1.1,
+        '<=',
+        `${round(last, 1)} vs ${round(first, 1)} us CPU per row; per band of 100k: ` +
+          r.bands.map((b) => `${b.rows / 1000}k ${b.cpuUsPerRow}`).join(', '),
+      ),
+      figure(
+        `replay: peak RSS loading ${r.rows} rows`,
+        'MB',
+        mb(r.maxRssKb),
+        400,
+        '<',
+        `RSS at 1M rows ${oneM?.rssMb ?? '-'} MB, at the end ${r.bands[r.bands.length - 1]?.rssMb} MB; DuckDB memory at the end: ` +
+          Object.entries(r.duckdbMemoryMb)
+            .map(([k, v]) => `${k} ${v} MB`)
+            .join(', '),
+      ),
+    ];
+    return out;
+  } finally {
+    tmp.remove();
+  }
+}
