@@ -2,7 +2,7 @@ import { hash4, Rng, tag } from '../core/random.js';
 import { CUSTOM, type Rec } from '../core/record.js';
 import { customValues, DEF_TEMPLATES, defRecord, makeDef } from './defs.js';
 import type { AccountDefs } from './gen-account.js';
-import { person } from './people.js';
+import { person, personFields } from './people.js';
 import { eventScale } from './sizes.js';
 import { DAY, HOUR } from './timeline.js';
 import {
@@ -128,14 +128,7 @@ export function buildEventStreams(world: World, account: AccountInfo, event: Eve
       id,
       event_id: eid,
       contact_id: account.contactIdStart + pIndex,
-      email: p.email,
-      prefix: p.prefix,
-      first_name: p.first,
-      middle_name: p.middle,
-      last_name: p.last,
-      suffix: p.suffix,
-      company: p.company,
-      job_title: p.job,
+      ...personFields(p),
       bio: p.bio,
       gender: p.gender,
       profile_picture: p.picture,
