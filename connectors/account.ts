@@ -1,3 +1,4 @@
+import { NAMED_RECORD } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Account-level plumbing: webhooks and their groups, data lists and their items. */
@@ -67,7 +68,7 @@ export const dataLists = defineStream({
   path: '/data-lists',
   scope: 'account',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Data lists (option lists reused by questions; fields undocumented)',
 });

@@ -1,4 +1,4 @@
-import { FIELD_DEFINITION_FIELDS, RECORD_TIMES } from './field-definitions.js';
+import { FIELD_DEFINITION_FIELDS, NAMED_RECORD, RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Events and the event-level configuration around them (folders, questions, websites, pages, badges). */
@@ -54,7 +54,7 @@ export const eventFolders = defineStream({
   path: '/event-folders',
   scope: 'account',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Folders events are filed in (fields undocumented)',
 });
@@ -100,7 +100,7 @@ export const pages = defineStream({
   path: '/pages',
   scope: 'event',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Pages of the event websites (fields undocumented)',
 });
@@ -110,7 +110,7 @@ export const eventBadges = defineStream({
   path: '/badges',
   scope: 'event',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Badge templates of an event (fields undocumented)',
 });
@@ -120,7 +120,7 @@ export const invitationLists = defineStream({
   path: '/invitation-lists',
   scope: 'event',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Invitation lists of an event (fields undocumented)',
 });

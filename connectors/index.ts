@@ -91,20 +91,22 @@ const byName: ReadonlyMap<string, StreamDefinition> = new Map(catalogue.map((s) 
 
 /** Named stream sets, as stream names. `core` is the default selection. */
 export const STREAM_SETS: Readonly<Record<'core' | 'all', readonly string[]>> = Object.freeze({
-  core: Object.freeze([
-    'events',
-    'registrants',
-    'sessions',
-    'speakers',
-    'sponsors',
-    'contacts',
-    'registrant_types',
-    'packages',
-    'discount_codes',
-    'transactions',
-    'registrant_line_items',
-    'registration_audit',
-  ]),
+  core: Object.freeze(
+    [
+      events,
+      registrants,
+      sessions,
+      speakers,
+      sponsors,
+      contacts,
+      registrantTypes,
+      packages,
+      discountCodes,
+      transactions,
+      registrantLineItems,
+      registrationAudit,
+    ].map((s) => s.name),
+  ),
   all: Object.freeze(catalogue.map((s) => s.name)),
 });
 

@@ -1,4 +1,4 @@
-import { FIELD_DEFINITION_FIELDS, RECORD_TIMES } from './field-definitions.js';
+import { ADDRESS_EXPANSIONS, FIELD_DEFINITION_FIELDS, PERSON, RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** People and organisations around events: speakers, sponsors, CRM contacts, and their custom field definitions. */
@@ -12,14 +12,7 @@ export const speakers = defineStream({
     id: 'bigint',
     event_id: 'bigint',
     contact_id: 'bigint',
-    email: 'text',
-    prefix: 'text',
-    first_name: 'text',
-    middle_name: 'text',
-    last_name: 'text',
-    suffix: 'text',
-    company: 'text',
-    job_title: 'text',
+    ...PERSON,
     bio: 'text',
     gender: 'choice',
     profile_picture: 'text',
@@ -88,14 +81,7 @@ export const contacts = defineStream({
   fields: {
     id: 'bigint',
     account_id: 'bigint',
-    email: 'text',
-    prefix: 'text',
-    first_name: 'text',
-    middle_name: 'text',
-    last_name: 'text',
-    suffix: 'text',
-    company: 'text',
-    job_title: 'text',
+    ...PERSON,
     work_phone: 'text',
     mobile_phone: 'text',
     cc_email: 'text',
@@ -110,7 +96,7 @@ export const contacts = defineStream({
     subscribe_status: 'text',
     ...RECORD_TIMES,
   },
-  expand: { homeAddress: 'address', workAddress: 'address', billingAddress: 'address' },
+  expand: ADDRESS_EXPANSIONS,
   customFields: { definitions: 'contact_fields' },
   verified: true,
   description: 'CRM contacts across all events of the account, plus c_<id> fields',

@@ -1,4 +1,4 @@
-import { RECORD_TIMES } from './field-definitions.js';
+import { ADDRESS_EXPANSIONS, NAMED_RECORD, PERSON, RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Registrants and what they buy: types, packages, discount codes, transactions, line items, groups, audit log. */
@@ -20,14 +20,7 @@ export const registrants = defineStream({
     reg_type_id: 'bigint',
     package_id: 'bigint',
     discount_code: 'text',
-    email: 'text',
-    prefix: 'text',
-    first_name: 'text',
-    middle_name: 'text',
-    last_name: 'text',
-    suffix: 'text',
-    company: 'text',
-    job_title: 'text',
+    ...PERSON,
     work_phone: 'text',
     mobile_phone: 'text',
     profile_picture: 'text',
@@ -66,12 +59,7 @@ export const registrants = defineStream({
     checked_in_at: 'timestamp',
     ...RECORD_TIMES,
   },
-  expand: {
-    homeAddress: 'address',
-    workAddress: 'address',
-    billingAddress: 'address',
-    emailHistory: 'json',
-  },
+  expand: { ...ADDRESS_EXPANSIONS, emailHistory: 'json' },
   customFields: { definitions: 'event_questions' },
   verified: true,
   description: 'Registrants of an event: status, selections, money, check-in, plus c_<id> answers',
@@ -225,7 +213,7 @@ export const registrantGroups = defineStream({
   path: '/registrant-groups',
   scope: 'event',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Registrant groups of an event (fields undocumented)',
 });

@@ -1,4 +1,4 @@
-import { FIELD_DEFINITION_FIELDS, RECORD_TIMES } from './field-definitions.js';
+import { FIELD_DEFINITION_FIELDS, NAMED_RECORD, RECORD_TIMES } from './field-definitions.js';
 import { defineStream } from './types.js';
 
 /** Sessions and what hangs off them: custom field definitions, waitlists, attendance, scans, locations, tracks. */
@@ -105,7 +105,7 @@ export const sessionLocations = defineStream({
   path: '/locations',
   scope: 'event',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Rooms and places sessions are held in (fields undocumented)',
 });
@@ -115,7 +115,7 @@ export const tracks = defineStream({
   path: '/tracks',
   scope: 'event',
   cursor: null,
-  fields: { id: 'bigint', name: 'text', created_at: 'timestamp', updated_at: 'timestamp' },
+  fields: NAMED_RECORD,
   verified: false,
   description: 'Session tracks of an event (fields undocumented)',
 });

@@ -49,8 +49,11 @@ const INT_RE = /^\s*[+-]?\d+\s*$/;
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
-/** Key and scope columns: integers JavaScript holds exactly, as numbers. */
-function toSafeBigint(v: unknown): Converted {
+/**
+ * An integer: a number JavaScript holds exactly, a digit string, or an `{id, value}` choice's id. `beyondSafe` decides
+ * what a digit string beyond 2^53 becomes.
+ */
+function integerOf(v: unknown, beyondSafe: (digits: string) => Converted): Converted {
   if (typeof v === 'number') {
     if (Number.isSafeInteger(v)) return v === 0 ? 0 : v;
     return fail(Number.isInteger(v) ? 'unsafe integer beyond 2^53' : 'not an integer');
@@ -60,10 +63,19 @@ function toSafeBigint(v: unknown): Converted {
     if (!INT_RE.test(v)) return fail('not an integer');
     // Number() of a digit string at or beyond 2^53 rounds to an unsafe value, so this check is exact.
     const n = Number(v);
-    return Number.isSafeInteger(n) ? (n === 0 ? 0 : n) : fail('unsafe integer beyond 2^53');
+    return Number.isSafeInteger(n) ? (n === 0 ? 0 : n) : beyondSafe(v);
   }
-  if (typeof v === 'object' && !Array.isArray(v) && 'id' in v) return toSafeBigint((v as { id: unknown }).id);
+  if (typeof v === 'object' && !Array.isArray(v) && 'id' in v) return integerOf((v as { id: unknown }).id, beyondSafe);
   return fail('');
+}
+
+function unsafeInteger(): Converted {
+  return fail('unsafe integer beyond 2^53');
+}
+
+/** Key and scope columns: integers JavaScript holds exactly, as numbers. */
+function toSafeBigint(v: unknown): Converted {
+  return integerOf(v, unsafeInteger);
 }
 
 const INT64_MIN = -(2n ** 63n);
@@ -81,18 +93,7 @@ function bigintText(v: string): Converted {
 
 /** Other bigint columns: also digit strings beyond 2^53, kept exactly (see the rules above). */
 function toBigint(v: unknown): Converted {
-  if (typeof v === 'number') {
-    if (Number.isSafeInteger(v)) return v === 0 ? 0 : v;
-    return fail(Number.isInteger(v) ? 'unsafe integer beyond 2^53' : 'not an integer');
-  }
-  if (v === undefined || v === null || v === '') return null;
-  if (typeof v === 'string') {
-    if (!INT_RE.test(v)) return fail('not an integer');
-    const n = Number(v);
-    return Number.isSafeInteger(n) ? (n === 0 ? 0 : n) : bigintText(v);
-  }
-  if (typeof v === 'object' && !Array.isArray(v) && 'id' in v) return toBigint((v as { id: unknown }).id);
-  return fail('');
+  return integerOf(v, bigintText);
 }
 
 function toInteger(v: unknown): Converted {

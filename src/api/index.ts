@@ -32,17 +32,4 @@ export {
 export { idOf } from './pagination.js';
 export { type ListQuery, MAX_IDS } from './query.js';
 export { redact, registeredSecrets } from './redact.js';
-export type {
-  ApiClientEvents,
-  CallOptions,
-  ClientOptions,
-  ClientStats,
-  KeysetPage,
-  KeysetQuery,
-  ListPage,
-  PageMeta,
-  RequestEvent,
-  RetryEvent,
-  SendOptions,
-  TokenEvent,
-} from './types.js';
+export type * from './types.js';

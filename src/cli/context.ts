@@ -139,6 +139,16 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
   }
 }
 
+/** Opens the warehouse as `openWarehouse` does, runs `use` on it, and closes it whatever `use` does. */
+export async function withWarehouse<T>(ctx: Ctx, opts: OpenOptions, use: (w: Warehouse) => Promise<T>): Promise<T> {
+  const w = await openWarehouse(ctx, opts);
+  try {
+    return await use(w);
+  } finally {
+    await w.close();
+  }
+}
+
 /**
  * One AbortSignal for "stop cleanly": the io's stop signal (tests), and SIGINT/SIGTERM for the real process. The
  * first signal asks for a clean stop; the handlers are removed then, so a second Ctrl-C kills the process at once.

@@ -8,15 +8,7 @@ export { EVENT_STATUSES } from './data/sizes.js';
 export { parseFaults, parseRateLimit } from './options.js';
 export { encodeCredentials } from './service/auth.js';
 export { startSimulator } from './simulator.js';
-export type {
-  CallCounters,
-  FaultSpec,
-  MutationSummary,
-  Simulator,
-  SimulatorAccount,
-  SimulatorOptions,
-  SimulatorSize,
-} from './types.js';
+export type * from './types.js';
 export type {
   AttemptOutcome,
   ChangeAction,

@@ -17,6 +17,26 @@ function fraction(key: string, value: string | undefined): number {
   return n;
 }
 
+/** The `FaultSpec` keys that hold a number. */
+type NumericFault = { [K in keyof FaultSpec]-?: FaultSpec[K] extends number | undefined ? K : never }[keyof FaultSpec];
+
+/** Faults written `<name>=<fraction>`. */
+const RATES = new Map<string, NumericFault>([
+  ['errors', 'errorRate'],
+  ['resets', 'resetRate'],
+  ['malformed', 'malformedRate'],
+  ['storm429', 'storm429Rate'],
+  ['hook-drop', 'webhookDropRate'],
+  ['hook-dup', 'webhookDuplicateRate'],
+  ['hook-reorder', 'webhookReorderRate'],
+]);
+
+/** Faults written `<name>=<fraction>:<ms>`, the milliseconds optional. */
+const DELAYS = new Map<string, { rate: NumericFault; ms: NumericFault; defaultMs: number }>([
+  ['slow', { rate: 'slowRate', ms: 'slowMs', defaultMs: 5000 }],
+  ['hook-delay', { rate: 'webhookDelayRate', ms: 'webhookDelayMs', defaultMs: 2000 }],
+]);
+
 /**
  * Parses the `--faults` spec:
  * `errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header`, and for webhook
@@ -29,55 +49,24 @@ export function parseFaults(text: string): FaultSpec {
     .map((s) => s.trim())
     .filter(Boolean)) {
     const [key, value] = item.split('=', 2) as [string, string | undefined];
-    switch (key) {
-      case 'errors':
-        spec.errorRate = fraction(key, value);
-        break;
-      case 'latency': {
-        const ms = Number(value);
-        if (!Number.isFinite(ms) || ms < 0) throw new RangeError('fault "latency" needs milliseconds');
-        spec.latencyMs = ms;
-        break;
-      }
-      case 'resets':
-        spec.resetRate = fraction(key, value);
-        break;
-      case 'malformed':
-        spec.malformedRate = fraction(key, value);
-        break;
-      case 'slow': {
-        const [rate, ms] = (value ?? '').split(':');
-        spec.slowRate = fraction(key, rate);
-        spec.slowMs = ms === undefined ? 5000 : Number(ms);
-        if (!Number.isFinite(spec.slowMs) || spec.slowMs < 0) throw new RangeError('fault "slow" needs <rate>:<ms>');
-        break;
-      }
-      case 'storm429':
-        spec.storm429Rate = fraction(key, value);
-        break;
-      case 'hook-drop':
-        spec.webhookDropRate = fraction(key, value);
-        break;
-      case 'hook-dup':
-        spec.webhookDuplicateRate = fraction(key, value);
-        break;
-      case 'hook-reorder':
-        spec.webhookReorderRate = fraction(key, value);
-        break;
-      case 'hook-delay': {
-        const [rate, ms] = (value ?? '').split(':');
-        spec.webhookDelayRate = fraction(key, rate);
-        spec.webhookDelayMs = ms === undefined ? 2000 : Number(ms);
-        if (!Number.isFinite(spec.webhookDelayMs) || spec.webhookDelayMs < 0) {
-          throw new RangeError('fault "hook-delay" needs <rate>:<ms>');
-        }
-        break;
-      }
-      case 'no-reset-header':
-        spec.omitResetHeader = true;
-        break;
-      default:
-        throw new RangeError(`unknown fault "${key}"`);
+    const rate = RATES.get(key);
+    const delay = DELAYS.get(key);
+    if (rate) {
+      spec[rate] = fraction(key, value);
+    } else if (delay) {
+      const [fractionText, msText] = (value ?? '').split(':');
+      spec[delay.rate] = fraction(key, fractionText);
+      const ms = msText === undefined ? delay.defaultMs : Number(msText);
+      spec[delay.ms] = ms;
+      if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`fault "${key}" needs <rate>:<ms>`);
+    } else if (key === 'latency') {
+      const ms = Number(value);
+      if (!Number.isFinite(ms) || ms < 0) throw new RangeError('fault "latency" needs milliseconds');
+      spec.latencyMs = ms;
+    } else if (key === 'no-reset-header') {
+      spec.omitResetHeader = true;
+    } else {
+      throw new RangeError(`unknown fault "${key}"`);
     }
   }
   return spec;

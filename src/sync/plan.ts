@@ -107,6 +107,16 @@ export function planItem(
     };
   }
 
+  // A whole read from the start (a snapshot, or a backfill), priced by its last pages and queued after the rest.
+  const fullRead = (mode: 'snapshot' | 'backfill') => ({
+    ...base,
+    mode,
+    from: null,
+    resume: null,
+    price: price(cursor?.lastPages),
+    priority: 10 + rank,
+  });
+
   const incrementalTier = ctx.mode === 'incremental' && cursor !== null;
   if (incrementalTier && rank === 2 && hoursBetween(cursor.updatedAt, ctx.now) < ctx.pastEventPollHours) return null;
 
@@ -137,28 +147,14 @@ export function planItem(
       cursor?.lastSweepAt != null &&
       hoursBetween(cursor.lastSweepAt, ctx.now) < ctx.snapshotEveryHours;
     if (fresh) return null;
-    return {
-      ...base,
-      mode: 'snapshot',
-      from: null,
-      resume: null,
-      price: price(cursor?.lastPages),
-      priority: 10 + rank,
-    };
+    return fullRead('snapshot');
   }
 
   if (ctx.mode === 'incremental' && cursor?.watermark) {
     if (cursor.watermark >= ctx.signpost) return null;
     return { ...base, mode: 'incremental', from: cursor.watermark, resume: null, price: price(1), priority: rank };
   }
-  return {
-    ...base,
-    mode: 'backfill',
-    from: null,
-    resume: null,
-    price: price(cursor?.lastPages),
-    priority: 10 + rank,
-  };
+  return fullRead('backfill');
 }
 
 /** A delete sweep of a cursor stream's scope, or null when not due. */

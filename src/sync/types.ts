@@ -1,4 +1,5 @@
 import type { StreamOverride } from '../../connectors/index.js';
+import type { RunStreamSummary } from '../warehouse/index.js';
 
 export type SyncMode = 'incremental' | 'backfill';
 
@@ -75,14 +76,8 @@ export type ProgressEvent =
 
 export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'audit' | 'refresh';
 
-export interface StreamStats {
-  inserted: number;
-  updated: number;
-  deleted: number;
-  rejected: number;
-  pages: number;
-  errors?: string[];
-}
+/** What one run did to one stream: the counts the warehouse records with the run (`RunSummary.streams`). */
+export type StreamStats = RunStreamSummary;
 
 export interface SyncResult {
   runId: string;

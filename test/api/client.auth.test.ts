@@ -1,33 +1,24 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../src/api/client.js';
 import { CredentialsRejectedError, UnauthorizedError } from '../../src/api/index.js';
 import {
   BASE_URL,
   CLIENT_SECRET,
-  envelope,
+  closeClients,
   fakeService,
   httpDate,
   makeClient,
+  okPage,
   rateHeaders,
   tokenReply,
   withToken,
 } from './helpers.js';
 
-const ok = () => ({
-  body: envelope([{ id: 1 }], { totalCount: 1, pageCount: 1, perPage: 20 }),
-  headers: rateHeaders(1990),
-});
-
-let client: ApiClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  client = undefined;
-});
+afterEach(closeClients);
 
 describe('token', () => {
   it('fetches once with Basic credentials and caches it across calls', async () => {
-    const svc = fakeService(withToken(ok));
-    client = makeClient(svc);
+    const svc = fakeService(withToken(okPage));
+    const client = makeClient(svc);
     await client.list('/registrants');
     await client.list('/registrants');
     expect(svc.tokenCalls()).toHaveLength(1);
@@ -41,17 +32,17 @@ describe('token', () => {
   });
 
   it('accepts the pre-encoded credential string', async () => {
-    const svc = fakeService(withToken(ok));
-    client = makeClient(svc, { credentials: { encoded: 'Basic QUJDOkRFRg==' } });
+    const svc = fakeService(withToken(okPage));
+    const client = makeClient(svc, { credentials: { encoded: 'Basic QUJDOkRFRg==' } });
     await client.ensureToken();
     expect(svc.tokenCalls()[0]!.headers.authorization).toBe('Basic QUJDOkRFRg==');
   });
 
   it('calibrates serverNow from the Date header', async () => {
     const skew = 3_600_000;
-    const svc = fakeService(withToken(ok, () => tokenReply({ serverNowMs: Date.now() + skew })));
-    client = makeClient(svc);
-    expect(() => client!.serverNow()).toThrow(/ensureToken/);
+    const svc = fakeService(withToken(okPage, () => tokenReply({ serverNowMs: Date.now() + skew })));
+    const client = makeClient(svc);
+    expect(() => client.serverNow()).toThrow(/ensureToken/);
     await client.ensureToken();
     expect(Math.abs(client.serverNow().getTime() - (Date.now() + skew))).toBeLessThan(1500);
   });
@@ -62,11 +53,11 @@ describe('token', () => {
     let serverNow = Date.now() + 3_600_000;
     const svc = fakeService(
       withToken(
-        () => ({ ...ok(), headers: { ...rateHeaders(1990), date: httpDate(serverNow) } }),
+        () => ({ ...okPage(), headers: { ...rateHeaders(1990), date: httpDate(serverNow) } }),
         () => tokenReply({ serverNowMs: serverNow, lifetimeS: 1800 }),
       ),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     await client.list('/registrants');
     expect(svc.tokenCalls()).toHaveLength(1);
     serverNow += 29.5 * 60_000; // within the 60 s margin of expiry, on the server's clock only
@@ -80,19 +71,19 @@ describe('token', () => {
     const serverNow = Date.now() - 3_600_000; // server 1 h behind: by local time the token "expired" already
     const svc = fakeService(
       withToken(
-        () => ({ ...ok(), headers: { ...rateHeaders(1990), date: httpDate(serverNow) } }),
+        () => ({ ...okPage(), headers: { ...rateHeaders(1990), date: httpDate(serverNow) } }),
         () => tokenReply({ serverNowMs: serverNow, lifetimeS: 1800 }),
       ),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     for (let i = 0; i < 3; i++) await client.list('/registrants');
     expect(svc.tokenCalls()).toHaveLength(1);
   });
 
   it('shares one refresh among concurrent calls', async () => {
-    const svc = fakeService(withToken(ok));
-    client = makeClient(svc, { concurrency: 8 });
-    await Promise.all(Array.from({ length: 8 }, () => client!.list('/registrants')));
+    const svc = fakeService(withToken(okPage));
+    const client = makeClient(svc, { concurrency: 8 });
+    await Promise.all(Array.from({ length: 8 }, () => client.list('/registrants')));
     expect(svc.tokenCalls()).toHaveLength(1);
     expect(svc.dataCalls()).toHaveLength(8);
   });
@@ -100,10 +91,10 @@ describe('token', () => {
   it('on a 401 refreshes once and retries the call once', async () => {
     const svc = fakeService(
       withToken((_req, n) =>
-        n === 0 ? { status: 401, body: { name: 'Unauthorized', message: 'x', code: 0, status: 401 } } : ok(),
+        n === 0 ? { status: 401, body: { name: 'Unauthorized', message: 'x', code: 0, status: 401 } } : okPage(),
       ),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const page = await client.list('/registrants');
     expect(page.items).toEqual([{ id: 1 }]);
     expect(svc.tokenCalls()).toHaveLength(2);
@@ -125,7 +116,7 @@ describe('token', () => {
         },
       })),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const err = await client.list('/registrants', { params: { event_id: 5 } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnauthorizedError);
     expect((err as UnauthorizedError).status).toBe(401);
@@ -141,7 +132,7 @@ describe('token', () => {
         status,
         body: { name: 'x', message: `bad ${CLIENT_SECRET}`, code: 0, status },
       }));
-      client = makeClient(svc);
+      const client = makeClient(svc);
       const err = await client.list('/registrants').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(CredentialsRejectedError);
       const e = err as CredentialsRejectedError;
@@ -155,13 +146,13 @@ describe('token', () => {
   it('retries the token call on 503 and on a malformed answer', async () => {
     let n = 0;
     const svc = fakeService((req) => {
-      if (req.path !== '/oauth2/token') return ok();
+      if (req.path !== '/oauth2/token') return okPage();
       n += 1;
       if (n === 1) return { status: 503, body: { name: 'Service Unavailable', message: 'm', code: 0, status: 503 } };
       if (n === 2) return { body: { access_token: 'abc' } }; // no expires_at
       return tokenReply();
     });
-    client = makeClient(svc);
+    const client = makeClient(svc);
     await client.ensureToken();
     expect(svc.tokenCalls()).toHaveLength(3);
     expect(client.stats().spent.token).toBe(3);
@@ -170,7 +161,7 @@ describe('token', () => {
 
 describe('server clock without Date headers', () => {
   it('serverNow falls back to the local clock once an answer arrived', async () => {
-    const svc = fakeService(withToken(ok, () => ({ body: tokenReply().body })));
+    const svc = fakeService(withToken(okPage, () => ({ body: tokenReply().body })));
     const c = makeClient(svc);
     await c.ensureToken();
     expect(Math.abs(c.serverNow().getTime() - Date.now())).toBeLessThan(100);

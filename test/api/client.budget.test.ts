@@ -1,22 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../src/api/client.js';
 import { BudgetExhaustedError, RateLimitedError, type WaitEvent } from '../../src/api/index.js';
-import { envelope, type FakeReply, fakeService, makeClient, rateHeaders, withToken } from './helpers.js';
+import { closeClients, type FakeReply, fakeService, makeClient, onePage, rateHeaders, withToken } from './helpers.js';
 
-const page = (): FakeReply => ({ body: envelope([{ id: 1 }], { totalCount: 1, pageCount: 1, perPage: 20 }) });
+const page = (): FakeReply => ({ body: onePage() });
 
-let client: ApiClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  client = undefined;
-});
+afterEach(closeClients);
 
 describe('budget', () => {
   it('concurrent calls never overshoot: only what fits is sent, the rest stops with max-wait', async () => {
     const svc = fakeService(withToken(page));
-    client = makeClient(svc, { rateLimit: { limit: 30, windowMs: 300 }, maxWaitMs: 0, concurrency: 8 });
+    const client = makeClient(svc, { rateLimit: { limit: 30, windowMs: 300 }, maxWaitMs: 0, concurrency: 8 });
     await client.ensureToken(); // 1 credit: 29 left, so two list calls fit
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => client!.list('/registrants')));
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => client.list('/registrants')));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
     expect(errors).toHaveLength(6);
@@ -30,11 +25,11 @@ describe('budget', () => {
 
   it('with maxWait, waits for the window and goes on (emitting wait)', async () => {
     const svc = fakeService(withToken(page));
-    client = makeClient(svc, { rateLimit: { limit: 30, windowMs: 300 }, concurrency: 4 });
+    const client = makeClient(svc, { rateLimit: { limit: 30, windowMs: 300 }, concurrency: 4 });
     const waits: WaitEvent[] = [];
     client.on('wait', (e) => waits.push(e));
     const started = Date.now();
-    await Promise.all(Array.from({ length: 6 }, () => client!.list('/registrants')));
+    await Promise.all(Array.from({ length: 6 }, () => client.list('/registrants')));
     const elapsed = Date.now() - started;
     expect(svc.dataCalls()).toHaveLength(6);
     // Window 1: token + 2 lists; window 2: 3 lists; the sixth needs a third window.
@@ -46,7 +41,7 @@ describe('budget', () => {
 
   it('stops with max-wait when the reset is further than maxWaitMs', async () => {
     const svc = fakeService(withToken(() => ({ ...page(), headers: rateHeaders(0, 60, 30) })));
-    client = makeClient(svc, { rateLimit: { limit: 30, windowMs: 60_000 }, maxWaitMs: 1_000 });
+    const client = makeClient(svc, { rateLimit: { limit: 30, windowMs: 60_000 }, maxWaitMs: 1_000 });
     await client.list('/registrants');
     const err = (await client.list('/registrants').catch((e: unknown) => e)) as BudgetExhaustedError;
     expect(err).toBeInstanceOf(BudgetExhaustedError);
@@ -57,7 +52,7 @@ describe('budget', () => {
 
   it('runBudget stops before sending', async () => {
     const svc = fakeService(withToken(page));
-    client = makeClient(svc, { runBudget: 25 });
+    const client = makeClient(svc, { runBudget: 25 });
     await client.list('/registrants');
     await client.list('/registrants');
     const err = (await client.list('/registrants').catch((e: unknown) => e)) as BudgetExhaustedError;
@@ -69,7 +64,7 @@ describe('budget', () => {
   it('corrects the ledger from the headers (another process spends)', async () => {
     // Another process on the same credential leaves us 15 after our first call; its second answer says 5.
     const svc = fakeService(withToken((_r, n) => ({ ...page(), headers: rateHeaders(15 - 10 * n, 120, 2000) })));
-    client = makeClient(svc, { maxWaitMs: 0 });
+    const client = makeClient(svc, { maxWaitMs: 0 });
     await client.list('/registrants');
     const snap = client.ledger.snapshot();
     expect(snap.remaining).toBe(15);
@@ -81,7 +76,7 @@ describe('budget', () => {
 
   it('the limit header overrides the configured limit', async () => {
     const svc = fakeService(withToken(() => ({ ...page(), headers: rateHeaders(4989, 590, 5000) })));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     await client.list('/registrants');
     expect(client.ledger.snapshot()).toMatchObject({ limit: 5000, remaining: 4989 });
   });
@@ -100,7 +95,7 @@ describe('429', () => {
           : page(),
       ),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const waits: WaitEvent[] = [];
     client.on('wait', (e) => waits.push(e));
     const started = Date.now();
@@ -114,7 +109,7 @@ describe('429', () => {
 
   it('without a reset header waits a backoff capped at the window', async () => {
     const svc = fakeService(withToken((_r, n) => (n < 2 ? { status: 429, body: '' } : page())));
-    client = makeClient(svc, { rateLimit: { limit: 2000, windowMs: 200 } });
+    const client = makeClient(svc, { rateLimit: { limit: 2000, windowMs: 200 } });
     const waits: WaitEvent[] = [];
     client.on('wait', (e) => waits.push(e));
     const started = Date.now();
@@ -130,7 +125,7 @@ describe('429', () => {
     const svc = fakeService(
       withToken((_r, n) => (n === 0 ? { status: 429, body: '', headers: rateHeaders(1500, 500) } : page())),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const waits: WaitEvent[] = [];
     client.on('wait', (e) => waits.push(e));
     await client.list('/registrants');
@@ -143,7 +138,7 @@ describe('429', () => {
 
   it('a 429 whose reset is beyond maxWait stops with max-wait', async () => {
     const svc = fakeService(withToken(() => ({ status: 429, body: '', headers: rateHeaders(0, 300) })));
-    client = makeClient(svc, { maxWaitMs: 5_000 });
+    const client = makeClient(svc, { maxWaitMs: 5_000 });
     const err = (await client.list('/registrants').catch((e: unknown) => e)) as BudgetExhaustedError;
     expect(err).toBeInstanceOf(BudgetExhaustedError);
     expect(err.reason).toBe('max-wait');
@@ -152,7 +147,7 @@ describe('429', () => {
 
   it('endless 429s end in a RateLimitedError', async () => {
     const svc = fakeService(withToken(() => ({ status: 429, body: '', headers: rateHeaders(0, 0) })));
-    client = makeClient(svc, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    const client = makeClient(svc, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
     await expect(client.list('/registrants')).rejects.toBeInstanceOf(RateLimitedError);
     expect(svc.dataCalls()).toHaveLength(11);
   });

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../src/api/client.js';
 import {
   ApiError,
   ForbiddenError,
@@ -10,27 +9,19 @@ import {
   ValidationError,
 } from '../../src/api/index.js';
 import type { RetryEvent } from '../../src/api/types.js';
-import { envelope, fakeService, makeClient, rateHeaders, scriptedService, withToken } from './helpers.js';
+import { closeClients, fakeService, makeClient, okPage, onePage, scriptedService, withToken } from './helpers.js';
 
-const ok = () => ({
-  body: envelope([{ id: 1 }], { totalCount: 1, pageCount: 1, perPage: 20 }),
-  headers: rateHeaders(1990),
-});
 const errorBody = (status: number, name: string, message: string) => ({
   status,
   body: { name, message, code: 0, status },
 });
 
-let client: ApiClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  client = undefined;
-});
+afterEach(closeClients);
 
 describe('errors', () => {
   it('403 is a ForbiddenError with the resource, never retried', async () => {
     const svc = fakeService(withToken(() => errorBody(403, 'Forbidden', 'You do not have access to that resource.')));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const err = await client.get('/events/7').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ForbiddenError);
     const e = err as ForbiddenError;
@@ -42,14 +33,14 @@ describe('errors', () => {
 
   it('404 is a NotFoundError, never retried', async () => {
     const svc = fakeService(withToken(() => errorBody(404, 'Not Found', 'The requested resource does not exist.')));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     await expect(client.get('/events/8')).rejects.toBeInstanceOf(NotFoundError);
     expect(svc.dataCalls()).toHaveLength(1);
   });
 
   it('400 is an ApiError, never retried', async () => {
     const svc = fakeService(withToken(() => errorBody(400, 'Bad Request', 'start_time is required')));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const err = await client
       .list('/registrations/audit/sessions', { params: { event_id: 1 } })
       .catch((e: unknown) => e);
@@ -68,7 +59,7 @@ describe('errors', () => {
         ],
       })),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const err = await client.send('POST', '/registrants/create', { email: 'x' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
     const e = err as ValidationError;
@@ -85,7 +76,7 @@ describe('errors', () => {
 
   it('422 with the object body form', async () => {
     const svc = fakeService(withToken(() => errorBody(422, 'Unprocessable Entity', 'Data Validation Failed.')));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const err = (await client
       .send('PUT', '/registrants/update/3', { a: 1 })
       .catch((e: unknown) => e)) as ValidationError;
@@ -97,8 +88,8 @@ describe('errors', () => {
 
 describe('retries', () => {
   it.each([500, 502, 503, 504])('%i then success is retried and charged again', async (status) => {
-    const svc = fakeService(withToken((_r, n) => (n < 2 ? errorBody(status, 'x', 'y') : ok())));
-    client = makeClient(svc);
+    const svc = fakeService(withToken((_r, n) => (n < 2 ? errorBody(status, 'x', 'y') : okPage())));
+    const client = makeClient(svc);
     const retries: RetryEvent[] = [];
     client.on('retry', (e) => retries.push(e));
     const page = await client.list('/registrants');
@@ -111,7 +102,7 @@ describe('retries', () => {
 
   it('stops after the bounded number of attempts', async () => {
     const svc = fakeService(withToken(() => errorBody(503, 'Service Unavailable', 'maintenance')));
-    client = makeClient(svc, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+    const client = makeClient(svc, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
     const err = await client.list('/registrants').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(503);
@@ -119,8 +110,8 @@ describe('retries', () => {
   });
 
   it('malformed JSON then success', async () => {
-    const svc = fakeService(withToken((_r, n) => (n === 0 ? { body: '{"items": [{"id": 1}, ' } : ok())));
-    client = makeClient(svc);
+    const svc = fakeService(withToken((_r, n) => (n === 0 ? { body: '{"items": [{"id": 1}, ' } : okPage())));
+    const client = makeClient(svc);
     const page = await client.list('/registrants');
     expect(page.items).toEqual([{ id: 1 }]);
     expect(svc.dataCalls()).toHaveLength(2);
@@ -128,7 +119,7 @@ describe('retries', () => {
 
   it('an envelope failing the schema is retried, then a MalformedResponseError naming the path', async () => {
     const svc = fakeService(withToken(() => ({ body: { items: [{ id: 1 }], _meta: { totalCount: 'lots' } } })));
-    client = makeClient(svc, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    const client = makeClient(svc, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
     const err = await client.list('/sessions', { params: { event_id: 3 } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MalformedResponseError);
     expect((err as MalformedResponseError).message).toContain('/sessions?event_id=3');
@@ -148,7 +139,7 @@ describe('retries', () => {
         },
       })),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const page = await client.list('/registrants');
     expect(page.meta).toEqual({ totalCount: 1, pageCount: 1, currentPage: 1, perPage: 20 });
   });
@@ -160,8 +151,8 @@ describe('retries', () => {
       .intercept({ path: data })
       .replyWithError(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }));
     pool.intercept({ path: data }).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
-    pool.intercept({ path: data }).reply(200, ok().body);
-    client = makeClient(service);
+    pool.intercept({ path: data }).reply(200, onePage());
+    const client = makeClient(service);
     const reasons: string[] = [];
     client.on('retry', (e) => reasons.push(e.reason));
     expect((await client.list('/registrants')).items).toEqual([{ id: 1 }]);
@@ -171,7 +162,7 @@ describe('retries', () => {
 
   it('a POST is not retried on a 503', async () => {
     const svc = fakeService(withToken(() => errorBody(503, 'x', 'y')));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     await expect(client.send('POST', '/registrants/checkin', { id: '1', status: 'attended' })).rejects.toBeInstanceOf(
       ApiError,
     );
@@ -180,7 +171,7 @@ describe('retries', () => {
 
   it('a DELETE with no body answers status and null', async () => {
     const svc = fakeService(withToken(() => ({ status: 204, body: '' })));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     expect(await client.send('DELETE', '/sessions/field/4')).toEqual({ status: 204, body: null });
   });
 
@@ -188,10 +179,10 @@ describe('retries', () => {
     const { pool, service } = scriptedService();
     pool
       .intercept({ path: () => true })
-      .reply(200, ok().body)
+      .reply(200, onePage())
       .delay(300)
       .times(2);
-    client = makeClient(service, {
+    const client = makeClient(service, {
       timeouts: { headersMs: 20 },
       retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
     });
@@ -205,9 +196,9 @@ describe('retries', () => {
     const { pool, service } = scriptedService();
     pool
       .intercept({ path: () => true })
-      .reply(200, ok().body)
+      .reply(200, onePage())
       .delay(300);
-    client = makeClient(service);
+    const client = makeClient(service);
     await client.ensureToken();
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('stop')), 20);
@@ -221,7 +212,7 @@ describe('retries', () => {
       Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
     );
     o.intercept({ path: '/api/v1/registrants/checkin', method: 'POST' }).reply(200, { ok: true });
-    client = makeClient(service);
+    const client = makeClient(service);
     const res = await client.send('POST', '/registrants/checkin', { id: '1', status: 'attended' });
     expect(res).toEqual({ status: 200, body: { ok: true } });
     expect(client.stats().spent.other).toBe(1);
@@ -232,7 +223,7 @@ describe('retries', () => {
     o.intercept({ path: '/api/v1/registrants/create', method: 'POST' }).replyWithError(
       Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
     );
-    client = makeClient(service);
+    const client = makeClient(service);
     await expect(client.send('POST', '/registrants/create', { email: 'a@b.c' })).rejects.toBeInstanceOf(NetworkError);
   });
 });

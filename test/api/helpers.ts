@@ -129,14 +129,34 @@ export function withToken(data: Handler, token: () => FakeReply = () => tokenRep
   return (req) => (req.path === '/oauth2/token' ? token() : data(req, n++));
 }
 
+/** One record on one page of 20: the simplest list answer. */
+export function onePage(): Record<string, unknown> {
+  return envelope([{ id: 1 }], { totalCount: 1, pageCount: 1, perPage: 20 });
+}
+
+/** `onePage`, with rate headers reporting 1990 credits left. */
+export function okPage(): FakeReply {
+  return { body: onePage(), headers: rateHeaders(1990) };
+}
+
+const opened: ApiClient[] = [];
+
+/** A client of the fake service; every one is closed by `closeClients` (`afterEach(closeClients)`). */
 export function makeClient(service: FakeService, options: Partial<ClientOptions> = {}): ApiClient {
-  return new ApiClient({
+  const client = new ApiClient({
     baseUrl: BASE_URL,
     credentials: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
     dispatcher: service.agent,
     retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 5 },
     ...options,
   });
+  opened.push(client);
+  return client;
+}
+
+/** Closes every client `makeClient` made since the last call. */
+export async function closeClients(): Promise<void> {
+  for (const client of opened.splice(0)) await client.close();
 }
 
 /** Decoded query parameters of a recorded request. */

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../src/api/client.js';
 import { listQueryPairs, toQueryString } from '../../src/api/query.js';
-import { envelope, type FakeRequest, fakeService, makeClient, queryOf, withToken } from './helpers.js';
+import { closeClients, envelope, type FakeRequest, fakeService, makeClient, queryOf, withToken } from './helpers.js';
 
 /** A fake list endpoint over rows with ids 1..n honouring sort=id, search id>N, page, per-page (capped at `cap`). */
 function rowsEndpoint(n: number, cap: number, links: 'relative' | 'absolute' = 'relative', idAsString = false) {
@@ -26,11 +25,7 @@ function rowsEndpoint(n: number, cap: number, links: 'relative' | 'absolute' = '
   };
 }
 
-let client: ApiClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  client = undefined;
-});
+afterEach(closeClients);
 
 async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
   const out: T[] = [];
@@ -41,7 +36,7 @@ async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
 describe('keyset', () => {
   it('an exact multiple of the page size costs no extra empty call', async () => {
     const svc = fakeService(withToken(rowsEndpoint(3000, 1000)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const pages = await collect(
       client.keyset<{ id: number }>('/registrants', { perPage: 1000, params: { event_id: 9 } }),
     );
@@ -56,7 +51,7 @@ describe('keyset', () => {
 
   it('sends sort=id, page=1, per-page and the id condition joined with & inside search (%26)', async () => {
     const svc = fakeService(withToken(rowsEndpoint(5, 1000)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     await collect(
       client.keyset('/registrants', {
         perPage: 2,
@@ -79,14 +74,14 @@ describe('keyset', () => {
 
   it('omits the id condition without afterId', async () => {
     const svc = fakeService(withToken(rowsEndpoint(3, 1000)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     await collect(client.keyset('/registrants', { perPage: 10 }));
     expect(queryOf(svc.dataCalls()[0]!).get('search')).toBeNull();
   });
 
   it('trusts the answer when the server caps the page at 200 although 1000 was asked', async () => {
     const svc = fakeService(withToken(rowsEndpoint(450, 200)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const pages = await collect(client.keyset<{ id: number }>('/contacts', { perPage: 1000 }));
     expect(pages.map((p) => [p.items.length, p.meta.perPage, p.done])).toEqual([
       [200, 200, false],
@@ -98,7 +93,7 @@ describe('keyset', () => {
 
   it('ends on an empty scope with one call', async () => {
     const svc = fakeService(withToken(rowsEndpoint(0, 1000)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const pages = await collect(client.keyset('/registrants', { perPage: 1000, afterId: 77 }));
     expect(pages).toHaveLength(1);
     expect(pages[0]).toMatchObject({ items: [], lastId: 77, done: true });
@@ -107,7 +102,7 @@ describe('keyset', () => {
   it('accepts ids as numeric strings and never follows _links (absolute or relative)', async () => {
     for (const links of ['relative', 'absolute'] as const) {
       const svc = fakeService(withToken(rowsEndpoint(5, 2, links, true)));
-      client = makeClient(svc);
+      const client = makeClient(svc);
       const pages = await collect(client.keyset<{ id: string }>('/registrants', { perPage: 2 }));
       expect(pages.map((p) => p.lastId)).toEqual([2, 4, 5]);
       expect(svc.dataCalls().every((c) => c.path.startsWith('/registrants?') && c.path.includes('page=1&'))).toBe(true);
@@ -121,7 +116,7 @@ describe('keyset', () => {
         body: envelope([{ id: 5 }, { id: 3 }], { totalCount: 2, pageCount: 1, perPage: 10 }),
       })),
     );
-    client = makeClient(svc);
+    let client = makeClient(svc);
     // sort=id ignored: going on could skip rows silently.
     await expect(collect(client.keyset('/registrants', { perPage: 10 }))).rejects.toThrow(/keyset order/);
     const svc2 = fakeService(
@@ -150,7 +145,7 @@ describe('keyset', () => {
             };
       }),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const pages = await collect(client.keyset('/registrants', { perPage: 4 }));
     expect(pages.map((p) => p.items.map((i) => i.id))).toEqual([[4, 6], [9]]);
     expect(pages[0]!.quarantined.map((q) => q.reason)).toEqual([
@@ -165,11 +160,11 @@ describe('keyset', () => {
     const svc = fakeService(
       withToken(() => ({ body: envelope([{ id: 'x' }, { id: null }], { totalCount: 50, pageCount: 25, perPage: 2 }) })),
     );
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const seen: number[] = [];
     await expect(
       (async () => {
-        for await (const p of client!.keyset('/registrants', { perPage: 2 })) seen.push(p.quarantined.length);
+        for await (const p of client.keyset('/registrants', { perPage: 2 })) seen.push(p.quarantined.length);
       })(),
     ).rejects.toThrow(/none of the 2 items has a usable id/);
     expect(seen).toEqual([2]);
@@ -178,7 +173,7 @@ describe('keyset', () => {
 
   it('early return stops without another call', async () => {
     const svc = fakeService(withToken(rowsEndpoint(100, 1000)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     for await (const p of client.keyset('/registrants', { perPage: 10 })) {
       expect(p.items).toHaveLength(10);
       break;
@@ -190,7 +185,7 @@ describe('keyset', () => {
 describe('offset pages', () => {
   it('follows _meta.pageCount and the granted perPage', async () => {
     const svc = fakeService(withToken(rowsEndpoint(450, 200)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     const pages = await collect(client.pages('/contacts', { perPage: 1000, sort: 'id' }));
     expect(pages.map((p) => p.items.length)).toEqual([200, 200, 50]);
     expect(svc.dataCalls().map((c) => [queryOf(c).get('page'), queryOf(c).get('per-page')])).toEqual([
@@ -202,7 +197,7 @@ describe('offset pages', () => {
 
   it('an exact multiple costs no extra call', async () => {
     const svc = fakeService(withToken(rowsEndpoint(40, 1000)));
-    client = makeClient(svc);
+    const client = makeClient(svc);
     expect(await collect(client.pages('/registrants', { perPage: 20 }))).toHaveLength(2);
     expect(svc.dataCalls()).toHaveLength(2);
   });

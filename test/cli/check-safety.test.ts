@@ -6,28 +6,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redact } from '../../src/api/redact.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { run, tempDir } from './helpers.js';
+import { run, simulatedCli } from './helpers.js';
 import { canMountReadOnly, runOnReadOnlyMount } from './readonly-mount.js';
 
-let sim: Simulator;
-let dir: string;
-let cleanup: () => void;
-let creds: Record<string, string>;
-
-beforeAll(async () => {
-  sim = await startSimulator({ size: 'tiny', seed: 3, port: 0, rateLimit: { credits: 100_000, windowSeconds: 600 } });
-  ({ dir, cleanup } = tempDir('evsync-check-'));
-  const a = sim.accounts[0]!;
-  creds = { EVSYNC_CLIENT_ID: a.clientId, EVSYNC_CLIENT_SECRET: a.clientSecret };
-});
-afterAll(async () => {
-  await sim.close();
-  cleanup();
-});
+const cli = simulatedCli({ seed: 3, prefix: 'evsync-check-' });
 
 async function listen(server: Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -53,8 +39,8 @@ describe('evsync check: the service', () => {
     const port = await listen(closed);
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const r = await run(['check'], {
-      cwd: dir,
-      env: { ...creds, EVSYNC_BASE_URL: `http://127.0.0.1:${port}/v1`, EVSYNC_DB: join(dir, 'a.duckdb') },
+      cwd: cli.dir,
+      env: { ...cli.creds, EVSYNC_BASE_URL: `http://127.0.0.1:${port}/v1`, EVSYNC_DB: join(cli.dir, 'a.duckdb') },
     });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/✗ service: .* does not answer \(POST \/oauth2\/token: .*connect ECONNREFUSED/);
@@ -75,8 +61,8 @@ describe('evsync check: the service', () => {
     const port = await listen(html);
     try {
       const r = await run(['check', '--json'], {
-        cwd: dir,
-        env: { ...creds, EVSYNC_BASE_URL: `http://127.0.0.1:${port}/v1`, EVSYNC_DB: join(dir, 'a.duckdb') },
+        cwd: cli.dir,
+        env: { ...cli.creds, EVSYNC_BASE_URL: `http://127.0.0.1:${port}/v1`, EVSYNC_DB: join(cli.dir, 'a.duckdb') },
       });
       expect(r.code).toBe(1);
       const report = JSON.parse(r.stdout);
@@ -100,12 +86,12 @@ describe('evsync check: the service', () => {
       old.advanceClock(Math.round((newest + 3.5 * 3_600_000 - old.now().getTime()) / 1000));
       const a = old.accounts[0]!;
       const r = await run(['check'], {
-        cwd: dir,
+        cwd: cli.dir,
         env: {
           EVSYNC_BASE_URL: old.baseUrl,
           EVSYNC_CLIENT_ID: a.clientId,
           EVSYNC_CLIENT_SECRET: a.clientSecret,
-          EVSYNC_DB: join(dir, 'a.duckdb'),
+          EVSYNC_DB: join(cli.dir, 'a.duckdb'),
         },
       });
       expect(r.stdout).toMatch(/· record time zone: .* too old to calibrate/);
@@ -119,13 +105,13 @@ describe('evsync check: the service', () => {
 
 describe('evsync check: the database must be writable', () => {
   const check = (db: string) =>
-    run(['check'], { cwd: dir, env: { ...creds, EVSYNC_BASE_URL: sim.baseUrl, EVSYNC_DB: db } });
+    run(['check'], { cwd: cli.dir, env: { ...cli.creds, EVSYNC_BASE_URL: cli.sim.baseUrl, EVSYNC_DB: db } });
 
   it('a new warehouse in a folder that can be written, and an existing one, pass', async () => {
-    const fresh = await check(join(dir, 'fresh.duckdb'));
+    const fresh = await check(join(cli.dir, 'fresh.duckdb'));
     expect(fresh.code, fresh.stdout).toBe(0);
     expect(fresh.stdout).toContain('its folder can be written');
-    const path = join(dir, 'existing.duckdb');
+    const path = join(cli.dir, 'existing.duckdb');
     await (await Warehouse.open(path)).close();
     const existing = await check(path);
     expect(existing.code, existing.stdout).toBe(0);
@@ -135,7 +121,7 @@ describe('evsync check: the database must be writable', () => {
   // Tests run as root, who ignores permission bits: a chmod 0500 folder would still be writable. These places
   // refuse root too: a path under a regular file (ENOTDIR), /proc (no new files, ENOENT), a read-only mount (EROFS).
   it('a warehouse path under a regular file fails (ENOTDIR)', async () => {
-    const file = join(dir, 'a-file');
+    const file = join(cli.dir, 'a-file');
     writeFileSync(file, 'x');
     const r = await check(join(file, 'evsync.duckdb'));
     expect(r.code).toBe(1);
@@ -144,7 +130,7 @@ describe('evsync check: the database must be writable', () => {
   });
 
   it('a missing folder fails (the first sync would not create it)', async () => {
-    const r = await check(join(dir, 'no-such-folder', 'evsync.duckdb'));
+    const r = await check(join(cli.dir, 'no-such-folder', 'evsync.duckdb'));
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('does not exist (create it, or point --db / EVSYNC_DB elsewhere)');
   });
@@ -160,15 +146,15 @@ describe('evsync check: the database must be writable', () => {
   it.skipIf(!canMountReadOnly)(
     'an existing warehouse on a read-only file system fails (EROFS)',
     async () => {
-      const ro = join(dir, 'ro');
+      const ro = join(cli.dir, 'ro');
       mkdirSync(ro);
       const db = join(ro, 'evsync.duckdb');
       await (await Warehouse.open(db)).close();
       const { code, stdout } = await runOnReadOnlyMount(
         ro,
         ['check'],
-        { ...creds, EVSYNC_BASE_URL: sim.baseUrl, EVSYNC_DB: db },
-        dir,
+        { ...cli.creds, EVSYNC_BASE_URL: cli.sim.baseUrl, EVSYNC_DB: db },
+        cli.dir,
       );
       expect(code, stdout).toBe(1);
       expect(stdout).toContain(`✗ database: ${db} cannot be written: read-only file system (EROFS)`);

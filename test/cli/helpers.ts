@@ -1,8 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { BufferStream } from '../../src/cli/output/io.js';
 import { main } from '../../src/cli/program.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import { type LoopbackProxy, type ProxyRules, startProxy } from '../helpers/proxy.js';
 
 export interface RunResult {
   code: number;
@@ -40,6 +43,16 @@ export function tempDir(prefix = 'evsync-cli-'): { dir: string; cleanup: () => v
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** Runs `fn` with a temporary folder of its own, removed afterwards whatever happens. */
+export async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const { dir, cleanup } = tempDir();
+  try {
+    return await fn(dir);
+  } finally {
+    cleanup();
+  }
+}
+
 export function writeConfig(dir: string, config: unknown, name = 'evsync.config.json'): string {
   const file = join(dir, name);
   writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config, null, 2));
@@ -56,4 +69,83 @@ export async function waitForText(read: () => string, pattern: RegExp, limitMs =
     if (Date.now() > deadline) throw new Error(`never printed ${pattern}; got:\n${read().slice(-2000)}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** What the CLI tests of one file run against: see `simulatedCli`. */
+export interface SimulatedCli {
+  readonly sim: Simulator;
+  /** A temporary folder for the file's tests. */
+  readonly dir: string;
+  /** EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET of the simulator's first account. */
+  readonly creds: Record<string, string>;
+  /** The credentials, EVSYNC_BASE_URL (the proxy's when there is one) and, with `db`, EVSYNC_DB in `dir`. */
+  readonly env: Record<string, string>;
+  /** The proxy in front of the simulator; only with `proxy` rules. */
+  readonly proxy: LoopbackProxy;
+}
+
+export interface SimulatedCliOptions extends Pick<SimulatorOptions, 'seed' | 'faults'> {
+  /** The temporary folder's name prefix (see `tempDir`). */
+  prefix?: string;
+  /** The warehouse file name in the temporary folder, set as EVSYNC_DB in `env`. */
+  db?: string;
+  /** Rules of a loopback proxy started in front of the simulator; `env` then points at the proxy. */
+  proxy?: ProxyRules;
+}
+
+/**
+ * Before the calling file's tests: a simulator (tiny data set, a generous rate limit: these tests are about the CLI,
+ * not about waiting for windows) on a free port, a temporary folder and the environment a CLI run needs; after
+ * them, all closed and removed. Read the fields inside tests (they are set in `beforeAll`).
+ */
+export function simulatedCli(options: SimulatedCliOptions): SimulatedCli {
+  let state: (Omit<SimulatedCli, 'proxy'> & { proxy: LoopbackProxy | undefined; cleanup: () => void }) | undefined;
+  beforeAll(async () => {
+    const { seed, faults, prefix, db, proxy: rules } = options;
+    const sim = await startSimulator({
+      size: 'tiny',
+      seed,
+      port: 0,
+      rateLimit: { credits: 100_000, windowSeconds: 600 },
+      ...(faults ? { faults } : {}),
+    });
+    const proxy = rules ? await startProxy(sim.baseUrl, rules) : undefined;
+    const { dir, cleanup } = tempDir(prefix);
+    const a = sim.accounts[0]!;
+    const creds = { EVSYNC_CLIENT_ID: a.clientId, EVSYNC_CLIENT_SECRET: a.clientSecret };
+    const env = {
+      EVSYNC_BASE_URL: (proxy ?? sim).baseUrl,
+      ...creds,
+      ...(db !== undefined ? { EVSYNC_DB: join(dir, db) } : {}),
+    };
+    state = { sim, dir, creds, env, proxy, cleanup };
+  });
+  afterAll(async () => {
+    await state?.proxy?.close();
+    await state?.sim.close();
+    state?.cleanup();
+  });
+  const current = () => {
+    if (!state) throw new Error('simulatedCli: read the fixture inside tests, once beforeAll has run');
+    return state;
+  };
+  return {
+    get sim() {
+      return current().sim;
+    },
+    get dir() {
+      return current().dir;
+    },
+    get creds() {
+      return current().creds;
+    },
+    get env() {
+      return current().env;
+    },
+    get proxy() {
+      const { proxy } = current();
+      if (!proxy) throw new Error('simulatedCli: no proxy rules were given');
+      return proxy;
+    },
+  };
 }

@@ -4,33 +4,13 @@
  * client (and token) serves every run, and --json prints one JSON line per run.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runsPerHour } from '../../src/cli/commands/schedule.js';
 import { BufferStream } from '../../src/cli/output/io.js';
 import { main } from '../../src/cli/program.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { run, tempDir, writeConfig } from './helpers.js';
+import { inTempDir, run, simulatedCli, writeConfig } from './helpers.js';
 
-let sim: Simulator;
-let dir: string;
-let cleanup: () => void;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  sim = await startSimulator({ size: 'tiny', seed: 21, port: 0, rateLimit: { credits: 100_000, windowSeconds: 600 } });
-  ({ dir, cleanup } = tempDir('evsync-schedule-'));
-  const a = sim.accounts[0]!;
-  env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: join(dir, 'sched.duckdb'),
-  };
-});
-afterAll(async () => {
-  await sim.close();
-  cleanup();
-});
+const cli = simulatedCli({ seed: 21, prefix: 'evsync-schedule-', db: 'sched.duckdb' });
 
 /** Output that calls back on every write, so a test can act on what the CLI printed, when it printed it. */
 class WatchedStream extends BufferStream {
@@ -59,7 +39,7 @@ async function runUntil(
     stdout,
     stderr,
     env: { NO_COLOR: '1', ...runEnv },
-    cwd: dir,
+    cwd: cli.dir,
     stop: stop.signal,
     handleSignals: false,
   });
@@ -70,23 +50,20 @@ const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 
 describe('evsync schedule', () => {
   it('names the config key or the flag when the cron expression is invalid (exit 2)', async () => {
-    const sub = tempDir();
-    try {
-      writeConfig(sub.dir, { schedule: { cron: 'every day at nine' } });
-      const fromConfig = await run(['schedule'], { cwd: sub.dir, env });
+    await inTempDir(async (sub) => {
+      writeConfig(sub, { schedule: { cron: 'every day at nine' } });
+      const fromConfig = await run(['schedule'], { cwd: sub, env: cli.env });
       expect(fromConfig.code).toBe(2);
       // Named by its key, whichever check meets it first (the config schema, or schedule itself).
       expect(fromConfig.stderr).toContain('evsync.config.json: schedule.cron: ');
       expect(fromConfig.stderr).toMatch(/valid cron/);
       expect(fromConfig.stderr).not.toContain('--cron');
       // In a folder without that file (an invalid schedule.cron there stops every command at load).
-      const fromFlag = await run(['schedule', '--cron', '61 * * * *'], { cwd: dir, env });
+      const fromFlag = await run(['schedule', '--cron', '61 * * * *'], { cwd: cli.dir, env: cli.env });
       expect(fromFlag.code).toBe(2);
       expect(fromFlag.stderr).toContain('--cron: "61 * * * *" is not a valid cron');
       expect(fromFlag.stderr).not.toContain('schedule.cron');
-    } finally {
-      sub.cleanup();
-    }
+    });
   });
 
   it('counts runs per hour exactly for a seconds-level cron (*/3 * * * * * is 1,200, not 1,205.9)', async () => {
@@ -94,16 +71,16 @@ describe('evsync schedule', () => {
     expect(runsPerHour(every3s)).toBe(1200);
     const stopped = new AbortController();
     stopped.abort();
-    const r = await run(['schedule', '--cron', '*/3 * * * * *'], { cwd: dir, env, stop: stopped.signal });
+    const r = await run(['schedule', '--cron', '*/3 * * * * *'], { cwd: cli.dir, env: cli.env, stop: stopped.signal });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('about 1,200 runs/hour');
   });
 
   it('reuses one client (one token call) across runs and prints one JSON line per run', async () => {
-    sim.resetCounters();
+    cli.sim.resetCounters();
     const r = await runUntil(
       ['schedule', '--cron', '* * * * * *', '--streams', 'events', '--json'],
-      env,
+      cli.env,
       (out) => lines(out).length >= 2,
     );
     expect(r.code, r.stderr).toBe(0);
@@ -115,14 +92,14 @@ describe('evsync schedule', () => {
     expect(first.credits.token).toBe(1);
     expect(second.credits.token).toBe(0);
     expect(second.credits.total).toBe(second.credits.list + second.credits.other);
-    expect(sim.counters().tokenCalls).toBe(1);
+    expect(cli.sim.counters().tokenCalls).toBe(1);
   });
 
   it('judges the budget against the limit the service reported, not 2000/600', async () => {
     // The runs above recorded the simulator's 100,000-credit limit in the warehouse.
     const stopped = new AbortController();
     stopped.abort();
-    const r = await run(['schedule', '--cron', '* * * * * *'], { cwd: dir, env, stop: stopped.signal });
+    const r = await run(['schedule', '--cron', '* * * * * *'], { cwd: cli.dir, env: cli.env, stop: stopped.signal });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
       /but the budget is 600,000\/hour \(100,000 credits per 600 s: the limit the service reported\)/,
@@ -130,7 +107,7 @@ describe('evsync schedule', () => {
   });
 
   it('a run that fails still prints its JSON line, and the daemon goes on', async () => {
-    const broken = { ...env, EVSYNC_DB: join(dir, 'no-such-folder', 'x.duckdb') };
+    const broken = { ...cli.env, EVSYNC_DB: join(cli.dir, 'no-such-folder', 'x.duckdb') };
     const r = await runUntil(['schedule', '--cron', '* * * * * *', '--json'], broken, (out) => lines(out).length >= 2);
     expect(r.code, r.stderr).toBe(0);
     const [first, second] = lines(r.stdout).map((l) => JSON.parse(l));

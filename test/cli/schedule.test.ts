@@ -1,43 +1,16 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { run, tempDir, waitForText } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { run, simulatedCli, waitForText } from './helpers.js';
 
-let sim: Simulator;
-let dir: string;
-let cleanup: () => void;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  // Every answer takes 250 ms: a sync of the tiny data set lasts several seconds, longer than a cron second.
-  sim = await startSimulator({
-    size: 'tiny',
-    seed: 9,
-    port: 0,
-    rateLimit: { credits: 100_000, windowSeconds: 600 },
-    faults: { latencyMs: 250 },
-  });
-  ({ dir, cleanup } = tempDir());
-  const a = sim.accounts[0]!;
-  env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: join(dir, 'sched.duckdb'),
-  };
-});
-afterAll(async () => {
-  await sim.close();
-  cleanup();
-});
+// Every answer takes 250 ms: a sync of the tiny data set lasts several seconds, longer than a cron second.
+const cli = simulatedCli({ seed: 9, faults: { latencyMs: 250 }, db: 'sched.duckdb' });
 
 describe('evsync schedule', () => {
   it('never overlaps runs (skipped ticks are logged) and stops cleanly with exit 0 and saved state', async () => {
     const stop = new AbortController();
     let stderr = { text: '' };
     const running = run(['schedule', '--cron', '* * * * * *', '--concurrency', '1'], {
-      cwd: dir,
-      env,
+      cwd: cli.dir,
+      env: cli.env,
       stop: stop.signal,
       onStart: (out) => {
         stderr = out.stderr;
@@ -55,7 +28,7 @@ describe('evsync schedule', () => {
     expect(r.stderr).toMatch(/schedule stopped after 1 run\(s\), [1-9]\d* tick\(s\) skipped/);
 
     // The interrupted run saved its state: partial, resumable by the next run.
-    const status = await run(['status', '--json'], { cwd: dir, env });
+    const status = await run(['status', '--json'], { cwd: cli.dir, env: cli.env });
     expect(status.code, status.stderr).toBe(0);
     const s = JSON.parse(status.stdout);
     expect(s.runs[0]?.status, r.stderr).toBe('partial');
@@ -65,13 +38,13 @@ describe('evsync schedule', () => {
     // A completed sync of the events leaves them and the limit the simulator reported (100,000 per 600 s) in the
     // warehouse, however far the interrupted run above got: a sync of every stream every second cannot fit
     // 600,000/hour.
-    const sync = await run(['sync', '--streams', 'events'], { cwd: dir, env });
+    const sync = await run(['sync', '--streams', 'events'], { cwd: cli.dir, env: cli.env });
     expect(sync.code, sync.stderr).toBe(0);
     const stop = new AbortController();
     stop.abort();
     const r = await run(['schedule', '--cron', '* * * * * *', '--streams', 'all'], {
-      cwd: dir,
-      env,
+      cwd: cli.dir,
+      env: cli.env,
       stop: stop.signal,
     });
     expect(r.code, r.stderr).toBe(0);

@@ -8,6 +8,7 @@ import { createNormalizer } from '../../schemas/normalize.js';
 import { ApiClient, type ClientOptions } from '../../src/api/index.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
+import { type LoopbackProxy, type ProxyRules, startProxy } from './proxy.js';
 
 /** A simulator, a client of its first account and a fresh warehouse file: what every engine test starts from. */
 export interface Harness {
@@ -16,6 +17,12 @@ export interface Harness {
   dbPath: string;
   warehouse: Warehouse;
   client(options?: Partial<ClientOptions>): ApiClient;
+  /**
+   * A real proxy on loopback in front of the simulator (see `startProxy`), and a client of the first account that
+   * goes through it with short retries (3 attempts, 1 to 5 ms apart, unless `options` say otherwise).
+   */
+  proxied(rules: ProxyRules, options?: Partial<ClientOptions>): Promise<{ proxy: LoopbackProxy; client: ApiClient }>;
+  /** Closes every client, proxy, the warehouse and the simulator, and removes the folder. */
   close(): Promise<void>;
 }
 
@@ -25,24 +32,34 @@ export async function startHarness(options: SimulatorOptions = {}): Promise<Harn
   const dbPath = join(dir, 'test.duckdb');
   const warehouse = await Warehouse.open(dbPath);
   const clients: ApiClient[] = [];
+  const proxies: LoopbackProxy[] = [];
   const account = sim.accounts[0]!;
+  const newClient = (baseUrl: string, options: Partial<ClientOptions>) => {
+    const c = new ApiClient({
+      baseUrl,
+      credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+      ...options,
+    });
+    clients.push(c);
+    return c;
+  };
   return {
     sim,
     dir,
     dbPath,
     warehouse,
     client(extra = {}) {
-      const c = new ApiClient({
-        baseUrl: sim.baseUrl,
-        credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
-        retry: { attempts: 6, baseDelayMs: 5, maxDelayMs: 50 },
-        ...extra,
-      });
-      clients.push(c);
-      return c;
+      return newClient(sim.baseUrl, { retry: { attempts: 6, baseDelayMs: 5, maxDelayMs: 50 }, ...extra });
+    },
+    async proxied(rules, options = {}) {
+      const proxy = await startProxy(sim.baseUrl, rules);
+      proxies.push(proxy);
+      const client = newClient(proxy.baseUrl, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 }, ...options });
+      return { proxy, client };
     },
     async close() {
       for (const c of clients) await c.close().catch(() => undefined);
+      for (const p of proxies) await p.close();
       await warehouse.close().catch(() => undefined);
       await sim.close();
       rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
-import type { Warehouse } from '../../src/warehouse/index.js';
+import { Warehouse } from '../../src/warehouse/index.js';
 import { compareStream } from './harness.js';
 
 /** `EVSYNC_RELIABILITY=full` runs the fuller form (more seeds, trials and streams); default is the reduced one. */
@@ -34,6 +34,16 @@ export async function expectEqualToSource(
       changed: diff.changed.slice(0, 5),
       counts: [diff.missing.length, diff.extra.length, diff.changed.length],
     }).toEqual({ stream: name, missing: [], extra: [], changed: [], counts: [0, 0, 0] });
+  }
+}
+
+/** `expectEqualToSource` on the warehouse file at `db`, opened for the comparison and closed after it. */
+export async function expectFileEqualToSource(sim: Simulator, db: string, streams: readonly string[]): Promise<void> {
+  const warehouse = await Warehouse.open(db);
+  try {
+    await expectEqualToSource(sim, warehouse, streams);
+  } finally {
+    await warehouse.close();
   }
 }
 

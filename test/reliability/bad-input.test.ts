@@ -13,12 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResolvedStream } from '../../connectors/types.js';
 import { physicalColumns } from '../../schemas/columns.js';
 import { createNormalizer } from '../../schemas/normalize.js';
-import { ApiClient } from '../../src/api/index.js';
 import { runSync } from '../../src/sync/index.js';
 import { PageLoader } from '../../src/sync/page-loader.js';
 import type { CursorState } from '../../src/warehouse/index.js';
 import { canon, type Harness, resolvedFromTruth, startHarness } from '../helpers/harness.js';
-import { startProxy } from '../helpers/proxy.js';
 import { expectEqualToSource, FULL } from '../helpers/reliability.js';
 
 const RUNS = FULL ? 300 : 25;
@@ -301,15 +299,9 @@ describe('broken envelopes through the engine', () => {
       fc.asyncProperty(brokenEnvelope, async (envelope) => {
         const harness = await startHarness({ seed: 7 });
         let corrupt = true;
-        const proxy = await startProxy(harness.sim.baseUrl, {
+        const { client } = await harness.proxied({
           rewrite: (path, body) =>
             corrupt && path.includes('/registrants?') && path.includes(`event_id=${target}&`) ? envelope : body,
-        });
-        const account = harness.sim.accounts[0]!;
-        const client = new ApiClient({
-          baseUrl: proxy.baseUrl,
-          credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
-          retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
         });
         try {
           const result = await runSync(client, harness.warehouse, {
@@ -345,8 +337,6 @@ describe('broken envelopes through the engine', () => {
           expect(again.status).toBe('done');
           await expectEqualToSource(harness.sim, harness.warehouse, ['registrants']);
         } finally {
-          await client.close();
-          await proxy.close();
           await harness.close();
         }
       }),

@@ -7,8 +7,6 @@
  *   text), a record with a value too deep to store is rejected with a raw that stores, credentials are nowhere in
  *   tables or `_evsync.rejected`, and ids <= 0 that a walk loaded survive the id sweep.
  */
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getStream, resolveStream } from '../../connectors/index.js';
 import type { ScalarType } from '../../connectors/types.js';
@@ -16,74 +14,44 @@ import { parseJsonExact } from '../../schemas/exact-json.js';
 import { createNormalizer, type NormalizeResult } from '../../schemas/normalize.js';
 import { makeSecretScrubber, SCRUBBED } from '../../schemas/secrets.js';
 import { TOO_DEEP } from '../../schemas/storable.js';
-import { ApiClient } from '../../src/api/index.js';
 import { runSync } from '../../src/sync/index.js';
 import { VIEWS } from '../../src/warehouse/index.js';
 import { startHarness } from '../helpers/harness.js';
+import type { ProxyRules } from '../helpers/proxy.js';
 import { expectEqualToSource } from '../helpers/reliability.js';
 import { eventScope, openTemp, page, rows, type TempWarehouse } from '../warehouse/helpers.js';
 
 type Item = Record<string, unknown>;
 
-/** A proxy in front of the simulator that rewrites the items of chosen 200 list answers. */
-async function startRewritingProxy(
-  target: string,
-  rewrite: (path: string, items: Item[]) => void,
-): Promise<{ baseUrl: string; server: Server }> {
-  const upstream = new URL(target);
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const out = request(
-        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          const parts: Buffer[] = [];
-          answer.on('data', (c: Buffer) => parts.push(c));
-          answer.on('end', () => {
-            let body = Buffer.concat(parts).toString('utf8');
-            if (answer.statusCode === 200 && body.startsWith('{"items"')) {
-              const envelope = JSON.parse(body) as { items: Item[] };
-              rewrite(req.url ?? '', envelope.items);
-              body = JSON.stringify(envelope);
-            }
-            const headers = { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) };
-            delete headers['transfer-encoding'];
-            res.writeHead(answer.statusCode ?? 502, headers);
-            res.end(body);
-          });
-        },
-      );
-      out.on('error', () => res.destroy());
-      out.end(Buffer.concat(chunks));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { baseUrl: `http://127.0.0.1:${port}${upstream.pathname}`, server };
+/** Proxy rules that rewrite, in place, the items of every 200 list answer (given the path below the base). */
+function rewriteItems(rewrite: (path: string, items: Item[]) => void): ProxyRules {
+  return {
+    rewrite: (path, body) => {
+      if (!body.startsWith('{"items"')) return null;
+      const envelope = JSON.parse(body) as { items: Item[] };
+      rewrite(path, envelope.items);
+      return JSON.stringify(envelope);
+    },
+  };
 }
 
 describe('odd answers through the engine', () => {
   it('case-twin fields, event_id on contacts and a NUL in a label block nothing and lose nothing', async () => {
     const h = await startHarness({ seed: 7 });
-    const proxy = await startRewritingProxy(h.sim.baseUrl, (path, items) => {
-      if (path.startsWith('/v1/registrants?') || path.includes('/registrants?')) {
-        for (const item of items) {
-          if (typeof item.email === 'string') item.Email = item.email.toUpperCase();
-          item.EVENT_ID = 1;
+    const { client } = await h.proxied(
+      rewriteItems((path, items) => {
+        if (path.includes('/registrants?')) {
+          for (const item of items) {
+            if (typeof item.email === 'string') item.Email = item.email.toUpperCase();
+            item.EVENT_ID = 1;
+          }
+        } else if (path.includes('/contacts?')) {
+          for (const item of items) item.event_id = 99;
+        } else if (path.includes('/event-questions?')) {
+          for (const item of items) item.name = `\u0000${String(item.name)}\u0001 (asked)`;
         }
-      } else if (path.includes('/contacts?')) {
-        for (const item of items) item.event_id = 99;
-      } else if (path.includes('/event-questions?')) {
-        for (const item of items) item.name = `\u0000${String(item.name)}\u0001 (asked)`;
-      }
-    });
-    const account = h.sim.accounts[0]!;
-    const client = new ApiClient({
-      baseUrl: proxy.baseUrl,
-      credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
-      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
-    });
+      }),
+    );
     try {
       const result = await runSync(client, h.warehouse, {
         mode: 'backfill',
@@ -115,11 +83,6 @@ describe('odd answers through the engine', () => {
       const labeled = (await h.warehouse.query(`SELECT * FROM analytics.registrants_labeled LIMIT 0`)).columns;
       expect(labeled.some((c) => c.includes(' (asked)') && !/[\u0000-\u001f]/.test(c))).toBe(true);
     } finally {
-      await client.close();
-      await new Promise<void>((resolve) => {
-        proxy.server.close(() => resolve());
-        proxy.server.closeAllConnections();
-      });
       await h.close();
     }
   }, 120_000);

@@ -4,33 +4,16 @@
  * The odd answers come from a real proxy on loopback in front of the simulator (whose defaults stay faithful).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../src/api/index.js';
 import { runSync, type SyncOptions } from '../../src/sync/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { type ProxyRules, startProxy } from '../helpers/proxy.js';
 
 const DEFINITION_PATHS = new Set(['/event-questions', '/sessions/fields', '/contacts/fields', '/sponsors/fields']);
 
 let h: Harness | undefined;
-let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const close of closers.reverse()) await close();
-  closers = [];
   await h?.close();
   h = undefined;
 });
-
-async function proxied(harness: Harness, rules: ProxyRules) {
-  const proxy = await startProxy(harness.sim.baseUrl, rules);
-  const account = harness.sim.accounts[0]!;
-  const client = new ApiClient({
-    baseUrl: proxy.baseUrl,
-    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
-    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
-  });
-  closers.push(proxy.close, () => client.close());
-  return { proxy, client };
-}
 
 async function storedIds(harness: Harness, table: string, where = 'TRUE'): Promise<number[]> {
   const r = await harness.warehouse.query(`SELECT id FROM ${table} WHERE _deleted_at IS NULL AND ${where} ORDER BY id`);
@@ -51,7 +34,7 @@ describe('a service that serves none of the custom-field definition paths', () =
 
   it('loads every requested row, exits done, pays once per refused path, and nothing on the next run', async () => {
     h = await startHarness();
-    const { proxy, client } = await proxied(h, { notFound: (p) => DEFINITION_PATHS.has(p) });
+    const { proxy, client } = await h.proxied({ notFound: (p) => DEFINITION_PATHS.has(p) });
     const first = await runSync(client, h.warehouse, base);
     expect(first.errors).toEqual([]);
     expect(first.status).toBe('done');
@@ -89,7 +72,7 @@ describe('a service that serves none of the custom-field definition paths', () =
 
   it('tries again once the retry hours have passed, or at once when the path is changed', async () => {
     h = await startHarness();
-    const { proxy, client } = await proxied(h, { notFound: (p) => DEFINITION_PATHS.has(p) });
+    const { proxy, client } = await h.proxied({ notFound: (p) => DEFINITION_PATHS.has(p) });
     await runSync(client, h.warehouse, base);
     await runSync(client, h.warehouse, { ...base, mode: 'incremental', unavailableRetryHours: 0 });
     expect(proxy.refused.get('/event-questions')).toBe(2);
@@ -108,7 +91,7 @@ describe('a service that serves none of the custom-field definition paths', () =
 
   it('a stream named one by one that is not served fails the run (exit 1) and says which key fixes it', async () => {
     h = await startHarness();
-    const { client } = await proxied(h, { notFound: (p) => DEFINITION_PATHS.has(p) });
+    const { client } = await h.proxied({ notFound: (p) => DEFINITION_PATHS.has(p) });
     const result = await runSync(client, h.warehouse, { mode: 'backfill', streams: 'events,event_questions' });
     expect(result.status).toBe('failed');
     expect(result.unavailable).toMatchObject([{ stream: 'event_questions', named: true }]);
@@ -121,7 +104,7 @@ describe('a service that serves none of the custom-field definition paths', () =
   it('a stream that answers again is cleared from the unavailable record', async () => {
     h = await startHarness();
     let refuse = true;
-    const { client } = await proxied(h, { notFound: (p) => refuse && p === '/contacts/fields' });
+    const { client } = await h.proxied({ notFound: (p) => refuse && p === '/contacts/fields' });
     await runSync(client, h.warehouse, { mode: 'backfill', streams: 'contacts', lagSeconds: 0 });
     expect((await h.warehouse.listUnavailable()).map((u) => u.stream)).toEqual(['contact_fields']);
     refuse = false;
@@ -156,7 +139,7 @@ describe('a record the walk cannot key', () => {
     }));
     const target = perEvent.sort((a, b) => b.n - a.n)[0]!.id;
     let victim: unknown = null;
-    const { client } = await proxied(h, {
+    const { client } = await h.proxied({
       rewrite: plantBadId(target, (items) => {
         victim = items[1]!.id;
         items[1]!.id = 'abc';
@@ -186,7 +169,7 @@ describe('a record the walk cannot key', () => {
     const events = h.sim.truth('events').records.map((e) => Number(e.id));
     const withSessions = events.filter((id) => sourceIds(h!, 'sessions', (r) => Number(r.event_id) === id).length > 1);
     const target = withSessions[0]!;
-    const { client } = await proxied(h, {
+    const { client } = await h.proxied({
       rewrite: plantBadId(target, (items) => {
         for (const item of items) item.id = 'x';
       }),

@@ -4,53 +4,37 @@
  * the engine makes is counted.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../src/api/index.js';
 import { runSync } from '../../src/sync/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { type ProxyRules, startProxy } from '../helpers/proxy.js';
 
 const AUDIT = '/registrations/audit/sessions';
 
+/** Clients here retry once: every call the engine makes is counted. */
+const RETRY_ONCE = { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 5 } };
+
 let h: Harness | undefined;
-let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const close of closers.reverse()) await close();
-  closers = [];
   await h?.close();
   h = undefined;
 });
-
-async function proxiedClient(
-  harness: Harness,
-  rules: ProxyRules,
-  extra: Partial<ConstructorParameters<typeof ApiClient>[0]> = {},
-) {
-  const proxy = await startProxy(harness.sim.baseUrl, rules);
-  const a = harness.sim.accounts[0]!;
-  const client = new ApiClient({
-    baseUrl: proxy.baseUrl,
-    credentials: { clientId: a.clientId, clientSecret: a.clientSecret },
-    retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
-    ...extra,
-  });
-  closers.push(proxy.close, () => client.close());
-  return client;
-}
 
 describe('an audit log that ignores page and claims a billion pages', () => {
   it('fails its scope after at most one extra call per scope; the rest of the run goes on', async () => {
     h = await startHarness();
     let auditCalls = 0;
-    const client = await proxiedClient(h, {
-      forward: (path) => (path.startsWith(`${AUDIT}?`) ? path.replace(/([?&])page=\d+/, '$1page=1') : path),
-      rewrite: (path, body) => {
-        if (!path.startsWith(`${AUDIT}?`)) return null;
-        auditCalls += 1;
-        const parsed = JSON.parse(body) as { items: unknown[]; _meta: Record<string, number> };
-        // Whatever page was asked, the same first page, and a page count no scope has.
-        return JSON.stringify({ ...parsed, _meta: { ...parsed._meta, pageCount: 1_000_000_000, currentPage: 1 } });
+    const { client } = await h.proxied(
+      {
+        forward: (path) => (path.startsWith(`${AUDIT}?`) ? path.replace(/([?&])page=\d+/, '$1page=1') : path),
+        rewrite: (path, body) => {
+          if (!path.startsWith(`${AUDIT}?`)) return null;
+          auditCalls += 1;
+          const parsed = JSON.parse(body) as { items: unknown[]; _meta: Record<string, number> };
+          // Whatever page was asked, the same first page, and a page count no scope has.
+          return JSON.stringify({ ...parsed, _meta: { ...parsed._meta, pageCount: 1_000_000_000, currentPage: 1 } });
+        },
       },
-    });
+      RETRY_ONCE,
+    );
     const events = h.sim.truth('events').records.length;
     const result = await runSync(client, h.warehouse, {
       mode: 'backfill',
@@ -70,8 +54,7 @@ describe('an answer far larger than a page', () => {
   it('is refused while it streams, with a clear error, and costs one call (not retried)', async () => {
     h = await startHarness();
     let served = 0;
-    const client = await proxiedClient(
-      h,
+    const { client } = await h.proxied(
       {
         rewrite: (path, body) => {
           if (!path.startsWith('/contacts?')) return null;
@@ -82,7 +65,7 @@ describe('an answer far larger than a page', () => {
           return JSON.stringify(parsed);
         },
       },
-      { maxResponseBytes: 1_048_576 },
+      { ...RETRY_ONCE, maxResponseBytes: 1_048_576 },
     );
     const result = await runSync(client, h.warehouse, {
       mode: 'backfill',

@@ -9,10 +9,7 @@ const people = defineStream({
   name: 'people',
   path: '/people',
   scope: 'event',
-  kind: 'list',
-  key: ['id'],
   cursor: 'updated_at',
-  maxPerPage: 1000,
   fields: {
     id: 'bigint',
     name: 'text',

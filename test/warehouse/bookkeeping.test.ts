@@ -1,15 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newRunId, type Warehouse } from '../../src/warehouse/index.js';
-import { cursor, openTemp, rows, type TempWarehouse } from './helpers.js';
+import { cursor, rows, tempWarehouseEach } from './helpers.js';
 
-let t: TempWarehouse;
 let w: Warehouse;
-beforeEach(async () => {
-  t = await openTemp();
+tempWarehouseEach((t) => {
   w = t.w;
-});
-afterEach(async () => {
-  await t.cleanup();
 });
 
 describe('runs and credits', () => {

@@ -1,15 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/index.js';
-import { accountScope, eventScope, events, openTemp, page, registrants, rows, type TempWarehouse } from './helpers.js';
+import { accountScope, eventScope, events, page, registrants, rows, tempWarehouseEach } from './helpers.js';
 
-let t: TempWarehouse;
 let w: Warehouse;
-beforeEach(async () => {
-  t = await openTemp();
+tempWarehouseEach((t) => {
   w = t.w;
-});
-afterEach(async () => {
-  await t.cleanup();
 });
 
 const reg = (id: number) => ({ id, email: `r${id}@example.com`, updated_at: '2024-01-01 00:00:00' });

@@ -1,24 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/index.js';
-import {
-  eventScope,
-  openTemp,
-  page,
-  registrants,
-  registrantsDef,
-  resolve,
-  rows,
-  type TempWarehouse,
-} from './helpers.js';
+import { eventScope, page, registrants, registrantsDef, resolve, rows, tempWarehouseEach } from './helpers.js';
 
-let t: TempWarehouse;
 let w: Warehouse;
-beforeEach(async () => {
-  t = await openTemp();
+tempWarehouseEach((t) => {
   w = t.w;
-});
-afterEach(async () => {
-  await t.cleanup();
 });
 
 const changes = () =>

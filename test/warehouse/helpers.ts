@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import {
   type CustomField,
   defineStream,
@@ -35,10 +36,7 @@ function stream(
     name,
     path: `/${name}`,
     scope: 'event',
-    kind: 'list',
-    key: ['id'],
     cursor: 'updated_at' in fields ? 'updated_at' : null,
-    maxPerPage: 1000,
     fields,
     verified: true,
     description: `test ${name}`,
@@ -178,6 +176,21 @@ export async function openTemp(options: OpenOptions = {}): Promise<TempWarehouse
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A fresh temporary warehouse for each test of the calling file: opened before the test (then handed to `opened`,
+ * which keeps what the tests use), closed and removed after it.
+ */
+export function tempWarehouseEach(opened: (t: TempWarehouse) => void): void {
+  let t: TempWarehouse;
+  beforeEach(async () => {
+    t = await openTemp();
+    opened(t);
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
 }
 
 /** loadPage with defaults: no rejected records, run 'run-1'. */

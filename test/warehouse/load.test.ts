@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/index.js';
 import {
   accountScope,
@@ -7,23 +7,17 @@ import {
   eventScope,
   events,
   listItems,
-  openTemp,
   page,
   registrants,
   resolve,
   rows,
-  type TempWarehouse,
+  tempWarehouseEach,
   typed,
 } from './helpers.js';
 
-let t: TempWarehouse;
 let w: Warehouse;
-beforeEach(async () => {
-  t = await openTemp();
+tempWarehouseEach((t) => {
   w = t.w;
-});
-afterEach(async () => {
-  await t.cleanup();
 });
 
 const reg = (id: number, over: Record<string, unknown> = {}) => ({

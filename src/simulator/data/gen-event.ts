@@ -2,7 +2,7 @@ import { hash4, Rng, tag } from '../core/random.js';
 import { CUSTOM, type Rec } from '../core/record.js';
 import { customValues, DEF_TEMPLATES, defRecord, makeDef } from './defs.js';
 import type { AccountDefs } from './gen-account.js';
-import { person } from './people.js';
+import { person, personFields } from './people.js';
 import { eventScale } from './sizes.js';
 import { DAY, HOUR } from './timeline.js';
 import {
@@ -43,32 +43,33 @@ export function buildEventStreams(world: World, account: AccountInfo, event: Eve
     return { created_at: world.ts(created), updated_at: world.ts(Math.max(created, updated)) };
   };
   const rng = (stream: string, id: number) => new Rng(hash4(seed, tag(stream), id));
+  /** Adds this event's records of `stream` as `world.addStored` does, and returns their ids in order. */
+  const addCollectingIds = (stream: string, count: number, build: (id: number, i: number) => Rec): number[] => {
+    const ids: number[] = [];
+    world.addStored(stream, account.index, eid, count, (id, i) => {
+      ids.push(id);
+      return build(id, i);
+    });
+    return ids;
+  };
 
-  const trackIds: number[] = [];
-  world.addStored('tracks', account.index, eid, n.tracks, (id, i) => {
-    trackIds.push(id);
-    return {
-      id,
-      event_id: eid,
-      name: TRACK_NAMES[i % TRACK_NAMES.length]!,
-      color: TRACK_COLORS[i % TRACK_COLORS.length]!,
-      description: '',
-      sort_order: i + 1,
-    };
-  });
-  const locationIds: number[] = [];
-  world.addStored('session_locations', account.index, eid, n.locations, (id, i) => {
-    locationIds.push(id);
-    return {
-      id,
-      event_id: eid,
-      name: ROOMS[i % ROOMS.length]!,
-      building: i < 4 ? 'Main Building' : 'Annex',
-      floor: String((i % 3) + 1),
-      capacity: [500, 250, 80, 60, 40, 120, 30, 24][i % 8]!,
-      description: '',
-    };
-  });
+  const trackIds = addCollectingIds('tracks', n.tracks, (id, i) => ({
+    id,
+    event_id: eid,
+    name: TRACK_NAMES[i % TRACK_NAMES.length]!,
+    color: TRACK_COLORS[i % TRACK_COLORS.length]!,
+    description: '',
+    sort_order: i + 1,
+  }));
+  const locationIds = addCollectingIds('session_locations', n.locations, (id, i) => ({
+    id,
+    event_id: eid,
+    name: ROOMS[i % ROOMS.length]!,
+    building: i < 4 ? 'Main Building' : 'Annex',
+    floor: String((i % 3) + 1),
+    capacity: [500, 250, 80, 60, 40, 120, 30, 24][i % 8]!,
+    description: '',
+  }));
 
   world.addStored('sessions', account.index, eid, n.sessions, (id, i) => {
     const r = rng('sessions', id);
@@ -128,14 +129,7 @@ export function buildEventStreams(world: World, account: AccountInfo, event: Eve
       id,
       event_id: eid,
       contact_id: account.contactIdStart + pIndex,
-      email: p.email,
-      prefix: p.prefix,
-      first_name: p.first,
-      middle_name: p.middle,
-      last_name: p.last,
-      suffix: p.suffix,
-      company: p.company,
-      job_title: p.job,
+      ...personFields(p),
       bio: p.bio,
       gender: p.gender,
       profile_picture: p.picture,
@@ -243,18 +237,14 @@ export function buildEventStreams(world: World, account: AccountInfo, event: Eve
     return defRecord(def, i, eid);
   });
 
-  const websiteIds: number[] = [];
-  world.addStored('event_websites', account.index, eid, n.websites, (id, i) => {
-    websiteIds.push(id);
-    return {
-      id,
-      event_id: eid,
-      name: i === 0 ? 'Main site' : 'Sponsor portal',
-      url: `https://events.example.com/e/${eid}${i === 0 ? '' : '/sponsors'}`,
-      status: event.plan.status === 'draft' ? 'draft' : 'published',
-      is_default: i === 0,
-    };
-  });
+  const websiteIds = addCollectingIds('event_websites', n.websites, (id, i) => ({
+    id,
+    event_id: eid,
+    name: i === 0 ? 'Main site' : 'Sponsor portal',
+    url: `https://events.example.com/e/${eid}${i === 0 ? '' : '/sponsors'}`,
+    status: event.plan.status === 'draft' ? 'draft' : 'published',
+    is_default: i === 0,
+  }));
   const pageNames = ['Home', 'Agenda', 'Speakers', 'Sponsors', 'Venue', 'FAQ', 'Register', 'Travel', 'Contact'];
   world.addStored('pages', account.index, eid, n.pages, (id, i) => ({
     id,
@@ -281,10 +271,8 @@ export function buildEventStreams(world: World, account: AccountInfo, event: Eve
     invitee_count: 20 + ((id * 37) % 400),
   }));
 
-  const cfsContactIds: number[] = [];
-  world.addStored('cfs_contacts', account.index, eid, n.cfsContacts, (id, i) => {
+  const cfsContactIds = addCollectingIds('cfs_contacts', n.cfsContacts, (id, i) => {
     const r = rng('cfs_contacts', id);
-    cfsContactIds.push(id);
     const p = person(seed, account.index, hash4(seed, 12, eid, i) % contacts);
     return {
       id,
@@ -297,10 +285,8 @@ export function buildEventStreams(world: World, account: AccountInfo, event: Eve
       ...stamps(r),
     };
   });
-  const submissionIds: number[] = [];
-  world.addStored('cfs_submissions', account.index, eid, Math.floor(cfsContactIds.length * 1.3), (id, i) => {
+  const submissionIds = addCollectingIds('cfs_submissions', Math.floor(cfsContactIds.length * 1.3), (id, i) => {
     const r = rng('cfs_submissions', id);
-    submissionIds.push(id);
     return {
       id,
       event_id: eid,

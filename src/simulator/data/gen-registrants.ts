@@ -1,7 +1,7 @@
 import { hash4, hex8, Rng, tag, unit } from '../core/random.js';
 import { CUSTOM, type Rec } from '../core/record.js';
 import { customValues } from './defs.js';
-import { type Person, person } from './people.js';
+import { type Person, person, personFields } from './people.js';
 import type { EventStatus } from './sizes.js';
 import type { AccountInfo, EventInfo, World } from './world.js';
 
@@ -25,33 +25,20 @@ export const REGISTRATION_STATUSES = [
   'no_show',
 ] as const;
 
+/** A status -> weight table as the two lists `Rng.weighted` takes (statuses in the order written). */
+function weights(table: Readonly<Record<string, number>>): [string[], number[]] {
+  return [Object.keys(table), Object.values(table)];
+}
+
 const WEIGHTS: Record<EventStatus, [string[], number[]]> = {
-  draft: [['confirmed'], [1]],
-  live: [
-    ['confirmed', 'cancelled', 'no_show'],
-    [80, 12, 8],
-  ],
-  closed: [
-    ['confirmed', 'cancelled'],
-    [88, 12],
-  ],
-  completed: [
-    ['attended', 'no_show', 'cancelled'],
-    [60, 25, 15],
-  ],
-  archived: [
-    ['attended', 'no_show', 'cancelled'],
-    [60, 25, 15],
-  ],
-  cancelled: [
-    ['cancelled', 'confirmed'],
-    [85, 15],
-  ],
+  draft: weights({ confirmed: 1 }),
+  live: weights({ confirmed: 80, cancelled: 12, no_show: 8 }),
+  closed: weights({ confirmed: 88, cancelled: 12 }),
+  completed: weights({ attended: 60, no_show: 25, cancelled: 15 }),
+  archived: weights({ attended: 60, no_show: 25, cancelled: 15 }),
+  cancelled: weights({ cancelled: 85, confirmed: 15 }),
 };
-const ATA_WEIGHTS: [string[], number[]] = [
-  ['pending', 'approved', 'denied', 'cancelled', 'confirmed'],
-  [35, 35, 15, 5, 10],
-];
+const ATA_WEIGHTS = weights({ pending: 35, approved: 35, denied: 15, cancelled: 5, confirmed: 10 });
 /** In Apply-to-Attend events the first registrants cover every status (positions not divisible by 3). */
 const FORCED: Record<number, string> = {
   1: 'pending',
@@ -220,14 +207,7 @@ export class RegistrantModel {
       reg_type_id: c.regTypeId,
       package_id: c.packageId,
       discount_code: c.discount,
-      email: p.email,
-      prefix: p.prefix,
-      first_name: p.first,
-      middle_name: p.middle,
-      last_name: p.last,
-      suffix: p.suffix,
-      company: p.company,
-      job_title: p.job,
+      ...personFields(p),
       work_phone: p.workPhone,
       mobile_phone: p.mobile,
       profile_picture: p.picture,

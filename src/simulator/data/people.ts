@@ -113,6 +113,20 @@ function makePerson(seed: number, account: number, index: number): Person {
   };
 }
 
+/** The person fields speakers and registrants carry, in their order: email, the parts of the name, company, job. */
+export function personFields(p: Person) {
+  return {
+    email: p.email,
+    prefix: p.prefix,
+    first_name: p.first,
+    middle_name: p.middle,
+    last_name: p.last,
+    suffix: p.suffix,
+    company: p.company,
+    job_title: p.job,
+  };
+}
+
 /** An address object as `expand=homeAddress` (and friends) returns it. */
 export function address(seed: number, key: number, kind: number): Json {
   const r = new Rng(hash4(seed, tag('address'), key, kind));

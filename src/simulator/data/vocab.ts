@@ -1,5 +1,10 @@
 /** Word lists for plausible records. Names include non-ASCII letters and apostrophes on purpose. */
 
+/** The `{id, value}` options of a choice field, ids numbered from 1 in the order given. */
+function choices(...values: string[]): readonly { readonly id: number; readonly value: string }[] {
+  return values.map((value, i) => ({ id: i + 1, value }));
+}
+
 export const FIRST_NAMES = [
   'Olivia',
   'Liam',
@@ -165,12 +170,7 @@ export const JOB_TITLES = [
   '',
 ] as const;
 
-export const GENDERS = [
-  { id: 1, value: 'Female' },
-  { id: 2, value: 'Male' },
-  { id: 3, value: 'Non-binary' },
-  { id: 4, value: 'Prefer not to say' },
-] as const;
+export const GENDERS = choices('Female', 'Male', 'Non-binary', 'Prefer not to say');
 
 export const LANGUAGES = ['en', 'en', 'en', 'fr', 'de', 'es', 'ja', 'pt'] as const;
 
@@ -284,12 +284,7 @@ export const ROOMS = [
   'Lab 3',
 ] as const;
 
-export const SPONSOR_LEVELS = [
-  { id: 1, value: 'Platinum' },
-  { id: 2, value: 'Gold' },
-  { id: 3, value: 'Silver' },
-  { id: 4, value: 'Bronze' },
-] as const;
+export const SPONSOR_LEVELS = choices('Platinum', 'Gold', 'Silver', 'Bronze');
 
 export const REG_TYPES = ['Attendee', 'VIP', 'Speaker', 'Press', 'Exhibitor', 'Student', 'Staff'] as const;
 export const PACKAGES = ['Standard Pass', 'Full Access', 'Workshop Bundle', 'Virtual Pass', 'Gala Dinner'] as const;

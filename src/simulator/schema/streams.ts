@@ -46,6 +46,19 @@ function spec(s: Omit<StreamSpec, 'hasId' | 'single' | 'updatable' | 'expand'> &
   };
 }
 
+/** A list of custom field definitions: account-wide, no cursor, id, name and type by default. */
+function definitionsSpec(name: string, path: string): StreamSpec {
+  return spec({
+    name,
+    path,
+    scope: 'account',
+    cap: 1000,
+    cursor: null,
+    fields: DEF_FIELDS,
+    defaults: ['id', 'name', 'type'],
+  });
+}
+
 export const STREAMS: readonly StreamSpec[] = [
   spec({
     name: 'events',
@@ -116,42 +129,10 @@ export const STREAMS: readonly StreamSpec[] = [
     fields: fieldList('id:int name parent_id:int sort_order:int'),
     defaults: ['id', 'name'],
   }),
-  spec({
-    name: 'contact_fields',
-    path: '/contacts/fields',
-    scope: 'account',
-    cap: 1000,
-    cursor: null,
-    fields: DEF_FIELDS,
-    defaults: ['id', 'name', 'type'],
-  }),
-  spec({
-    name: 'session_fields',
-    path: '/sessions/fields',
-    scope: 'account',
-    cap: 1000,
-    cursor: null,
-    fields: DEF_FIELDS,
-    defaults: ['id', 'name', 'type'],
-  }),
-  spec({
-    name: 'sponsor_fields',
-    path: '/sponsors/fields',
-    scope: 'account',
-    cap: 1000,
-    cursor: null,
-    fields: DEF_FIELDS,
-    defaults: ['id', 'name', 'type'],
-  }),
-  spec({
-    name: 'event_fields',
-    path: '/events/fields',
-    scope: 'account',
-    cap: 1000,
-    cursor: null,
-    fields: DEF_FIELDS,
-    defaults: ['id', 'name', 'type'],
-  }),
+  definitionsSpec('contact_fields', '/contacts/fields'),
+  definitionsSpec('session_fields', '/sessions/fields'),
+  definitionsSpec('sponsor_fields', '/sponsors/fields'),
+  definitionsSpec('event_fields', '/events/fields'),
   spec({
     name: 'data_lists',
     path: '/data-lists',

@@ -113,26 +113,46 @@ function insert(ctx: ServiceContext, stream: string, account: number, values: Re
   return found;
 }
 
+/** What the handlers of one managed stream need: how a body is read, what a new record starts from, how it is checked. */
+interface Managed {
+  readonly stream: string;
+  readonly read: (body: ApiRequest['body']) => InputReader;
+  readonly defaults: Record<string, Json>;
+  readonly check: (ctx: ServiceContext, account: number, r: InputReader, merged: Record<string, Json>) => void;
+}
+
+const WEBHOOKS: Managed = { stream: 'webhooks', read: readWebhook, defaults: WEBHOOK_DEFAULTS, check: checkWebhook };
+const GROUPS: Managed = { stream: 'webhook_groups', read: readGroup, defaults: GROUP_DEFAULTS, check: checkGroup };
+
+/** A POST: the body over the defaults, checked, then inserted. */
+function create(ctx: ServiceContext, req: ApiRequest, m: Managed): Found {
+  const r = m.read(req.body);
+  const merged = { ...m.defaults, ...r.values };
+  m.check(ctx, req.account, r, merged);
+  reject(r);
+  return insert(ctx, m.stream, req.account, merged);
+}
+
+/**
+ * A PUT on an owned record: read and checked against the record as it would become (members not sent keep their
+ * value), then applied, updated by the API user.
+ */
+function update(ctx: ServiceContext, req: ApiRequest, m: Managed): Found {
+  const found = findOwned(ctx.world, m.stream, req.params.id!, req.account);
+  const r = m.read(req.body);
+  m.check(ctx, req.account, r, { ...found.rec, ...r.values });
+  reject(r);
+  updateRecord(found, { ...r.values, updated_by: API_USER }, nowText(ctx));
+  apiChange(ctx, m.stream, 'update', found);
+  return found;
+}
+
 export function createWebhook(ctx: ServiceContext) {
-  return (req: ApiRequest): ApiResponse => {
-    const r = readWebhook(req.body);
-    const merged = { ...WEBHOOK_DEFAULTS, ...r.values };
-    checkWebhook(ctx, req.account, r, merged);
-    reject(r);
-    return { status: 201, body: insert(ctx, 'webhooks', req.account, merged).rec };
-  };
+  return (req: ApiRequest): ApiResponse => ({ status: 201, body: create(ctx, req, WEBHOOKS).rec });
 }
 
 export function updateWebhook(ctx: ServiceContext) {
-  return (req: ApiRequest): ApiResponse => {
-    const found = findOwned(ctx.world, 'webhooks', req.params.id!, req.account);
-    const r = readWebhook(req.body);
-    checkWebhook(ctx, req.account, r, { ...found.rec, ...r.values });
-    reject(r);
-    updateRecord(found, { ...r.values, updated_by: API_USER }, nowText(ctx));
-    apiChange(ctx, 'webhooks', 'update', found);
-    return { status: 200, body: found.rec };
-  };
+  return (req: ApiRequest): ApiResponse => ({ status: 200, body: update(ctx, req, WEBHOOKS).rec });
 }
 
 export function deleteWebhook(ctx: ServiceContext) {
@@ -146,23 +166,14 @@ export function deleteWebhook(ctx: ServiceContext) {
 
 export function createGroup(ctx: ServiceContext) {
   return (req: ApiRequest): ApiResponse => {
-    const r = readGroup(req.body);
-    const merged = { ...GROUP_DEFAULTS, ...r.values };
-    checkGroup(ctx, req.account, r, merged);
-    reject(r);
-    const found = insert(ctx, 'webhook_groups', req.account, merged);
+    const found = create(ctx, req, GROUPS);
     return { status: 201, body: groupBody(ctx, found.rec, req.account) };
   };
 }
 
 export function updateGroup(ctx: ServiceContext) {
   return (req: ApiRequest): ApiResponse => {
-    const found = findOwned(ctx.world, 'webhook_groups', req.params.id!, req.account);
-    const r = readGroup(req.body);
-    checkGroup(ctx, req.account, r, { ...found.rec, ...r.values });
-    reject(r);
-    updateRecord(found, { ...r.values, updated_by: API_USER }, nowText(ctx));
-    apiChange(ctx, 'webhook_groups', 'update', found);
+    const found = update(ctx, req, GROUPS);
     return { status: 200, body: groupBody(ctx, found.rec, req.account) };
   };
 }
