@@ -44,32 +44,27 @@ async function onSize(size: SimulatorSize, o: BenchOptions): Promise<ScenarioRes
     // The second backfill re-reads everything the way a backfill alone from empty would: the reference cost.
     const ratio = (planned: number, spent: number) => round(planned / Math.max(1, spent), 3);
     const error = (planned: number, spent: number) => round(Math.abs(planned - spent) / Math.max(1, spent), 3);
-    return [
-      figure(
-        `plan/${size}`,
+    const rows: [string, number, number, string][] = [
+      [
         '|plan --count - backfill spent| / spent',
         error(counted.totalCredits, first.credits.list),
         0.1,
-        '<=',
         `planned ${counted.totalCredits} after counting ${counted.spentCredits}; the backfill spent ${first.credits.list} (resumed ${first.resumed === counted.countRunId})`,
-      ),
-      figure(
-        `plan/${size}`,
+      ],
+      [
         'count + backfill calls / a backfill alone',
         ratio(together, secondCalls),
         1,
-        '<=',
         `${countCalls} counting + ${together - countCalls} backfill calls vs ${secondCalls} for a full backfill`,
-      ),
-      figure(
-        `plan/${size}`,
+      ],
+      [
         '|plan (no --count, after a backfill) - next backfill spent| / spent',
         error(dry.totalCredits, second.credits.list),
         0.1,
-        '<=',
         `planned ${dry.totalCredits}, spent ${second.credits.list}`,
-      ),
+      ],
     ];
+    return rows.map(([metric, value, target, detail]) => figure(`plan/${size}`, metric, value, target, '<=', detail));
   } finally {
     for (const c of clients) await c.close();
     await warehouse.close();
