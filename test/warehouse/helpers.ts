@@ -208,3 +208,15 @@ export function page(
 export async function rows(w: Warehouse, sql: string, params?: unknown[]) {
   return (await w.query(sql, params)).rows;
 }
+
+/** A registrant row as the loader takes it (normalized), with `over` changing what a test needs. */
+export const reg = (id: number, over: Record<string, unknown> = {}) => ({
+  id,
+  event_id: null,
+  email: `r${id}@example.com`,
+  registration_status: 'confirmed',
+  individual_gross: '10.00',
+  session_ids: [1, 2],
+  updated_at: '2024-01-01 00:00:00',
+  ...over,
+});

@@ -8,6 +8,7 @@ import {
   events,
   listItems,
   page,
+  reg,
   registrants,
   resolve,
   rows,
@@ -18,17 +19,6 @@ import {
 let w: Warehouse;
 tempWarehouseEach((t) => {
   w = t.w;
-});
-
-const reg = (id: number, over: Record<string, unknown> = {}) => ({
-  id,
-  event_id: null,
-  email: `r${id}@example.com`,
-  registration_status: 'confirmed',
-  individual_gross: '10.00',
-  session_ids: [1, 2],
-  updated_at: '2024-01-01 00:00:00',
-  ...over,
 });
 
 describe('loadPage: merge', () => {

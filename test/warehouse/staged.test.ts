@@ -6,6 +6,7 @@ import {
   eventScope,
   openTemp,
   page,
+  reg,
   registrants,
   registrantsDef,
   resolve,
@@ -22,17 +23,6 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await t.cleanup();
-});
-
-const reg = (id: number, over: Record<string, unknown> = {}) => ({
-  id,
-  event_id: null,
-  email: `r${id}@example.com`,
-  registration_status: 'confirmed',
-  individual_gross: '10.00',
-  session_ids: [1, 2],
-  updated_at: '2024-01-01 00:00:00',
-  ...over,
 });
 
 const stageDir = () => `${t.path}.stage`;
