@@ -35,6 +35,7 @@ export const sessions = defineStream({
   },
   expand: { speakers: 'json', location: 'json', track: 'json' },
   customFields: { definitions: 'session_fields' },
+  webhook: { object: 'session' },
   verified: true,
   description: 'Sessions of an event: schedule, capacity, location, track, plus c_<id> fields',
 });
@@ -77,6 +78,7 @@ export const sessionAttendance = defineStream({
     duration: 'double',
     on_demand_date: 'timestamp',
   },
+  webhook: { object: 'session_attendance' },
   verified: false,
   description: 'Session check-in/check-out records (list path inferred from the create call)',
 });

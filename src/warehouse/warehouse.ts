@@ -4,6 +4,7 @@
  */
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import * as bookkeeping from './bookkeeping.js';
+import { CaptureStore } from './capture.js';
 import { Db, type QueryResult, type ResultRow } from './connection.js';
 import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
@@ -46,6 +47,7 @@ export class Warehouse {
   private readonly deps: LoadDeps;
   private readonly timings: Record<string, number> = {};
   private loading = false;
+  private captureStore: CaptureStore | null = null;
 
   private constructor(
     private readonly db: Db,
@@ -251,6 +253,12 @@ export class Warehouse {
       await this.threadsFor(false);
       return exportParquet(this.db, opts);
     });
+  }
+
+  /** Change capture's journal and the row versions it compares (capture.ts), in this warehouse's queue. */
+  get capture(): CaptureStore {
+    this.captureStore ??= new CaptureStore(this.db);
+    return this.captureStore;
   }
 
   // -------------------------------------------------------------------------------------------------------------
