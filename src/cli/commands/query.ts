@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, openWarehouse } from '../context.js';
+import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseFormat } from '../options.js';
 import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';
@@ -72,6 +73,21 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
   if (!sql) throw new UsageError('no SQL given: evsync query "select count(*) from registrants"');
   const format: OutputFormat = flags.format ?? (ctx.json ? 'json' : 'table');
   const allowRead = allowedFolders(ctx.io.cwd, flags.allowRead ?? []);
+  // While `evsync serve` holds the database, it runs the query, under the same sandbox (see daemon.ts).
+  const served = await askDaemon(ctx.config.db, {
+    op: 'query',
+    sql,
+    form: format === 'json' ? 'json' : 'text',
+    allowRead,
+  });
+  if (served) {
+    if (!served.ok) throw new CliError(explain(served.error, allowRead));
+    const result = served.result as Awaited<ReturnType<Warehouse['readQuery']>>;
+    const rows = result.rows as readonly Row[];
+    ctx.out.write(formatRows(format, columnNames(result.columns), rows));
+    if (format === 'table') ctx.log.info(ctx.style.dim(`(${rows.length} row${rows.length === 1 ? '' : 's'})`));
+    return ExitCode.Done;
+  }
   let warehouse: Warehouse | null = null;
   try {
     warehouse = await openWarehouse(ctx, { sandbox: { allowRead }, mustExist: true });

@@ -1,5 +1,13 @@
 /** Change capture from webhooks: the receiver, the applier, and both running together (library surface). */
 export { Applier, type ApplierOptions } from './applier.js';
+export {
+  type InstallReport,
+  installWebhooks,
+  removeWebhooks,
+  type WebhookSetup,
+  type WebhookStatusReport,
+  webhookStatus,
+} from './install.js';
 export { CaptureMetrics } from './metrics.js';
 export { capturedObjects, streamOfObject } from './objects.js';
 export { type ParsedDelivery, type ParseResult, parseDelivery } from './payload.js';
@@ -10,6 +18,7 @@ export {
   type Receiver,
   type ReceiverOptions,
 } from './receiver.js';
+export { type ReconcileOptions, ReconcilePolicy } from './reconcile.js';
 export { secretHashHex, secretProblem } from './secret.js';
 export {
   type CaptureOptions,
