@@ -3,6 +3,7 @@
  * body too large (413, nothing journaled), a body that is no delivery (400, journaled as rejected), and a journal
  * that cannot be written (503). The simulator's real deliveries keep landing throughout.
  */
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPTURED, type CaptureHarness, HEADER, SECRET, startCaptureHarness } from './helpers.js';
@@ -51,9 +52,11 @@ describe('the receiver refuses', () => {
     const res = await request(h.capture.url, {
       method: 'POST',
       headers: { ...json, [HEADER]: SECRET },
-      body: (async function* () {
-        for (let i = 0; i < 17; i++) yield Buffer.alloc(64 * 1024, 'b');
-      })(),
+      body: Readable.from(
+        (function* () {
+          for (let i = 0; i < 17; i++) yield Buffer.alloc(64 * 1024, 'b');
+        })(),
+      ),
     });
     expect(res.statusCode).toBe(413);
     await res.body.text();
