@@ -39,7 +39,12 @@ describe('deliveries to evsync serve', () => {
     expect(delivered.length).toBeGreaterThanOrEqual(changes.length);
     expect(h.capture.metrics.deliveries.get({ outcome: 'journaled' })).toBe(delivered.length);
     expect(await h.differences()).toEqual({});
-    // JSON deliveries carry whole records: nothing was re-read.
+    // The measurement behind writing payloads as they are: JSON deliveries of every field carry every column a
+    // list returns, for every stream fed by webhooks (the warehouse equals the source and nothing was re-read).
+    for (const stream of CAPTURED) {
+      expect(h.capture.metrics.applied.get({ stream, outcome: 'payload' }), stream).toBeGreaterThan(0);
+      expect(h.capture.metrics.applied.get({ stream, outcome: 'reread' }), stream).toBe(0);
+    }
     expect(h.listCalls()).toBe(0);
     expect(h.capture.applier.calls).toBe(0);
   });

@@ -8,7 +8,7 @@ import type { FaultSpec, SimulatorOptions } from '../../src/simulator/index.js';
 import { installWebhooks, type WebhookSetup } from '../../src/sync/capture/install.js';
 import { capturedObjects } from '../../src/sync/capture/objects.js';
 import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
-import { runSync } from '../../src/sync/index.js';
+import { type EventFilters, runSync } from '../../src/sync/index.js';
 import type { JournaledDelivery } from '../../src/warehouse/index.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
 
@@ -19,9 +19,9 @@ export const OBJECTS = capturedObjects().map((c) => c.object);
 export const SECRET = 'capture-test-secret-0123456789abcdef';
 export const HEADER = 'X-Evsync-Secret';
 
-export function setupFor(url: string, format?: never): WebhookSetup {
-  void format;
+export function setupFor(url: string, format: 'json' | 'post' = 'json'): WebhookSetup {
   return {
+    format,
     url,
     secret: SECRET,
     secretHeader: HEADER,
@@ -50,6 +50,8 @@ export async function startCaptureHarness(
     streams?: string[];
     onJournaled?: (d: JournaledDelivery) => void;
     install?: boolean;
+    format?: 'json' | 'post';
+    filters?: EventFilters;
   } = {},
 ): Promise<CaptureHarness> {
   const h = await startHarness({
@@ -67,19 +69,20 @@ export async function startCaptureHarness(
     secret: SECRET,
     streams,
     listen: '127.0.0.1:0',
+    ...(o.filters ? { filters: o.filters } : {}),
     ...(o.onJournaled ? { onJournaled: o.onJournaled } : {}),
   });
-  if (o.install !== false) await installWebhooks(client, setupFor(capture.url));
+  if (o.install !== false) await installWebhooks(client, setupFor(capture.url, o.format));
   if (o.faults) h.sim.setFaults(o.faults);
   const start = h.sim.counters().listCalls;
-  return {
+  const harness: CaptureHarness = {
     ...h,
     capture,
     streams,
     listCalls: () => h.sim.counters().listCalls - start,
     async settle() {
       await h.sim.webhooks.idle();
-      await capture.applier.idle();
+      await harness.capture.applier.idle();
     },
     async differences() {
       const out: Record<string, unknown> = {};
@@ -92,8 +95,9 @@ export async function startCaptureHarness(
       return out;
     },
     async stop() {
-      await capture.close().catch(() => undefined);
+      await harness.capture.close().catch(() => undefined);
       await h.close();
     },
   };
+  return harness;
 }

@@ -21,6 +21,11 @@ export interface WebhookSetup {
   groupName: string;
   objects: readonly WebhookObject[];
   paths: { webhooks: string; groups: string };
+  /**
+   * Body format. Default `json`, whose records the applier writes as they are; `post` bodies lose types, nulls and
+   * empty lists, so their records are re-read by id (10 credits per scope and 100 ids).
+   */
+  format?: 'json' | 'post';
 }
 
 interface GroupRecord {
@@ -72,7 +77,7 @@ function wanted(setup: WebhookSetup, object: WebhookObject, groupId: number): Re
     url: setup.url,
     trigger_object: object,
     group_id: groupId,
-    content_type: 'json',
+    content_type: setup.format ?? 'json',
     all_fields: true,
     enabled: true,
     any_event: true,
