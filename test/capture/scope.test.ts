@@ -3,14 +3,18 @@
  * rows stay as the last sync left them, and the journal says why. Trigger objects come from the catalogue.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capturedObjects, streamOfObject } from '../../src/sync/capture/objects.js';
 import { TRIGGER_OBJECTS } from '../../src/simulator/index.js';
+import { capturedObjects, streamOfObject } from '../../src/sync/capture/objects.js';
 import { compareStream } from '../helpers/harness.js';
 import { type CaptureHarness, startCaptureHarness } from './helpers.js';
 
 describe('trigger objects', () => {
   it('each map to one catalogue stream that declares it', () => {
-    expect(capturedObjects().map((c) => c.object).sort()).toEqual([...TRIGGER_OBJECTS].sort());
+    expect(
+      capturedObjects()
+        .map((c) => c.object)
+        .sort(),
+    ).toEqual([...TRIGGER_OBJECTS].sort());
     for (const object of TRIGGER_OBJECTS) expect(streamOfObject(object)?.webhook?.object).toBe(object);
     expect(streamOfObject('invoice')).toBeNull();
   });
@@ -62,8 +66,15 @@ describe('a delivery for an event outside the scope', () => {
     for (const r of stored.rows) eventOf.set(String(r.id), Number(r.event_id));
     const keys = [...d.missing, ...d.extra, ...d.changed.map((c) => c.key)];
     expect(keys.length).toBeGreaterThan(0);
-    expect(keys.filter((k) => eventOf.get(k) === inScope), JSON.stringify(d)).toEqual([]);
+    expect(
+      keys.filter((k) => eventOf.get(k) === inScope),
+      JSON.stringify(d),
+    ).toEqual([]);
     const [state] = (await h.warehouse.capture.streams()).filter((s) => s.stream === 'registrants');
-    expect(state!.ignored).toBe(Number((await h.warehouse.query(`SELECT count(*) AS n FROM _evsync.deliveries WHERE status = 'ignored'`)).rows[0]!.n));
+    expect(state!.ignored).toBe(
+      Number(
+        (await h.warehouse.query(`SELECT count(*) AS n FROM _evsync.deliveries WHERE status = 'ignored'`)).rows[0]!.n,
+      ),
+    );
   });
 });
