@@ -22,6 +22,8 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   credits: creditScenarios,
   rate: rateLimitScenarios,
   pipeline: pipelineScenarios,
+  // Webhooks against polling under the real limit (minutes per scenario): see freshness.ts.
+  freshness: async (o) => (await import('./freshness.js')).freshnessScenarios(o),
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
