@@ -4,6 +4,7 @@
  * `evsync webhooks install` installs them. Every API call a test adds is counted from the simulator's counters.
  */
 
+import type { ClientOptions } from '../../src/api/index.js';
 import type { FaultSpec, SimulatorOptions } from '../../src/simulator/index.js';
 import { installWebhooks, type WebhookSetup } from '../../src/sync/capture/install.js';
 import { capturedObjects } from '../../src/sync/capture/objects.js';
@@ -52,6 +53,8 @@ export async function startCaptureHarness(
     install?: boolean;
     format?: 'json' | 'post';
     filters?: EventFilters;
+    /** Options of the client the applier re-reads with. */
+    client?: Partial<ClientOptions>;
   } = {},
 ): Promise<CaptureHarness> {
   const h = await startHarness({
@@ -65,7 +68,7 @@ export async function startCaptureHarness(
   if (backfill.status !== 'done') throw new Error(`backfill: ${backfill.status} ${backfill.errors.join('; ')}`);
   const capture = await startCapture({
     warehouse: h.warehouse,
-    client,
+    client: o.client ? h.client(o.client) : client,
     secret: SECRET,
     streams,
     listen: '127.0.0.1:0',

@@ -39,7 +39,14 @@ function graph(entry: string): Set<string> {
 
 describe('the library', () => {
   it('exports the receiver, the applier, startCapture and the webhook set-up', () => {
-    for (const name of ['createReceiver', 'Applier', 'startCapture', 'installWebhooks', 'webhookStatus', 'removeWebhooks']) {
+    for (const name of [
+      'createReceiver',
+      'Applier',
+      'startCapture',
+      'installWebhooks',
+      'webhookStatus',
+      'removeWebhooks',
+    ]) {
       expect(typeof (evsync as Record<string, unknown>)[name], name).toBe('function');
     }
   });

@@ -4,8 +4,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReconcilePolicy } from '../../src/sync/capture/reconcile.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { ReconcilePolicy } from '../../src/sync/capture/reconcile.js';
 import { run, tempDir, waitForText } from '../cli/helpers.js';
 
 describe('the reconciliation policy', () => {
@@ -63,12 +63,24 @@ describe('evsync serve reconciling', () => {
     let stderr = { text: '' };
     // Every second, every stream: the schedule is not what is tested, the report is.
     const serving = run(
-      ['serve', '--listen', '127.0.0.1:0', '--streams', 'registrants', '--cron', '* * * * * *', '--reconcile-every', '0'],
+      [
+        'serve',
+        '--listen',
+        '127.0.0.1:0',
+        '--streams',
+        'registrants',
+        '--cron',
+        '* * * * * *',
+        '--reconcile-every',
+        '0',
+      ],
       { cwd: dir, env, stop: stop.signal, onStart: (o) => (stderr = o.stderr) },
     );
     await waitForText(() => stderr.text, /reconcile #1: /);
     const url = /listening on (http:\/\/\S+\/webhooks)/.exec(stderr.text)![1]!;
-    expect((await run(['webhooks', 'install', '--url', url, '--streams', 'registrants'], { cwd: dir, env })).code).toBe(0);
+    expect((await run(['webhooks', 'install', '--url', url, '--streams', 'registrants'], { cwd: dir, env })).code).toBe(
+      0,
+    );
     sim.setFaults({ webhookDropRate: 0.5 });
     for (let i = 0; i < 30; i++) {
       sim.mutate(1, { streams: ['registrants'] });

@@ -34,12 +34,15 @@ export interface ApplierOptions {
 }
 
 const MAX_BACKOFF_MS = 60_000;
+/** How soon deliveries whose re-read waits for credits are looked at again. */
+const DEFERRED_RETRY_MS = 5_000;
 
 export class Applier {
   private readonly ctx: BatchContext;
   private readonly batchSize: number;
   private wake: (() => void) | null = null;
   private stopWake: (() => void) | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
   private dirty = true;
   private stopped = false;
   private loop: Promise<void> | null = null;
@@ -143,8 +146,17 @@ export class Applier {
       for (const l of r.lags) m?.observeLag(l.stream, l.seconds);
       for (const s of streamOf.values()) m?.lastDelivery.set(s.stream, Date.now());
       this.applied += r.settlements.length;
+      // Deferred re-reads wait for credits, not for the next delivery: look again a little later.
+      if (r.deferred > 0 && !this.retryTimer) {
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = null;
+          this.notify();
+        }, DEFERRED_RETRY_MS);
+        this.retryTimer.unref();
+      }
       this.o.log?.('debug', `applied ${r.settlements.length} deliveries (${r.calls} re-read calls)`);
-      return entries.length;
+      // A full batch means more may be waiting; a batch left entirely pending (deferred) must not spin.
+      return r.settlements.length > 0 ? entries.length : 0;
     });
   }
 
@@ -195,6 +207,7 @@ export class Applier {
     this.stop$.abort(new Error('stopping'));
     this.wake?.();
     this.stopWake?.();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.loop;
     await this.chain;
   }

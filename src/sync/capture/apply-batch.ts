@@ -4,7 +4,7 @@
  * deletes as `_deleted_at`. Returns how each delivery was settled; the caller records that in the journal.
  */
 import type { ApiClient } from '../../api/index.js';
-import { ForbiddenError, NotFoundError } from '../../api/index.js';
+import { ForbiddenError, LIST_COST, MAX_IDS, NotFoundError } from '../../api/index.js';
 import type { JournaledDelivery, Settlement, StreamSettlement, Warehouse } from '../../warehouse/index.js';
 import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
 import { type Candidate, type Decision, decide, type StoredState } from './decide.js';
@@ -37,6 +37,8 @@ export interface BatchResult {
   lags: { stream: string; seconds: number }[];
   /** Whether an event record changed (the event scope must be read again). */
   eventsChanged: boolean;
+  /** Deliveries left pending: their re-read would have waited for the credit window. */
+  deferred: number;
 }
 
 const CONTENT_TYPE = { json: 'application/json', post: 'application/x-www-form-urlencoded' } as const;
@@ -66,6 +68,7 @@ class Writer {
   readonly settlements: Settlement[] = [];
   readonly lags: { stream: string; seconds: number }[] = [];
   calls = 0;
+  deferred = 0;
 
   constructor(private readonly ctx: BatchContext) {}
 
@@ -140,11 +143,18 @@ async function applyStream(ctx: BatchContext, w: Writer, name: string, items: re
     await w.load(cs, eventId, records);
   }
 
-  // Re-reads: what the service returns now is the newest version there is.
+  // Re-reads: what the service returns now is the newest version there is. One that would wait for the credit
+  // window (a reconciliation spent it) is deferred, left pending, rather than holding up every other delivery.
   const gone = new Set<number>();
   const refused = new Map<number, string>();
+  const deferred = new Set<number>();
   const rereads = decisions.filter((d) => d.outcome === 'reread');
   for (const [eventId, list] of groupByEvent(rereads, (d) => d.winner.eventId)) {
+    const calls = Math.ceil(list.length / MAX_IDS);
+    if (ctx.client.ledger.snapshot().remaining < calls * LIST_COST) {
+      for (const d of list) deferred.add(d.winner.seq);
+      continue;
+    }
     try {
       const r = await rereadByIds(
         ctx.client,
@@ -173,6 +183,10 @@ async function applyStream(ctx: BatchContext, w: Writer, name: string, items: re
 
   for (const d of decisions) {
     const entry = item(d).entry;
+    if (deferred.has(d.winner.seq)) {
+      w.deferred += 1 + d.losers.length;
+      continue;
+    }
     const why = refused.get(d.winner.seq);
     if (why) w.settle(entry, 'ignored', 'refused', why);
     else {
@@ -251,5 +265,6 @@ export async function applyBatch(ctx: BatchContext, entries: readonly JournaledD
     calls: w.calls,
     lags: w.lags,
     eventsChanged,
+    deferred: w.deferred,
   };
 }
