@@ -88,6 +88,11 @@ export interface StreamDefinition {
    * them as they arrive and polls the stream on the slower reconciliation cadence. Absent: polled as usual.
    */
   readonly webhook?: { readonly object: WebhookObject };
+  /**
+   * Fields holding `[{key, value}]` lists whose values are secrets (webhook headers carry shared secrets): the keys
+   * are stored, each value is replaced by `[redacted]` before anything is written.
+   */
+  readonly secretValues?: readonly string[];
   /** Whether the facts page marks the path and shape as documented (true) or inferred (false). */
   readonly verified: boolean;
   /** One line for `evsync streams`. */

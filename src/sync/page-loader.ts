@@ -2,6 +2,7 @@ import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors
 import { createNormalizer, type Normalizer } from '../../schemas/normalize.js';
 import { idOf } from '../api/index.js';
 import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/index.js';
+import { withoutSecretValues } from './secret-values.js';
 
 /**
  * Normalizes a page and hands it to the warehouse. Walks run concurrently; the warehouse runs one operation at a
@@ -37,9 +38,13 @@ export class PageLoader {
     seenWalkId?: string;
     idsOnly?: boolean;
   }): Promise<LoadResult & { seenIds: number }> {
-    const { stream, scope, records } = input;
+    const { stream, scope } = input;
+    const records = withoutSecretValues(stream, input.records);
     const rows: NormalizedRow[] = [];
-    const rejected: { raw: unknown; reason: string }[] = [...(input.quarantined ?? [])];
+    const rejected: { raw: unknown; reason: string }[] = (input.quarantined ?? []).map((q) => ({
+      ...q,
+      raw: withoutSecretValues(stream, [q.raw])[0],
+    }));
     const seenIds: number[] = [];
     let newColumns: Record<string, ScalarType> | undefined;
 

@@ -166,6 +166,37 @@ describe('evsync serve', () => {
     }
   });
 
+  it('keeps the secret out of the warehouse when the webhook tables are synced', async () => {
+    const r = await cli(['sync', '--streams', 'webhook_groups,webhooks']);
+    expect(r.code, r.stderr).toBe(0);
+    const q = await cli([
+      'query',
+      'select headers from webhook_groups union all select headers from webhooks',
+      '--format',
+      'json',
+    ]);
+    expect(q.code, q.stderr).toBe(0);
+    const headers = JSON.parse(q.stdout).flatMap(
+      (row: { headers: { key: string; value: string }[] | null }) => row.headers ?? [],
+    );
+    expect(headers).toContainEqual({ key: 'X-Evsync-Secret', value: '[redacted]' });
+    const w = await Warehouse.open(env.EVSYNC_DB!, { readOnly: true });
+    try {
+      // Every table of every schema, every column as text.
+      const tables = (await w.query(`SELECT schema_name AS s, table_name AS t FROM duckdb_tables()`)).rows;
+      expect(tables.length).toBeGreaterThan(10);
+      for (const { s, t } of tables) {
+        const name = `"${String(s)}"."${String(t)}"`;
+        const hit = await w.query(`SELECT count(*) AS n FROM ${name} x WHERE CAST(x AS VARCHAR) LIKE ?`, [
+          `%${SECRET}%`,
+        ]);
+        expect(Number(hit.rows[0]!.n), name).toBe(0);
+      }
+    } finally {
+      await w.close();
+    }
+  });
+
   it('keeps the secret out of every output and file', () => {
     for (const r of outputs) {
       expect(r.stdout).not.toContain(SECRET);
