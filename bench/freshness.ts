@@ -64,7 +64,10 @@ interface Outcome {
 }
 
 function cli(args: string[], env: Record<string, string>, cwd: string, logFile: string): ChildProcess {
-  const main = FROM_SOURCE ? ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')] : [join(ROOT, 'dist/src/cli/main.js')];
+  // The child runs in a temporary folder: tsx is named by its resolved location, not looked up from there.
+  const main = FROM_SOURCE
+    ? ['--import', import.meta.resolve('tsx'), join(ROOT, 'src/cli/main.ts')]
+    : [join(ROOT, 'dist/src/cli/main.js')];
   const child = spawn(process.execPath, [...main, ...args], {
     cwd,
     env: { ...process.env, ...env, NO_COLOR: '1' },
@@ -152,7 +155,12 @@ async function scenario(
       dir,
       logFile,
     );
-    const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+    const line = await Promise.race([
+      once(createInterface({ input: child.stdout! }), 'line').then(([l]) => String(l)),
+      once(child, 'exit').then(() => {
+        throw new Error(`evsync serve exited before listening (see ${logFile})`);
+      }),
+    ]);
     const info = JSON.parse(line) as { listening: string; metrics: string };
     metricsUrl = info.metrics;
     const installer = client(sim);
@@ -173,6 +181,10 @@ async function scenario(
       logFile,
     );
   }
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM')
+      log(`freshness: ${label}: the evsync process exited (${code ?? signal}); see ${logFile}`);
+  });
   const setup = sim.counters();
   const since = sim.webhooks.changes().at(-1)?.seq ?? 0;
   log(`freshness: ${label}: ${plan.rate} changes/s for ${plan.seconds} s`);

@@ -5,7 +5,7 @@
  * reconciliation polls every stream.
  */
 import type { StreamOverride } from '../../../connectors/index.js';
-import type { ApiClient } from '../../api/index.js';
+import { type ApiClient, EvsyncApiError } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
 import { applyBatch, type BatchContext } from './apply-batch.js';
@@ -34,6 +34,17 @@ export interface ApplierOptions {
 }
 
 const MAX_BACKOFF_MS = 60_000;
+
+/**
+ * What a failed batch may say in a log line or on /healthz: the client's own errors (already redacted, they name
+ * paths and statuses), else only the kind of error (a database error's message may quote a value from a record).
+ */
+export function safeError(err: unknown): string {
+  if (err instanceof EvsyncApiError) return `${err.name}: ${err.message}`;
+  if (!(err instanceof Error)) return 'unknown error';
+  const kind = /^([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)* Error)\b/.exec(err.message)?.[1];
+  return kind ? `${err.name} (${kind})` : err.name;
+}
 /** How soon deliveries whose re-read waits for credits are looked at again. */
 const DEFERRED_RETRY_MS = 5_000;
 
@@ -181,7 +192,7 @@ export class Applier {
         if (this.stopped) break;
         this.failures += 1;
         this.failuresSinceReconcile += 1;
-        this.lastError = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+        this.lastError = safeError(err);
         const wait = Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 1));
         this.o.log?.('warn', `applying deliveries failed (${this.lastError}); trying again in ${wait} ms`);
         this.dirty = true;
