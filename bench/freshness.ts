@@ -181,9 +181,10 @@ async function scenario(
       logFile,
     );
   }
+  let died: string | null = null;
   child.once('exit', (code, signal) => {
-    if (code !== 0 && signal !== 'SIGTERM')
-      log(`freshness: ${label}: the evsync process exited (${code ?? signal}); see ${logFile}`);
+    if (signal !== 'SIGTERM')
+      died = `the evsync process exited (${code ?? signal}) during the scenario; see ${logFile}`;
   });
   const setup = sim.counters();
   const since = sim.webhooks.changes().at(-1)?.seq ?? 0;
@@ -207,6 +208,7 @@ async function scenario(
     while (!(await (await fetch(url)).text()).includes('\nevsync_webhook_pending 0\n')) await sleep(100);
   }
   const window = sim.counters();
+  if (died) throw new Error(died);
   await stopChild(child);
   const changes = sim.webhooks.changes(since).filter((c) => c.object !== null && STREAMS.includes(c.stream));
   const dropped = sim.webhooks.deliveries().filter((d) => d.status === 'dropped').length;
