@@ -18,19 +18,11 @@ export type {
 } from './journal.js';
 
 export class CaptureStore {
-  private nextSeq: number | null = null;
-
   constructor(private readonly db: Db) {}
 
   /** Journals deliveries durably (one transaction, committed when this resolves), numbered in arrival order. */
   append(entries: readonly journal.NewDelivery[]): Promise<journal.JournaledDelivery[]> {
-    return this.db.exclusive(async () => {
-      this.nextSeq ??= (await journal.lastSeq(this.db)) + 1;
-      const first = this.nextSeq;
-      const out = await journal.appendDeliveries(this.db, first, entries);
-      this.nextSeq = first + entries.length;
-      return out;
-    });
+    return this.db.exclusive(() => journal.appendDeliveries(this.db, entries));
   }
 
   /** Whether the journal can be read and written to now (the receiver's health). */

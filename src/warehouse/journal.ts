@@ -101,21 +101,21 @@ const INSERT_SQL = `INSERT INTO _evsync.deliveries
   (seq, received_at, status, format, body, body_sha256, object, action, stream, record_id, event_id, datetime, reason)
   VALUES (?, CAST(? AS TIMESTAMP), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/** The next sequence number: one above the largest journaled (one process writes the journal at a time). */
+/** The largest sequence number journaled (0 for none). */
 export async function lastSeq(db: Db): Promise<number> {
   const r = await db.query(`SELECT coalesce(max(seq), 0) AS n FROM _evsync.deliveries`);
   return Number(r.rows[0]?.n ?? 0);
 }
 
-/** Journals deliveries in one transaction (the receiver's group commit); they are on disk once this resolves. */
-export async function appendDeliveries(
-  db: Db,
-  firstSeq: number,
-  entries: readonly NewDelivery[],
-): Promise<JournaledDelivery[]> {
+/**
+ * Journals deliveries in one transaction (the receiver's group commit), numbered after the largest journaled; they
+ * are on disk once this resolves.
+ */
+export async function appendDeliveries(db: Db, entries: readonly NewDelivery[]): Promise<JournaledDelivery[]> {
   const at = utcNow();
-  const out: JournaledDelivery[] = entries.map((e, i) => ({ ...e, seq: firstSeq + i, receivedAt: at }));
-  await db.transaction(async () => {
+  return db.transaction(async () => {
+    const firstSeq = (await lastSeq(db)) + 1;
+    const out: JournaledDelivery[] = entries.map((e, i) => ({ ...e, seq: firstSeq + i, receivedAt: at }));
     for (const e of out) {
       await db.runPrepared(INSERT_SQL, [
         e.seq,
@@ -133,8 +133,8 @@ export async function appendDeliveries(
         e.reason,
       ]);
     }
+    return out;
   });
-  return out;
 }
 
 /** Pending deliveries, oldest first. */
@@ -159,9 +159,12 @@ export async function appliedSince(db: Db, since: string): Promise<JournaledDeli
 export async function appliedHashes(db: Db, hashes: readonly string[]): Promise<Set<string>> {
   if (hashes.length === 0) return new Set();
   const r = await db.query(
+    // Copies arrive within the service's retry schedule (minutes): a day back is plenty, and keeps the scan to the
+    // newest row groups however long the journal is kept.
     `SELECT DISTINCT body_sha256 AS h FROM _evsync.deliveries
-      WHERE status = 'applied' AND body_sha256 = ANY(CAST(? AS VARCHAR[]))`,
-    [JSON.stringify(hashes)],
+      WHERE status = 'applied' AND received_at >= CAST(? AS TIMESTAMP) - INTERVAL 1 DAY
+        AND body_sha256 = ANY(CAST(? AS VARCHAR[]))`,
+    [utcNow(), JSON.stringify(hashes)],
   );
   return new Set(r.rows.map((row) => String(row.h)));
 }

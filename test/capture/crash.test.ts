@@ -77,6 +77,7 @@ describe('a kill between journal and apply', () => {
     const url = (JSON.parse(line) as { url: string }).url;
     const installer = h.client();
     await installWebhooks(installer, setupFor(url));
+    const calls = h.sim.counters().listCalls;
     for (let i = 0; i < 5; i++) {
       for (const stream of CAPTURED) {
         h.sim.mutate(1, { streams: [stream] });
@@ -146,6 +147,8 @@ describe('a kill between journal and apply', () => {
     const copies = after.filter((e) => e.sha === killed.sha);
     expect(copies.length).toBeGreaterThanOrEqual(2);
     expect(copies.some((e) => e.outcome === 'duplicate')).toBe(true);
+    // JSON payloads carry whole records: neither daemon made a call.
+    expect(h.sim.counters().listCalls - calls).toBe(0);
     // No delivery was given up on: everything reached the warehouse.
     expect(h.sim.webhooks.deliveries().filter((d) => d.status === 'failed')).toEqual([]);
     const w = await Warehouse.open(h.dbPath, { readOnly: true });

@@ -110,6 +110,7 @@ describe('the receiver refuses', () => {
     const statuses = await journal();
     expect(statuses.find((s) => s.status === 'pending')).toBeUndefined();
     expect(statuses.find((s) => s.status === 'rejected')?.n).toBe(7);
+    expect(h.listCalls()).toBe(0);
   });
 
   it('anything while the journal cannot be written, with 503 (the service retries)', async () => {

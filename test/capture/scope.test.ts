@@ -47,11 +47,14 @@ afterAll(async () => {
 
 describe('a delivery for an event outside the scope', () => {
   it('is journaled and ignored; the event in scope is kept current', async () => {
+    const calls = h.sim.counters().listCalls;
     for (let i = 0; i < 40; i++) {
       h.sim.mutate(1, { streams: ['registrants'] });
       h.sim.advanceClock(1);
     }
     await h.settle();
+    // JSON payloads: no call, in scope or not.
+    expect(h.sim.counters().listCalls - calls).toBe(0);
     const ignored = await h.warehouse.query(
       `SELECT DISTINCT event_id, reason FROM _evsync.deliveries WHERE outcome = 'out-of-scope' ORDER BY 1`,
     );
