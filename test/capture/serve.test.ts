@@ -197,6 +197,20 @@ describe('evsync serve', () => {
     }
   });
 
+  it('removes the webhooks, after which status says what is missing (exit 1)', async () => {
+    const before = sim.counters();
+    const removed = await cli(['webhooks', 'remove', '--streams', STREAMS]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toMatch(new RegExp(`removed webhook group \\d+ and its ${CAPTURED.length} webhook\\(s\\)`));
+    const after = sim.counters();
+    // One list of groups and one of webhooks, then one delete per webhook and the group.
+    expect(after.listCalls - before.listCalls).toBe(2);
+    expect(after.otherCalls - before.otherCalls).toBe(CAPTURED.length + 1);
+    const check = await cli(['webhooks', 'status', '--streams', STREAMS, '--json']);
+    expect(check.code).toBe(1);
+    expect(JSON.parse(check.stdout)).toMatchObject({ ok: false, group: null });
+  });
+
   it('keeps the secret out of every output and file', () => {
     for (const r of outputs) {
       expect(r.stdout).not.toContain(SECRET);
