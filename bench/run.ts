@@ -27,6 +27,8 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   pipeline: pipelineScenarios,
   lake: lakeScenarios,
   replay: replayScenarios,
+  // Webhooks against polling under the real limit (minutes per scenario): see freshness.ts.
+  freshness: async (o) => (await import('./freshness.js')).freshnessScenarios(o),
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */

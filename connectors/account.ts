@@ -39,6 +39,7 @@ export const webhooks = defineStream({
     updated_at: 'timestamp',
     updated_by: 'text',
   },
+  secretValues: ['headers'],
   verified: true,
   description: 'Webhooks configured on the account',
 });
@@ -59,6 +60,7 @@ export const webhookGroups = defineStream({
     updated_at: 'timestamp',
     updated_by: 'text',
   },
+  secretValues: ['headers'],
   verified: false,
   description: 'Webhook groups: shared headers and failure notification addresses (path unverified)',
 });

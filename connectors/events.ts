@@ -45,6 +45,7 @@ export const events = defineStream({
     speakers: 'json',
     translations: 'json',
   },
+  webhook: { object: 'event' },
   verified: true,
   description: 'Events of the account (the scope of every event-level stream)',
 });

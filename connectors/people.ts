@@ -24,6 +24,7 @@ export const speakers = defineStream({
   },
   // The speaker-session links come from this expansion (there is no list of them).
   expand: { sessions: 'json' },
+  webhook: { object: 'speaker' },
   verified: true,
   description: 'Speakers of an event (sparse default fields: always requested explicitly)',
 });
@@ -48,6 +49,7 @@ export const sponsors = defineStream({
     ...RECORD_TIMES,
   },
   customFields: { definitions: 'sponsor_fields' },
+  webhook: { object: 'sponsor' },
   verified: false,
   description: 'Sponsors of an event with their level (list path inferred from the single GET)',
 });
@@ -98,6 +100,7 @@ export const contacts = defineStream({
   },
   expand: ADDRESS_EXPANSIONS,
   customFields: { definitions: 'contact_fields' },
+  webhook: { object: 'contact' },
   verified: true,
   description: 'CRM contacts across all events of the account, plus c_<id> fields',
 });

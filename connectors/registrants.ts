@@ -61,6 +61,7 @@ export const registrants = defineStream({
   },
   expand: { ...ADDRESS_EXPANSIONS, emailHistory: 'json' },
   customFields: { definitions: 'event_questions' },
+  webhook: { object: 'registrant' },
   verified: true,
   description: 'Registrants of an event: status, selections, money, check-in, plus c_<id> answers',
 });
@@ -194,6 +195,7 @@ export const registrantLineItems = defineStream({
     datetime: 'timestamp',
   },
   refreshByParent: { stream: 'registrants', key: 'registrant_id' },
+  webhook: { object: 'registrant_line_item' },
   verified: true,
   description: 'What each registrant bought, line by line (no timestamps: snapshotted)',
 });

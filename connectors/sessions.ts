@@ -34,6 +34,7 @@ export const sessions = defineStream({
   },
   expand: { speakers: 'json', location: 'json', track: 'json' },
   customFields: { definitions: 'session_fields' },
+  webhook: { object: 'session' },
   verified: true,
   description: 'Sessions of an event: schedule, capacity, location, track, plus c_<id> fields',
 });
@@ -76,6 +77,7 @@ export const sessionAttendance = defineStream({
     duration: 'double',
     on_demand_date: 'timestamp',
   },
+  webhook: { object: 'session_attendance' },
   verified: false,
   description: 'Session check-in/check-out records (list path inferred from the create call)',
 });

@@ -38,6 +38,19 @@ export type StreamScope =
       column: string;
     };
 
+/** The service's webhook trigger objects (spec, Events). */
+export const WEBHOOK_OBJECTS = [
+  'event',
+  'contact',
+  'registrant',
+  'speaker',
+  'sponsor',
+  'session',
+  'session_attendance',
+  'registrant_line_item',
+] as const;
+export type WebhookObject = (typeof WEBHOOK_OBJECTS)[number];
+
 /** How the stream is read incrementally. */
 export type StreamKind =
   /** An ordinary list endpoint, walked by keyset over `id`. */
@@ -70,6 +83,16 @@ export interface StreamDefinition {
    * not touch the parent.
    */
   readonly refreshByParent?: { readonly stream: string; readonly key: string };
+  /**
+   * The webhook trigger object whose deliveries carry this stream's changes (spec, Events): `evsync serve` applies
+   * them as they arrive and polls the stream on the slower reconciliation cadence. Absent: polled as usual.
+   */
+  readonly webhook?: { readonly object: WebhookObject };
+  /**
+   * Fields holding `[{key, value}]` lists whose values are secrets (webhook headers carry shared secrets): the keys
+   * are stored, each value is replaced by `[redacted]` before anything is written.
+   */
+  readonly secretValues?: readonly string[];
   /** Whether the facts page marks the path and shape as documented (true) or inferred (false). */
   readonly verified: boolean;
   /** One line for `evsync streams`. */

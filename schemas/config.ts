@@ -135,6 +135,42 @@ export const accountSchema = z.strictObject(
   { error: 'expected an object' },
 );
 
+const path = (what: string) =>
+  z
+    .string({ error: `expected ${what} starting with /` })
+    .regex(/^\/[^\s?#]*$/, { error: `expected ${what} starting with / (no query, no spaces)` });
+
+const webhooksSchema = z.strictObject(
+  {
+    /** Where `serve` listens, `host:port` (default 127.0.0.1:8787; put TLS in a reverse proxy in front). */
+    listen: z
+      .string({ error: 'expected host:port' })
+      .regex(/^(\[[^\]]+\]|[^:\s]*):\d{1,5}$/, { error: 'expected host:port, e.g. 127.0.0.1:8787' })
+      .optional(),
+    /** Path deliveries are POSTed to (default /webhooks). */
+    path: path('a path').optional(),
+    /** Header carrying the shared secret (default X-Evsync-Secret). */
+    secretHeader: z
+      .string({ error: 'expected a header name' })
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'expected a header name' })
+      .optional(),
+    /** Largest delivery body accepted, in bytes (default 1048576). */
+    maxBodyBytes: positiveInt().optional(),
+    /** Name of the webhook group `webhooks install` creates (default evsync). */
+    groupName: z.string({ error: 'expected a name' }).min(1, { error: 'expected a non-empty name' }).optional(),
+    /** Journaled deliveries (they hold personal data) are removed this many days after they were settled (default 7). */
+    journalRetentionDays: nonNegativeNumber().optional(),
+    /** The management API's paths, which the spec does not show (default /webhooks and /webhook-groups). */
+    paths: z
+      .strictObject(
+        { webhooks: path('a path').optional(), groups: path('a path').optional() },
+        { error: 'expected an object' },
+      )
+      .optional(),
+  },
+  { error: 'expected an object' },
+);
+
 export const configSchema = z.strictObject({
   /** Editors use it for completion; ignored by evsync. */
   $schema: z.string().optional(),
@@ -178,6 +214,10 @@ export const configSchema = z.strictObject({
       error: `expected an object keyed by account ids (${ACCOUNT_ID_ERROR.replace('expected an account id: ', '')})`,
     })
     .optional(),
+  /** `evsync serve`: streams fed by webhooks are polled (reconciled) at most this often while deliveries are healthy. */
+  reconcileEveryHours: nonNegativeNumber().optional(),
+  /** `evsync serve` and `evsync webhooks` (the secret itself comes from EVSYNC_WEBHOOK_SECRET only). */
+  webhooks: webhooksSchema.optional(),
   schedule: z
     .strictObject(
       {
@@ -207,4 +247,5 @@ export const SECRET_KEYS: Readonly<Record<string, string>> = {
   encoded: 'EVSYNC_CREDENTIALS',
   token: 'EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET',
   password: 'EVSYNC_CLIENT_SECRET',
+  webhookSecret: 'EVSYNC_WEBHOOK_SECRET',
 };

@@ -25,6 +25,23 @@ export { configSchema, type EvsyncConfig } from '../schemas/config.js';
 export * from './api/index.js';
 export * from './lake/index.js';
 export {
+  Applier,
+  type ApplierOptions,
+  CaptureMetrics,
+  type CaptureOptions,
+  createReceiver,
+  installWebhooks,
+  parseDelivery,
+  type Receiver,
+  type ReceiverOptions,
+  ReconcilePolicy,
+  type RunningCapture,
+  removeWebhooks,
+  startCapture,
+  type WebhookSetup,
+  webhookStatus,
+} from './sync/capture/index.js';
+export {
   AccountMismatchError,
   formatTimestamp,
   type PlanReport,

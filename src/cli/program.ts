@@ -14,10 +14,12 @@ import { registerExportCommand } from './commands/export.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerQueryCommand } from './commands/query.js';
 import { registerScheduleCommand } from './commands/schedule.js';
+import { registerServeCommand } from './commands/serve.js';
 import { registerSimulatorCommand } from './commands/simulator.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerStreamsCommand } from './commands/streams.js';
 import { registerSyncCommands } from './commands/sync.js';
+import { registerWebhooksCommand } from './commands/webhooks.js';
 import type { App } from './context.js';
 import { CliError, ExitCode, UsageError } from './errors.js';
 import { type CliIo, processIo, ScrubbedStream } from './output/io.js';
@@ -48,9 +50,12 @@ export function createApp(io: CliIo, argv: readonly string[] = []): App {
   };
   // Secrets in the environment are scrubbed from all output from the first byte, whatever the command.
   const env = io.env;
-  const secrets = [env.EVSYNC_CLIENT_SECRET, env.EVSYNC_CREDENTIALS, ...moreSecretsIn(env)].filter(
-    (s): s is string => !!s,
-  );
+  const secrets = [
+    env.EVSYNC_CLIENT_SECRET,
+    env.EVSYNC_CREDENTIALS,
+    env.EVSYNC_WEBHOOK_SECRET,
+    ...moreSecretsIn(env),
+  ].filter((s): s is string => !!s);
   if (env.EVSYNC_CLIENT_ID && env.EVSYNC_CLIENT_SECRET) {
     secrets.push(...secretsOf({ clientId: env.EVSYNC_CLIENT_ID, clientSecret: env.EVSYNC_CLIENT_SECRET }));
   }
@@ -101,6 +106,8 @@ export function buildProgram(app: App = createApp(processIo())): Command {
   registerCheckCommand(program, app);
   registerStatusCommand(program, app);
   registerScheduleCommand(program, app);
+  registerServeCommand(program, app);
+  registerWebhooksCommand(program, app);
   registerExportCommand(program, app);
   registerQueryCommand(program, app);
   registerStreamsCommand(program);

@@ -4,6 +4,7 @@ import { makeSecretScrubber } from '../../schemas/secrets.js';
 import { storableRaw } from '../../schemas/storable.js';
 import { registeredSecrets } from '../api/index.js';
 import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/index.js';
+import { withoutSecretValues } from './secret-values.js';
 
 /**
  * Normalizes a page and hands it to the warehouse. Walks run concurrently; the warehouse runs one operation at a
@@ -52,11 +53,12 @@ export class PageLoader {
     seenWalkId?: string;
     idsOnly?: boolean;
   }): Promise<LoadResult & { seenIds: number }> {
-    const { stream, scope, records } = input;
+    const { stream, scope } = input;
+    const records = withoutSecretValues(stream, input.records);
     const rows: NormalizedRow[] = [];
     this.scrub.refresh();
     const rejected: { raw: unknown; reason: string }[] = (input.quarantined ?? []).map((q) => ({
-      raw: storableRaw(q.raw, this.scrub.text),
+      raw: storableRaw(withoutSecretValues(stream, [q.raw])[0], this.scrub.text),
       reason: q.reason,
     }));
     const seenIds: number[] = [];

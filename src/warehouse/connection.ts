@@ -353,6 +353,25 @@ export class Db {
   }
 
   /**
+   * A sandboxed, read-only Db on an instance of its own, never shared (see `acquire`): for SQL typed through the
+   * process that holds the file writable (`evsync serve`). Open it only while that process writes nothing (after a
+   * CHECKPOINT, inside its exclusive queue), so the file does not change under it; close it before writing again.
+   */
+  static async openDetached(path: string, sandbox: Sandbox): Promise<Db> {
+    const full = resolve(path);
+    const instance = await DuckDBInstance.create(full, { ...INSTANCE_OPTIONS, access_mode: 'READ_ONLY' });
+    try {
+      await applySandbox(instance, sandbox);
+    } catch (err) {
+      instance.closeSync();
+      throw err;
+    }
+    // Opened on the file itself (not attached): its default catalog is the file's, no USE needed.
+    const shared: SharedInstance = { instance, refs: 1, readOnly: true, sandbox: sandboxKey(sandbox), catalog: null };
+    return new Db(full, true, await DuckDBConnection.create(instance), shared, false);
+  }
+
+  /**
    * Runs `work` after every operation queued before it. A DuckDB connection has one transaction at a time, and
    * the engine's walks run concurrently: without this, one walk's BEGIN could swallow another's statements.
    */

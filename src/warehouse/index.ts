@@ -1,5 +1,15 @@
 /** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
 export { newRunId, SCHEMA_VERSION } from './bookkeeping.js';
+export type {
+  CaptureStore,
+  CaptureStreamState,
+  DeliveryStatus,
+  JournaledDelivery,
+  NewDelivery,
+  Settlement,
+  StoredVersion,
+  StreamSettlement,
+} from './capture.js';
 export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
 export { type JsonQueryResult, QueryRefusedError, type Sandbox } from './connection.js';
 export { SYSTEM_COLUMNS } from './ddl.js';

@@ -4,6 +4,7 @@
  */
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import * as bookkeeping from './bookkeeping.js';
+import { CaptureStore } from './capture.js';
 import { Db, type QueryResult, type ResultRow } from './connection.js';
 import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
@@ -69,6 +70,7 @@ export class Warehouse {
   private readonly pending = new Map<string, number>();
   /** What merges did with the rows of each run, per stream, until finishLoads hands it over. */
   private readonly merged = new Map<string, Map<string, MergeCounts>>();
+  private captureStore: CaptureStore | null = null;
 
   private constructor(
     private readonly db: Db,
@@ -383,6 +385,12 @@ export class Warehouse {
       await this.threadsFor(false);
       return exportParquet(this.db, opts);
     });
+  }
+
+  /** Change capture's journal and the row versions it compares (capture.ts), in this warehouse's queue. */
+  get capture(): CaptureStore {
+    this.captureStore ??= new CaptureStore(this.db);
+    return this.captureStore;
   }
 
   // -------------------------------------------------------------------------------------------------------------

@@ -77,9 +77,11 @@ interface DemoReport {
   tables: Record<string, number>;
   creditLimit: number;
   answers: { title: string; sql: string; columns: string[]; rows: Row[] }[];
+  /** `--webhooks`: a change arriving by webhook. */
+  webhooks?: import('./demo-webhooks.js').WebhookDemo | undefined;
 }
 
-async function demo(ctx: Ctx): Promise<number> {
+async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<number> {
   const started = Date.now();
   // The demo deletes its database first, so it must never be the user's warehouse (see demoDatabase).
   const db = await demoDatabase(ctx);
@@ -124,8 +126,10 @@ async function demo(ctx: Ctx): Promise<number> {
         ctx.log.warn(`${q.title}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
+    const hooks = flags.webhooks ? await import('./demo-webhooks.js') : null;
+    const webhooks = hooks ? await hooks.demoWebhooks(ctx, sim, warehouse, client, 'core') : undefined;
     if (ctx.json) {
-      const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit: limit, answers };
+      const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit: limit, answers, webhooks };
       ctx.out.write(`${toJson(report, 2)}\n`);
     } else {
       const s = ctx.outStyle;
@@ -145,6 +149,7 @@ async function demo(ctx: Ctx): Promise<number> {
       for (const a of answers) {
         out(`\n${s.bold(a.title)}\n${formatTable(a.columns, a.rows)}`);
       }
+      if (hooks && webhooks) out(`\n${s.bold('Change capture')}\n${hooks.describeWebhookDemo(webhooks)}`);
       out(
         `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${ctx.config.dbSource === 'flag' ? db : DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((v) => (v.includes('.') ? v : `analytics.${v}`)).join(', ')}\n` : ''}`,
       );
@@ -163,6 +168,7 @@ export function registerDemoCommand(program: Command, app: App): void {
   program
     .command('demo')
     .description('run the whole job on the embedded simulator: backfill, rows per table, credits, analytics')
+    .option('--webhooks', 'then show a change at the service arriving by webhook within seconds (evsync serve)')
     .addHelpText(
       'after',
       `
@@ -174,7 +180,8 @@ Examples:
   $ evsync demo
   $ evsync demo --json | jq .tables
   $ evsync demo --db /tmp/try.duckdb
+  $ evsync demo --webhooks
   $ evsync query --db ${DEMO_DB} "select * from registrants limit 5"`,
     )
-    .action(action(app, demo));
+    .action(action<{ webhooks?: boolean }>(app, demo));
 }

@@ -8,7 +8,8 @@ import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, withWarehouse } from '../context.js';
+import { type App, action, type Ctx, openWarehouse } from '../context.js';
+import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseFormat } from '../options.js';
 import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';
@@ -72,7 +73,24 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
   if (!sql) throw new UsageError('no SQL given: evsync query "select count(*) from registrants"');
   const format: OutputFormat = flags.format ?? (ctx.json ? 'json' : 'table');
   const allowRead = allowedFolders(ctx.io.cwd, flags.allowRead ?? []);
-  return withWarehouse(ctx, { sandbox: { allowRead }, mustExist: true }, async (warehouse) => {
+  // While `evsync serve` holds the database, it runs the query, under the same sandbox (see daemon.ts).
+  const served = await askDaemon(ctx.config.db, {
+    op: 'query',
+    sql,
+    form: format === 'json' ? 'json' : 'text',
+    allowRead,
+  });
+  if (served) {
+    if (!served.ok) throw new CliError(explain(served.error, allowRead));
+    const result = served.result as Awaited<ReturnType<Warehouse['readQuery']>>;
+    const rows = result.rows as readonly Row[];
+    ctx.out.write(formatRows(format, columnNames(result.columns), rows));
+    if (format === 'table') ctx.log.info(ctx.style.dim(`(${rows.length} row${rows.length === 1 ? '' : 's'})`));
+    return ExitCode.Done;
+  }
+  let warehouse: Warehouse | null = null;
+  try {
+    warehouse = await openWarehouse(ctx, { sandbox: { allowRead }, mustExist: true });
     let result: Awaited<ReturnType<Warehouse['readQuery']>>;
     try {
       result = await warehouse.readQuery(sql, format === 'json' ? 'json' : 'text');
@@ -84,7 +102,9 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
     ctx.out.write(formatRows(format, columns, rows));
     if (format === 'table') ctx.log.info(ctx.style.dim(`(${rows.length} row${rows.length === 1 ? '' : 's'})`));
     return ExitCode.Done;
-  });
+  } finally {
+    await warehouse?.close();
+  }
 }
 
 export function registerQueryCommand(program: Command, app: App): void {

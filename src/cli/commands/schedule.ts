@@ -13,6 +13,7 @@ import type { Command } from 'commander';
 import { selectStreams } from '../../../connectors/index.js';
 import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
+import type { SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
@@ -26,7 +27,7 @@ import {
 import { formatNumber, toJson } from '../output/format.js';
 import { statusLine, syncOptionsFrom } from './sync.js';
 
-interface ScheduleFlags extends SelectionFlags, BudgetFlags {
+export interface ScheduleFlags extends SelectionFlags, BudgetFlags {
   cron?: string;
   tz?: string;
   runNow?: boolean;
@@ -95,7 +96,8 @@ async function factsFrom(w: Warehouse, flags: SelectionFlags): Promise<Warehouse
   return { events: eventsInScope(await w.currentEvents(), flags).length, learnedLimit };
 }
 
-async function warehouseFacts(ctx: Ctx, flags: SelectionFlags): Promise<WarehouseFacts> {
+async function warehouseFacts(ctx: Ctx, flags: SelectionFlags, held?: Warehouse): Promise<WarehouseFacts> {
+  if (held) return factsFrom(held, flags);
   if (!existsSync(ctx.config.db)) return { events: null, learnedLimit: null };
   let w: Warehouse | null = null;
   try {
@@ -131,9 +133,61 @@ function cronSource(ctx: Ctx, fromFlag: boolean): string {
   return `${name}: schedule.cron`;
 }
 
+/**
+ * What a daemon built on the schedule adds (`evsync serve`): a client and warehouse it holds for its life, which
+ * streams each run polls (null: skip the run, no credit spent), and what to do with each result.
+ */
+export interface SchedulerHooks {
+  /** The open warehouse every run uses (default: opened for each run, closed after). */
+  warehouse?: Warehouse;
+  /** The client every run uses (default: one made for the daemon, reused across runs). */
+  client?: ApiClient;
+  /** Options of run `n` over the command's, or null to skip it. */
+  plan?: (n: number) => Partial<SyncOptions> | null;
+  /** After each run (not skipped), with when it started. */
+  onResult?: (result: SyncResult, startedAt: Date) => Promise<void>;
+  /** Log label of a run (default `run`). */
+  label?: string;
+  /** Cron expression when neither --cron nor schedule.cron is given (default: none, a usage error). */
+  defaultCron?: string;
+}
+
+export interface Scheduler {
+  /** Stops the cron job; resolves once the run in flight (if any) has returned. */
+  stop(): Promise<{ runs: number; skipped: number }>;
+}
+
 async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
+  let running = false;
+  const stop = stopSignal(ctx, (why) =>
+    ctx.log.warn(`${why}: stopping${running ? ' after the page in flight (state is saved)' : ''}…`),
+  );
+  const scheduler = await startScheduler(ctx, flags, stop.signal, {}, (busy) => {
+    running = busy;
+  });
+  await new Promise<void>((resolve) => {
+    if (stop.signal.aborted) resolve();
+    else stop.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const { runs, skipped } = await scheduler.stop();
+  stop.dispose();
+  ctx.log.info(`schedule stopped after ${runs} run(s), ${skipped} tick(s) skipped`);
+  return ExitCode.Done;
+}
+
+/**
+ * Runs the incremental sync on the cron schedule of `flags` (or the config file) until `signal` aborts: never two
+ * runs at once, skipped ticks logged, the budget judged against the limit the service reported.
+ */
+export async function startScheduler(
+  ctx: Ctx,
+  flags: ScheduleFlags,
+  signal: AbortSignal,
+  hooks: SchedulerHooks = {},
+  onBusy: (running: boolean) => void = () => undefined,
+): Promise<Scheduler> {
   const fromFlag = flags.cron !== undefined;
-  const cronTime = flags.cron ?? ctx.config.values.schedule?.cron;
+  const cronTime = flags.cron ?? ctx.config.values.schedule?.cron ?? hooks.defaultCron;
   if (!cronTime) {
     throw new UsageError('no schedule: pass --cron "*/15 * * * *" or set schedule.cron in evsync.config.json');
   }
@@ -154,9 +208,8 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
   let runs = 0;
   let skipped = 0;
   let skipTimer: NodeJS.Timeout | null = null;
-  const stop = stopSignal(ctx, (why) =>
-    log.warn(`${why}: stopping${running ? ' after the page in flight (state is saved)' : ''}…`),
-  );
+  const stop = { signal };
+  const label = hooks.label ?? 'run';
 
   // cron skips a tick silently while the previous run is still going: watch the tick times ourselves to log them.
   const watchSkips = (nextAt: number) => {
@@ -176,6 +229,10 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
   // One client for the daemon's life (see the file comment); made again only if a run left it unusable.
   const shared: { client: ApiClient | null } = { client: null };
   const clientForRun = async (): Promise<ApiClient> => {
+    if (hooks.client) {
+      hooks.client.beginRun();
+      return hooks.client;
+    }
     if (shared.client) {
       try {
         shared.client.beginRun();
@@ -190,7 +247,7 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
     return shared.client;
   };
 
-  const facts = await warehouseFacts(ctx, flags);
+  const facts = await warehouseFacts(ctx, flags, hooks.warehouse);
   const rate = rateLimitFor(facts.learnedLimit, ctx.config.values.rateLimit);
   const streams = selectStreams(options.streams ?? 'core');
   const eventStreams = streams.filter((s) => s.scope === 'event').length;
@@ -214,18 +271,24 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
   };
   let checkedLimit = rate.credits;
 
+  let planned = 0;
   const runOnce = async (): Promise<void> => {
     if (stop.signal.aborted) return;
+    const extra = hooks.plan ? hooks.plan(planned + 1) : {};
+    planned += 1;
+    if (extra === null) return;
     runs += 1;
     const n = runs;
-    log.info(`run #${n} started at ${new Date().toISOString()}`);
+    const startedAt = new Date();
+    log.info(`${label} #${n} started at ${startedAt.toISOString()}`);
     let warehouse: Warehouse | null = null;
     try {
       const c = await clientForRun();
-      warehouse = await openWarehouse(ctx);
+      warehouse = hooks.warehouse ?? (await openWarehouse(ctx));
       const { runSync } = await import('../../sync/index.js');
       const result = await runSync(c, warehouse, {
         ...options,
+        ...extra,
         signal: stop.signal,
         onProgress: (e) => {
           if (e.type === 'item-failed') log.warn(e.error);
@@ -233,7 +296,7 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
       });
       // One JSON line per run: a daemon's output is read line by line (jq, log shippers).
       if (ctx.json) ctx.out.write(`${toJson({ run: n, ...result })}\n`);
-      const line = `run #${n}: ${statusLine(result)}`;
+      const line = `${label} #${n}: ${statusLine(result)}`;
       if (result.status === 'failed') log.error(`${line}; ${result.errors.join('; ')}`);
       else if (result.status === 'partial') log.warn(`${line}; ${result.reason ?? ''} (the next run resumes)`);
       else log.ok(line);
@@ -245,12 +308,13 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
         if (events !== null)
           checkBudget(events, { ...rate, credits: learned, source: 'the limit the service reported' });
       }
+      await hooks.onResult?.(result, startedAt);
     } catch (err) {
       // One failed run must not end the daemon: the next tick tries again.
       if (ctx.json) ctx.out.write(`${toJson({ run: n, status: 'failed', error: errorMessage(err) })}\n`);
-      log.error(`run #${n} failed: ${errorMessage(err)}`);
+      log.error(`${label} #${n} failed: ${errorMessage(err)}`);
     } finally {
-      await warehouse?.close().catch(() => undefined);
+      if (!hooks.warehouse) await warehouse?.close().catch(() => undefined);
     }
   };
 
@@ -262,11 +326,13 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
     onTick: async () => {
       const p = runOnce();
       running = p;
+      onBusy(true);
       watchSkips(job.nextDate().toMillis());
       try {
         await p;
       } finally {
         running = null;
+        onBusy(false);
         if (skipTimer) clearTimeout(skipTimer);
       }
     },
@@ -283,18 +349,16 @@ async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
 
   job.start();
   if (flags.runNow) void job.fireOnTick();
-  await new Promise<void>((resolve) => {
-    if (stop.signal.aborted) resolve();
-    else stop.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  // stop() resolves once the running callback (if any) has returned: the engine saw the signal and saved state.
-  await job.stop();
-  if (running) await running;
-  if (skipTimer) clearTimeout(skipTimer);
-  stop.dispose();
-  await shared.client?.close();
-  log.info(`schedule stopped after ${runs} run(s), ${skipped} tick(s) skipped`);
-  return ExitCode.Done;
+  return {
+    async stop() {
+      // stop() resolves once the running callback (if any) has returned: the engine saw the signal and saved state.
+      await job.stop();
+      if (running) await running;
+      if (skipTimer) clearTimeout(skipTimer);
+      await shared.client?.close();
+      return { runs, skipped };
+    },
+  };
 }
 
 export function registerScheduleCommand(program: Command, app: App): void {

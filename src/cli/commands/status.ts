@@ -5,10 +5,12 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, withWarehouse } from '../context.js';
-import { ExitCode } from '../errors.js';
+import { type App, action, type Ctx, openWarehouse } from '../context.js';
+import { askDaemon } from '../daemon.js';
+import { CliError, ExitCode } from '../errors.js';
 import { positiveInt } from '../options.js';
 import { formatAge, formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
+import { type CaptureStatus, captureStatus, renderCapture } from './status-capture.js';
 
 interface StatusFlags {
   runs?: number;
@@ -44,6 +46,10 @@ export interface StatusReport {
   /** The ledger as the last run left it. */
   ledger: LedgerRecord | null;
   tables: Record<string, number>;
+  /** Streams fed by webhooks (`evsync serve`): last delivery, lag, applied, found by reconciliation. */
+  capture?: CaptureStatus[];
+  /** Set when a running `evsync serve` answered (it holds the database). */
+  servedBy?: string;
 }
 
 /** A warehouse timestamp (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
@@ -118,6 +124,7 @@ export async function collectStatus(
     unavailable,
     ledger: await w.lastLedger(),
     tables: await w.tableCounts(),
+    capture: captureStatus(await w.capture.streams(), nowMs),
   };
 }
 
@@ -228,10 +235,20 @@ function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
       `${s.bold('Budget')} at the end of the last run (${l.recordedAt.slice(0, 19)} UTC): ${formatNumber(l.remaining ?? 0)} of ${formatNumber(l.limit ?? 0)} credits left${l.resetAt ? `, window reset at ${l.resetAt.slice(0, 19)} UTC` : ''}; the run spent ${formatNumber(l.spent ?? 0)}`,
     );
   } else parts.push(`${s.bold('Budget')}: no run recorded yet`);
+  const capture = renderCapture(s, report.capture ?? [], report.servedBy ?? null);
+  if (capture) parts.push(capture);
   return `${parts.join('\n')}\n`;
 }
 
 async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
+  // While `evsync serve` holds the database, it answers (see daemon.ts).
+  const served = await askDaemon(ctx.config.db, { op: 'status', runs: flags.runs ?? 10 });
+  if (served) {
+    if (!served.ok) throw new CliError(`evsync serve could not answer: ${served.error}`);
+    const report = served.result as StatusReport;
+    ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
+    return ExitCode.Done;
+  }
   if (!existsSync(ctx.config.db)) {
     const empty: StatusReport = {
       db: ctx.config.db,
@@ -247,11 +264,15 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
     else ctx.out.write(`no warehouse at ${ctx.config.db} yet: run \`evsync sync\` (or \`evsync demo\`) first\n`);
     return ExitCode.Done;
   }
-  return withWarehouse(ctx, { readOnly: true }, async (w) => {
+  let w: Warehouse | null = null;
+  try {
+    w = await openWarehouse(ctx, { readOnly: true });
     const report = await collectStatus(w, ctx.config.db, flags.runs ?? 10);
     ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
     return ExitCode.Done;
-  });
+  } finally {
+    await w?.close();
+  }
 }
 
 export function registerStatusCommand(program: Command, app: App): void {

@@ -1,0 +1,53 @@
+/**
+ * Webhook settings shared by `serve` and `webhooks`: flags over `webhooks` in the config file over defaults, and the
+ * shared secret, which comes from EVSYNC_WEBHOOK_SECRET only and is registered for scrubbing before anything runs.
+ */
+import {
+  DEFAULT_LISTEN,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_PATH,
+  DEFAULT_SECRET_HEADER,
+  secretProblem,
+} from '../sync/capture/index.js';
+import type { Ctx } from './context.js';
+import { UsageError } from './errors.js';
+
+export interface WebhookSettings {
+  listen: string;
+  path: string;
+  secretHeader: string;
+  maxBodyBytes: number;
+  groupName: string;
+  retentionDays: number;
+  reconcileEveryHours: number;
+  paths: { webhooks: string; groups: string };
+}
+
+export const DEFAULT_RECONCILE_EVERY_HOURS = 6;
+
+export function webhookSettings(
+  ctx: Ctx,
+  flags: { listen?: string; path?: string; reconcileEvery?: number },
+): WebhookSettings {
+  const w = ctx.config.values.webhooks ?? {};
+  return {
+    listen: flags.listen ?? w.listen ?? DEFAULT_LISTEN,
+    path: flags.path ?? w.path ?? DEFAULT_PATH,
+    secretHeader: w.secretHeader ?? DEFAULT_SECRET_HEADER,
+    maxBodyBytes: w.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    groupName: w.groupName ?? 'evsync',
+    retentionDays: w.journalRetentionDays ?? 7,
+    reconcileEveryHours: flags.reconcileEvery ?? ctx.config.values.reconcileEveryHours ?? DEFAULT_RECONCILE_EVERY_HOURS,
+    paths: { webhooks: w.paths?.webhooks ?? '/webhooks', groups: w.paths?.groups ?? '/webhook-groups' },
+  };
+}
+
+/** The shared secret (never printed: scrubbed from all output from here on). */
+export function webhookSecret(ctx: Ctx): string {
+  const secret = ctx.io.env.EVSYNC_WEBHOOK_SECRET;
+  const problem = secretProblem(secret);
+  if (problem || !secret) throw new UsageError(problem ?? 'EVSYNC_WEBHOOK_SECRET is not set');
+  ctx.out.addSecrets([secret]);
+  ctx.err.addSecrets([secret]);
+  return secret;
+}

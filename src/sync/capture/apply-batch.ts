@@ -1,0 +1,270 @@
+/**
+ * One batch of journaled deliveries turned into warehouse changes: read each body again, drop duplicates and what the
+ * sync does not cover, decide per record (decide.ts), then write: payload rows and re-read rows through `loadPage`,
+ * deletes as `_deleted_at`. Returns how each delivery was settled; the caller records that in the journal.
+ */
+import type { ApiClient } from '../../api/index.js';
+import { ForbiddenError, LIST_COST, MAX_IDS, NotFoundError } from '../../api/index.js';
+import type { JournaledDelivery, Settlement, StreamSettlement, Warehouse } from '../../warehouse/index.js';
+import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
+import { type Candidate, type Decision, decide, type StoredState } from './decide.js';
+import { type ParsedDelivery, parseDelivery } from './payload.js';
+import { rereadByIds } from './reread.js';
+import type { EventScope } from './scope.js';
+import type { CaptureStream, CaptureStreams } from './streams.js';
+import { recordTimeMs, utcMs, utcText } from './time.js';
+
+export interface BatchContext {
+  warehouse: Warehouse;
+  client: ApiClient;
+  streams: CaptureStreams;
+  scope: EventScope;
+  /** Streams this sync covers (the others' deliveries are journaled and ignored). */
+  selected: ReadonlySet<string>;
+  recordTimezone: string;
+  runId: string;
+  /** Re-applying deliveries already applied (after a reconciliation run): see decide.ts. */
+  replay?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface BatchResult {
+  settlements: Settlement[];
+  streams: StreamSettlement[];
+  /** List calls made to re-read records (10 credits each). */
+  calls: number;
+  /** Seconds from each applied change (its `datetime`) to now, per stream. */
+  lags: { stream: string; seconds: number }[];
+  /** Whether an event record changed (the event scope must be read again). */
+  eventsChanged: boolean;
+  /** Deliveries left pending: their re-read would have waited for the credit window. */
+  deferred: number;
+}
+
+const CONTENT_TYPE = { json: 'application/json', post: 'application/x-www-form-urlencoded' } as const;
+
+interface Item {
+  entry: JournaledDelivery;
+  delivery: ParsedDelivery;
+}
+
+function isComplete(record: Record<string, unknown>, fields: readonly string[]): boolean {
+  return fields.every((f) => record[f] !== undefined);
+}
+
+/** The payload record cut to what a list of its scope returns (nothing else may reach the table). */
+function listShaped(record: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) if (record[f] !== undefined) out[f] = record[f];
+  if (record.event_id !== undefined && out.event_id === undefined) out.event_id = record.event_id;
+  return out;
+}
+
+function minimalRecord(d: ParsedDelivery): Record<string, unknown> {
+  return d.eventId !== null && d.object !== 'event' ? { id: d.recordId, event_id: d.eventId } : { id: d.recordId };
+}
+
+class Writer {
+  readonly settlements: Settlement[] = [];
+  readonly lags: { stream: string; seconds: number }[] = [];
+  calls = 0;
+  deferred = 0;
+
+  constructor(private readonly ctx: BatchContext) {}
+
+  settle(entry: JournaledDelivery, status: Settlement['status'], outcome: string, reason: string | null = null): void {
+    this.settlements.push({ seq: entry.seq, status, outcome, reason });
+  }
+
+  async load(cs: CaptureStream, eventId: number | null, records: readonly Record<string, unknown>[]): Promise<void> {
+    if (records.length === 0) return;
+    const rows = [];
+    const rejected: { raw: unknown; reason: string }[] = [];
+    for (const raw of records) {
+      const r = cs.normalizer.normalize(raw);
+      if (r.ok) rows.push(r.row);
+      else rejected.push({ raw, reason: `webhook: ${r.reason}` });
+    }
+    await this.ctx.warehouse.loadPage({
+      stream: cs.stream,
+      scope: eventId === null ? ACCOUNT_SCOPE : eventScope(eventId),
+      runId: this.ctx.runId,
+      rows,
+      rejected,
+      upsert: true,
+    });
+  }
+}
+
+function groupByEvent<T>(items: readonly T[], eventOf: (t: T) => number | null): Map<number | null, T[]> {
+  const out = new Map<number | null, T[]>();
+  for (const t of items) {
+    const k = eventOf(t);
+    out.set(k, [...(out.get(k) ?? []), t]);
+  }
+  return out;
+}
+
+async function applyStream(ctx: BatchContext, w: Writer, name: string, items: readonly Item[]): Promise<void> {
+  const cs = await ctx.streams.get(name);
+  const zone = ctx.recordTimezone;
+  const hasUpdatedAt = 'updated_at' in cs.stream.fields;
+  const byIdItem = new Map<number, Item>();
+  const candidates: Candidate[] = items.map((it) => {
+    const d = it.delivery;
+    byIdItem.set(it.entry.seq, it);
+    const fields = cs.fieldsFor(d.eventId);
+    return {
+      seq: it.entry.seq,
+      action: d.action,
+      recordId: d.recordId,
+      eventId: d.eventId,
+      updatedMs: hasUpdatedAt ? recordTimeMs(d.record.updated_at as string | null | undefined, zone) : null,
+      datetimeMs: recordTimeMs(d.datetime, zone),
+      complete: d.format === 'json' && cs.stream.expandSelected.length === 0 && isComplete(d.record, fields),
+      bodySha256: it.entry.bodySha256,
+    };
+  });
+  const ids = [...new Set(candidates.map((c) => c.recordId))];
+  const stored = new Map<number, StoredState>();
+  for (const v of await ctx.warehouse.capture.storedVersions(name, ids)) {
+    stored.set(v.id, { updatedMs: recordTimeMs(v.updatedAt, zone), deletedMs: utcMs(v.deletedAt) });
+  }
+  const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: Date.now() });
+  const item = (d: Decision) => byIdItem.get(d.winner.seq)!;
+
+  // Rows from payloads, and tombstones (written, then marked deleted below).
+  const written = decisions.filter((d) => d.outcome === 'payload' || d.outcome === 'tombstone');
+  for (const [eventId, list] of groupByEvent(written, (d) => d.winner.eventId)) {
+    const records = list.map((d) => {
+      const p = item(d).delivery;
+      return d.winner.complete ? listShaped(p.record, cs.fieldsFor(eventId)) : minimalRecord(p);
+    });
+    await w.load(cs, eventId, records);
+  }
+
+  // Re-reads: what the service returns now is the newest version there is. One that would wait for the credit
+  // window (a reconciliation spent it) is deferred, left pending, rather than holding up every other delivery.
+  const gone = new Set<number>();
+  const refused = new Map<number, string>();
+  const deferred = new Set<number>();
+  const rereads = decisions.filter((d) => d.outcome === 'reread');
+  for (const [eventId, list] of groupByEvent(rereads, (d) => d.winner.eventId)) {
+    const calls = Math.ceil(list.length / MAX_IDS);
+    if (ctx.client.ledger.snapshot().remaining < calls * LIST_COST) {
+      for (const d of list) deferred.add(d.winner.seq);
+      continue;
+    }
+    try {
+      const r = await rereadByIds(
+        ctx.client,
+        cs,
+        eventId,
+        list.map((d) => d.winner.recordId),
+        ctx.signal,
+      );
+      w.calls += r.calls;
+      await w.load(cs, eventId, r.records as Record<string, unknown>[]);
+      for (const id of r.missing) gone.add(id);
+    } catch (err) {
+      // A path the account does not serve is the reconciliation's to report; the batch goes on without it.
+      if (!(err instanceof NotFoundError || err instanceof ForbiddenError)) throw err;
+      for (const d of list) refused.set(d.winner.seq, `re-read refused (${err instanceof NotFoundError ? 404 : 403})`);
+    }
+  }
+
+  // Deletes: the record's own time; records the service no longer returns, now.
+  const now = utcText(Date.now());
+  const marks = decisions
+    .filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone')
+    .map((d) => ({ id: d.winner.recordId, at: utcText(d.deletedAtMs ?? Date.now()) }));
+  for (const id of gone) if (stored.get(id)?.deletedMs == null) marks.push({ id, at: now });
+  await ctx.warehouse.capture.markDeleted(name, marks, ctx.runId);
+
+  for (const d of decisions) {
+    const entry = item(d).entry;
+    if (deferred.has(d.winner.seq)) {
+      w.deferred += 1 + d.losers.length;
+      continue;
+    }
+    const why = refused.get(d.winner.seq);
+    if (why) w.settle(entry, 'ignored', 'refused', why);
+    else {
+      const outcome = d.outcome === 'reread' && gone.has(d.winner.recordId) ? 'gone' : d.outcome;
+      w.settle(entry, 'applied', outcome);
+      const applied = outcome === 'payload' || outcome === 'reread' || outcome === 'deleted' || outcome === 'tombstone';
+      if (applied && d.winner.datetimeMs !== null) {
+        w.lags.push({ stream: name, seconds: Math.max(0, (Date.now() - d.winner.datetimeMs) / 1000) });
+      }
+    }
+    for (const l of d.losers) w.settle(byIdItem.get(l.seq)!.entry, 'applied', 'superseded');
+  }
+}
+
+function summarize(items: readonly Item[], settlements: readonly Settlement[], zone: string): StreamSettlement[] {
+  const bySeq = new Map(items.map((i) => [i.entry.seq, i]));
+  const out = new Map<string, StreamSettlement>();
+  for (const s of settlements) {
+    const it = bySeq.get(s.seq);
+    const stream = it?.delivery.stream;
+    if (!it || !stream) continue;
+    const st = out.get(stream) ?? { stream, applied: 0, ignored: 0, last: null };
+    if (s.status === 'applied') st.applied += 1;
+    else st.ignored += 1;
+    if (!st.last || it.entry.receivedAt > st.last.receivedAt) {
+      const dt = recordTimeMs(it.delivery.datetime, zone);
+      st.last = {
+        receivedAt: it.entry.receivedAt,
+        datetime: it.delivery.datetime,
+        lagMs: dt !== null ? Math.max(0, Date.now() - dt) : null,
+      };
+    }
+    out.set(stream, st);
+  }
+  return [...out.values()];
+}
+
+/** Applies the entries (pending ones, or already applied ones when replaying) and says how each was settled. */
+export async function applyBatch(ctx: BatchContext, entries: readonly JournaledDelivery[]): Promise<BatchResult> {
+  const w = new Writer(ctx);
+  const duplicates = ctx.replay
+    ? new Set<string>()
+    : await ctx.warehouse.capture.appliedHashes(entries.map((e) => e.bodySha256));
+  const byStream = new Map<string, Item[]>();
+  const items: Item[] = [];
+  let eventsChanged = false;
+  for (const entry of entries) {
+    if (entry.status === 'rejected' || entry.format === null) continue;
+    const parsed = parseDelivery(entry.body, CONTENT_TYPE[entry.format]);
+    if (!parsed.ok) {
+      w.settle(entry, 'ignored', 'unreadable', parsed.reason);
+      continue;
+    }
+    const d = parsed.delivery;
+    items.push({ entry, delivery: d });
+    if (duplicates.has(entry.bodySha256)) {
+      w.settle(entry, 'applied', 'duplicate');
+      continue;
+    }
+    duplicates.add(entry.bodySha256);
+    if (d.stream === null) w.settle(entry, 'ignored', 'unknown-object', `no catalogue stream declares ${d.object}`);
+    else if (!ctx.selected.has(d.stream)) w.settle(entry, 'ignored', 'not-selected', `${d.stream} is not synced`);
+    else if (d.object !== 'event' && (await ctx.streams.get(d.stream)).stream.scope === 'event' && d.eventId === null) {
+      w.settle(entry, 'ignored', 'no-event', 'the record names no event');
+    } else if (d.eventId !== null && d.object !== 'event' && !(await ctx.scope.covers(ctx.warehouse, d.eventId))) {
+      w.settle(entry, 'ignored', 'out-of-scope', `event ${d.eventId} is outside the sync's scope`);
+    } else {
+      byStream.set(d.stream, [...(byStream.get(d.stream) ?? []), { entry, delivery: d }]);
+      if (d.object === 'event') eventsChanged = true;
+    }
+  }
+  for (const [name, list] of byStream) await applyStream(ctx, w, name, list);
+  return {
+    settlements: w.settlements,
+    streams: summarize(items, w.settlements, ctx.recordTimezone),
+    calls: w.calls,
+    lags: w.lags,
+    eventsChanged,
+    deferred: w.deferred,
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * Change capture as one running piece: the receiver, the applier and a small HTTP surface, `POST <path>` for
+ * deliveries, `GET /healthz` (200 once the journal can be written), `GET /metrics` (Prometheus text). Plain HTTP on
+ * the address given (loopback by default): TLS belongs to a reverse proxy in front of it (see the README).
+ *
+ * `startCapture` is the library form of `evsync serve` without its scheduled reconciliation; `createReceiver` and
+ * `Applier` can also be mounted in a server of one's own.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { StreamOverride } from '../../../connectors/index.js';
+import type { ApiClient } from '../../api/index.js';
+import type { JournaledDelivery, Warehouse } from '../../warehouse/index.js';
+import type { EventFilters } from '../event-scope.js';
+import { Applier } from './applier.js';
+import { CaptureMetrics } from './metrics.js';
+import { createReceiver, type Receiver } from './receiver.js';
+import { secretHashHex } from './secret.js';
+
+export interface CaptureOptions {
+  warehouse: Warehouse;
+  client: ApiClient;
+  /** The shared secret deliveries carry (EVSYNC_WEBHOOK_SECRET). */
+  secret: string;
+  /** Streams the sync covers. */
+  streams: readonly string[];
+  filters?: EventFilters;
+  overrides?: Readonly<Record<string, StreamOverride>>;
+  customFields?: boolean;
+  recordTimezone?: string;
+  /** `host:port`. Default `127.0.0.1:8787`; port 0 picks a free one. */
+  listen?: string;
+  /** Delivery path. Default `/webhooks`. */
+  path?: string;
+  secretHeader?: string;
+  maxBodyBytes?: number;
+  /** Start applying at once (default), or later with `applier.start()` (after a first reconciliation). */
+  applyNow?: boolean;
+  log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
+  /** Called once a delivery is committed to the journal, before it is answered or applied. */
+  onJournaled?: (delivery: JournaledDelivery) => void;
+}
+
+export interface RunningCapture {
+  /** `http://host:port` the server listens on. */
+  readonly origin: string;
+  /** The delivery URL (`origin` + path). */
+  readonly url: string;
+  readonly applier: Applier;
+  readonly receiver: Receiver;
+  readonly metrics: CaptureMetrics;
+  readonly server: Server;
+  /** Stops taking deliveries (503), finishes the batch in flight, closes the server. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_LISTEN = '127.0.0.1:8787';
+export const DEFAULT_PATH = '/webhooks';
+
+/** `host:port`, `[::1]:port` or `:port` (all interfaces are never implied: the host is loopback unless given). */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || !(port >= 0 && port <= 65_535))
+    throw new Error(`--listen ${text}: expected host:port, e.g. 127.0.0.1:8787`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export async function startCapture(o: CaptureOptions): Promise<RunningCapture> {
+  const path = o.path ?? DEFAULT_PATH;
+  if (!path.startsWith('/')) throw new Error(`delivery path ${path}: must start with /`);
+  const metrics = new CaptureMetrics();
+  const log = o.log ?? (() => undefined);
+  const applier = new Applier({
+    warehouse: o.warehouse,
+    client: o.client,
+    streams: o.streams,
+    ...(o.filters ? { filters: o.filters } : {}),
+    ...(o.overrides ? { overrides: o.overrides } : {}),
+    ...(o.customFields !== undefined ? { customFields: o.customFields } : {}),
+    ...(o.recordTimezone ? { recordTimezone: o.recordTimezone } : {}),
+    metrics,
+    log,
+  });
+  const receiver = createReceiver({
+    warehouse: o.warehouse,
+    secret: o.secret,
+    ...(o.secretHeader ? { secretHeader: o.secretHeader } : {}),
+    ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}),
+    metrics,
+    log,
+    onJournaled: (d) => {
+      o.onJournaled?.(d);
+      metrics.pending += d.status === 'pending' ? 1 : 0;
+      applier.notify();
+    },
+  });
+  // Only the digest is kept (`webhooks status` compares it with what the service holds).
+  await o.warehouse.capture.setSecretHash(secretHashHex(o.secret));
+  metrics.pending = (await o.warehouse.capture.counts()).pending;
+
+  const route = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = (req.url ?? '/').split('?')[0];
+    if (url === path) {
+      receiver.handle(req, res);
+      return;
+    }
+    if (req.method === 'GET' && url === '/healthz') {
+      o.warehouse.capture
+        .ping()
+        .then(() => {
+          const ok = receiver.healthy;
+          send(
+            res,
+            ok ? 200 : 503,
+            'application/json',
+            JSON.stringify({ ok, journal: ok ? 'ok' : 'unavailable', applier: applier.lastError ?? 'ok' }),
+          );
+        })
+        .catch(() => send(res, 503, 'application/json', JSON.stringify({ ok: false, journal: 'unavailable' })));
+      return;
+    }
+    if (req.method === 'GET' && url === '/metrics') {
+      o.warehouse.capture
+        .counts()
+        .then((c) => {
+          metrics.pending = c.pending;
+        })
+        .catch(() => undefined)
+        .finally(() => send(res, 200, 'text/plain; version=0.0.4', metrics.render()));
+      return;
+    }
+    send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }));
+  };
+  const server = createServer(route);
+  // A slow or stalled sender must not hold a connection forever.
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 30_000;
+  const { host, port } = parseListen(o.listen ?? DEFAULT_LISTEN);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const origin = `http://${shown}:${address.port}`;
+  if (o.applyNow !== false) applier.start();
+  return {
+    origin,
+    url: `${origin}${path}`,
+    applier,
+    receiver,
+    metrics,
+    server,
+    async close() {
+      receiver.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // A delivery cut off here was either journaled (its retry is a duplicate) or not (its retry is new).
+        server.closeAllConnections();
+      });
+      await applier.stop();
+    },
+  };
+}

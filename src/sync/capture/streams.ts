@@ -1,0 +1,73 @@
+/**
+ * The streams change capture writes, resolved the way a sync run resolves them (configuration overrides, custom
+ * fields from the stored definitions, columns schema evolution added), with the fields one scope asks for. Resolved
+ * once and again after each reconciliation run (definitions may have changed).
+ */
+import {
+  customFieldsFromDefinitions,
+  getStream,
+  resolveStream,
+  type StreamOverride,
+} from '../../../connectors/index.js';
+import type { CustomField, ResolvedStream } from '../../../connectors/types.js';
+import { requestFields } from '../../../schemas/columns.js';
+import { createNormalizer, type Normalizer } from '../../../schemas/normalize.js';
+import type { Warehouse } from '../../warehouse/index.js';
+import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
+
+export interface CaptureStream {
+  stream: ResolvedStream;
+  normalizer: Normalizer;
+  /** The API fields a list of this scope asks for (its own custom fields only), as a sync would. */
+  fieldsFor(eventId: number | null): string[];
+}
+
+export class CaptureStreams {
+  private readonly cache = new Map<string, CaptureStream>();
+
+  constructor(
+    private readonly warehouse: Warehouse,
+    private readonly overrides: Readonly<Record<string, StreamOverride>> = {},
+    private readonly customFields = true,
+  ) {}
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  async get(name: string): Promise<CaptureStream> {
+    const cached = this.cache.get(name);
+    if (cached) return cached;
+    const def = getStream(name);
+    const byScope = new Map<string, CustomField[]>();
+    if (def.customFields && this.customFields) {
+      const groups = new Map<string, Record<string, unknown>[]>();
+      for (const row of await this.warehouse.currentRows(def.customFields.definitions)) {
+        const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
+        groups.set(key, [...(groups.get(key) ?? []), row]);
+      }
+      for (const [key, rows] of groups) byScope.set(key, customFieldsFromDefinitions(rows));
+    }
+    const union = new Map<string, CustomField>();
+    for (const list of byScope.values()) for (const f of list) union.set(f.name, f);
+    const stream = resolveStream(def, {
+      overrides: this.overrides[name],
+      customFields: [...union.values()],
+      extraFields: await this.warehouse.existingExtraFields(def),
+    });
+    await this.warehouse.ensureTable(stream);
+    const fieldsFor = (eventId: number | null): string[] => {
+      if (!def.customFields) return requestFields(stream);
+      const key = eventId === null ? ACCOUNT_SCOPE.key : eventScope(eventId).key;
+      // Definitions are per event (event questions) or account-wide (session, contact, sponsor fields).
+      const customs = byScope.get(key) ?? byScope.get(ACCOUNT_SCOPE.key) ?? [];
+      return requestFields(
+        stream,
+        customs.map((c) => c.name),
+      );
+    };
+    const entry: CaptureStream = { stream, normalizer: createNormalizer(stream), fieldsFor };
+    this.cache.set(name, entry);
+    return entry;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * What the capture tests start from: the simulator with real webhook deliveries to a real receiver (`startCapture` on
+ * 127.0.0.1:0), a warehouse backfilled with the streams webhooks cover, and the webhooks installed the way
+ * `evsync webhooks install` installs them. Every API call a test adds is counted from the simulator's counters.
+ */
+
+import type { ClientOptions } from '../../src/api/index.js';
+import type { FaultSpec, SimulatorOptions } from '../../src/simulator/index.js';
+import { installWebhooks, type WebhookSetup } from '../../src/sync/capture/install.js';
+import { capturedObjects } from '../../src/sync/capture/objects.js';
+import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
+import { type EventFilters, runSync } from '../../src/sync/index.js';
+import type { JournaledDelivery } from '../../src/warehouse/index.js';
+import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
+
+/** The streams whose trigger objects the service pushes (the catalogue's `webhook` fields). */
+export const CAPTURED = capturedObjects().map((c) => c.stream.name);
+export const OBJECTS = capturedObjects().map((c) => c.object);
+
+export const SECRET = 'capture-test-secret-0123456789abcdef';
+export const HEADER = 'X-Evsync-Secret';
+
+export function setupFor(url: string, format: 'json' | 'post' = 'json'): WebhookSetup {
+  return {
+    format,
+    url,
+    secret: SECRET,
+    secretHeader: HEADER,
+    groupName: 'evsync',
+    objects: OBJECTS,
+    paths: { webhooks: '/webhooks', groups: '/webhook-groups' },
+  };
+}
+
+export interface CaptureHarness extends Harness {
+  capture: RunningCapture;
+  streams: string[];
+  /** The simulator's list calls so far (10 credits each). */
+  listCalls(): number;
+  /** Waits until every delivery the simulator made is final and every journaled one applied. */
+  settle(): Promise<void>;
+  /** Streams whose current rows differ from the source (with the first differences). */
+  differences(): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+export async function startCaptureHarness(
+  o: {
+    sim?: SimulatorOptions;
+    faults?: FaultSpec;
+    streams?: string[];
+    onJournaled?: (d: JournaledDelivery) => void;
+    install?: boolean;
+    format?: 'json' | 'post';
+    filters?: EventFilters;
+    /** Options of the client the applier re-reads with. */
+    client?: Partial<ClientOptions>;
+  } = {},
+): Promise<CaptureHarness> {
+  const h = await startHarness({
+    rateLimit: { credits: 1_000_000, windowSeconds: 600 },
+    webhookDelivery: { retryBaseMs: 20, timeoutMs: 5000 },
+    ...o.sim,
+  });
+  const client = h.client();
+  const streams = o.streams ?? CAPTURED;
+  const backfill = await runSync(client, h.warehouse, { mode: 'backfill', streams: streams.join(',') });
+  if (backfill.status !== 'done') throw new Error(`backfill: ${backfill.status} ${backfill.errors.join('; ')}`);
+  const capture = await startCapture({
+    warehouse: h.warehouse,
+    client: o.client ? h.client(o.client) : client,
+    secret: SECRET,
+    streams,
+    listen: '127.0.0.1:0',
+    ...(o.filters ? { filters: o.filters } : {}),
+    ...(o.onJournaled ? { onJournaled: o.onJournaled } : {}),
+  });
+  if (o.install !== false) await installWebhooks(client, setupFor(capture.url, o.format));
+  if (o.faults) h.sim.setFaults(o.faults);
+  const start = h.sim.counters().listCalls;
+  const harness: CaptureHarness = {
+    ...h,
+    capture,
+    streams,
+    listCalls: () => h.sim.counters().listCalls - start,
+    async settle() {
+      await h.sim.webhooks.idle();
+      await harness.capture.applier.idle();
+    },
+    async differences() {
+      const out: Record<string, unknown> = {};
+      for (const s of streams) {
+        const d = await compareStream(h.sim, h.warehouse, s);
+        if (d.missing.length || d.extra.length || d.changed.length) {
+          out[s] = { missing: d.missing.slice(0, 5), extra: d.extra.slice(0, 5), changed: d.changed.slice(0, 5) };
+        }
+      }
+      return out;
+    },
+    async stop() {
+      await harness.capture.close().catch(() => undefined);
+      await h.close();
+    },
+  };
+  return harness;
+}

@@ -1,0 +1,104 @@
+/**
+ * Polling as the safety net: which streams each scheduled run of `serve` polls, and `status` reporting per stream
+ * what reconciliation found that webhooks had missed (here: deliveries the simulator dropped).
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { ReconcilePolicy } from '../../src/sync/capture/reconcile.js';
+import { run, tempDir, waitForText } from '../cli/helpers.js';
+
+describe('the reconciliation policy', () => {
+  it('polls streams without webhooks every run, webhook-fed ones at start, when due and while unhealthy', () => {
+    let now = 0;
+    const p = new ReconcilePolicy({ streams: 'registrants,transactions', everyHours: 6, now: () => now });
+    expect(p.captured).toEqual(['registrants']);
+    expect(p.polled).toEqual(['transactions']);
+    expect(p.next(false)).toEqual(['transactions', 'registrants']);
+    p.reconciled(now);
+    now = 5 * 3_600_000;
+    expect(p.next(false)).toEqual(['transactions']);
+    expect(p.next(true)).toEqual(['transactions', 'registrants']);
+    now = 6 * 3_600_000;
+    expect(p.next(false)).toEqual(['transactions', 'registrants']);
+  });
+
+  it('skips a run with nothing to poll (no credit for nothing)', () => {
+    const p = new ReconcilePolicy({ streams: 'registrants,contacts', everyHours: 6, catchUp: false, now: () => 0 });
+    expect(p.next(false)).toBeNull();
+    expect(p.next(true)).toEqual(['registrants', 'contacts']);
+  });
+});
+
+let sim: Simulator;
+let dir: string;
+let cleanup: () => void;
+let env: Record<string, string>;
+beforeAll(async () => {
+  sim = await startSimulator({
+    size: 'tiny',
+    seed: 5,
+    rateLimit: { credits: 1_000_000, windowSeconds: 600 },
+    webhookDelivery: { retryBaseMs: 20 },
+  });
+  ({ dir, cleanup } = tempDir());
+  const a = sim.accounts[0]!;
+  env = {
+    EVSYNC_BASE_URL: sim.baseUrl,
+    EVSYNC_CLIENT_ID: a.clientId,
+    EVSYNC_CLIENT_SECRET: a.clientSecret,
+    EVSYNC_DB: join(dir, 'reconcile.duckdb'),
+    EVSYNC_WEBHOOK_SECRET: 'reconcile-test-secret-00112233',
+  };
+});
+afterAll(async () => {
+  await sim.close();
+  cleanup();
+});
+
+describe('evsync serve reconciling', () => {
+  it('reports per stream the rows reconciliation found that webhooks had missed', async () => {
+    expect((await run(['backfill', '--streams', 'registrants'], { cwd: dir, env })).code).toBe(0);
+    const stop = new AbortController();
+    let stderr = { text: '' };
+    // Every second, every stream: the schedule is not what is tested, the report is.
+    const serving = run(
+      [
+        'serve',
+        '--listen',
+        '127.0.0.1:0',
+        '--streams',
+        'registrants',
+        '--cron',
+        '* * * * * *',
+        '--reconcile-every',
+        '0',
+      ],
+      { cwd: dir, env, stop: stop.signal, onStart: (o) => (stderr = o.stderr) },
+    );
+    await waitForText(() => stderr.text, /reconcile #1: /);
+    const url = /listening on (http:\/\/\S+\/webhooks)/.exec(stderr.text)![1]!;
+    expect((await run(['webhooks', 'install', '--url', url, '--streams', 'registrants'], { cwd: dir, env })).code).toBe(
+      0,
+    );
+    sim.setFaults({ webhookDropRate: 0.5 });
+    for (let i = 0; i < 30; i++) {
+      sim.mutate(1, { streams: ['registrants'] });
+      sim.advanceClock(1);
+    }
+    expect(await sim.webhooks.idle()).toBe(true);
+    expect(sim.webhooks.deliveries().some((d) => d.status === 'dropped')).toBe(true);
+    // The window ends 5 s before the service's now: past it, the next run sees every change.
+    sim.advanceClock(10);
+    const found = async () => {
+      const r = await run(['status', '--json'], { cwd: dir, env });
+      const s = JSON.parse(r.stdout) as { capture: { stream: string; reconciledRows: number }[] };
+      return s.capture.find((c) => c.stream === 'registrants')?.reconciledRows ?? 0;
+    };
+    while ((await found()) === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    const text = await run(['status'], { cwd: dir, env });
+    expect(text.stdout).toMatch(/found by reconciliation/);
+    stop.abort();
+    expect((await serving).code).toBe(0);
+  });
+});
