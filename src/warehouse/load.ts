@@ -40,6 +40,31 @@ import { type PageColumn, type PageFile, registerPage } from './staged.js';
 import type { LoadPageInput, LoadResult } from './types.js';
 import { fits, widen } from './widen.js';
 
+/** DuckDB's JSON reader stops at 16 MiB per record (`maximum_object_size`); raising it costs twice that in memory. */
+const MAX_ROW_BYTES = 16 * 1_048_576 - 4096;
+
+/**
+ * The rows a staged file can hold; a row whose JSON passes MAX_ROW_BYTES goes to `rejected` instead (its large
+ * values replaced by their size, so the record stays identifiable), and its page loads without it.
+ */
+function withoutOversizedRows(rows: readonly NormalizedRow[], rejected: Rejected[]): NormalizedRow[] {
+  const kept: NormalizedRow[] = [];
+  for (const row of rows) {
+    const bytes = Buffer.byteLength(duckJson(row));
+    if (bytes <= MAX_ROW_BYTES) {
+      kept.push(row);
+      continue;
+    }
+    const raw: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(row)) {
+      raw[k] = typeof v === 'string' && v.length > 65_536 ? `(${Buffer.byteLength(v)} bytes, not stored)` : v;
+    }
+    const mb = (bytes / 1_048_576).toFixed(1);
+    rejected.push({ raw, reason: `record of ${mb} MB: larger than the loader's 16 MB per record` });
+  }
+  return kept;
+}
+
 export interface LoadDeps {
   db: Db;
   staging: Staging;
@@ -322,11 +347,23 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput, defer: bool
     if (rows.length > 0) {
       // Columns null in every row stay out of the file: a registrant page carries every event's custom fields (260
       // columns, ~200 of them null), and leaving those out made the file 3x smaller and its stringify 2x cheaper.
-      const nulls = allNull(rows, columns, stream.key);
-      const text = duckJson(
+      let nulls = allNull(rows, columns, stream.key);
+      let text = duckJson(
         rows,
         columns.filter((c) => !nulls.has(c.name)).map((c) => c.name),
       );
+      // A page this large may hold a row DuckDB's reader cannot (16 MB per record): that row alone is quarantined.
+      if (text.length > MAX_ROW_BYTES / 4) {
+        const kept = withoutOversizedRows(rows, rejected);
+        if (kept.length < rows.length) {
+          rows = kept;
+          nulls = allNull(rows, columns, stream.key);
+          text = duckJson(
+            rows,
+            columns.filter((c) => !nulls.has(c.name)).map((c) => c.name),
+          );
+        }
+      }
       t = time('stringify', t);
       const file = await staging.write(text, defer);
       t = time('write', t);

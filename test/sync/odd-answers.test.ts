@@ -81,3 +81,44 @@ describe('an answer far larger than a page', () => {
     expect(result.errors.join('\n')).not.toContain('xxxx');
   });
 });
+
+describe('one huge record', () => {
+  it("a 20 MB value (past the loader's 16 MB per record) is quarantined; the rest of its page loads", async () => {
+    h = await startHarness();
+    let victim: number | null = null;
+    const { client } = await h.proxied({
+      rewrite: (path, body) => {
+        if (!path.startsWith('/contacts?')) return null;
+        const parsed = JSON.parse(body) as { items: Record<string, unknown>[] };
+        victim = Number(parsed.items[0]!.id);
+        parsed.items[0] = { ...parsed.items[0], notes: 'n'.repeat(20 * 1_048_576) };
+        return JSON.stringify(parsed);
+      },
+    });
+    const result = await runSync(client, h.warehouse, {
+      mode: 'backfill',
+      streams: 'contacts',
+      lagSeconds: 0,
+      customFields: false,
+    });
+    expect(result.errors).toEqual([]);
+    expect(result.status).toBe('done');
+    const stored = await h.warehouse.query('SELECT id FROM contacts ORDER BY id');
+    const ids = h.sim
+      .truth('contacts')
+      .records.map((r) => Number(r.id))
+      .filter((id) => id !== victim)
+      .sort((a, b) => a - b);
+    expect(stored.rows.map((r) => Number(r.id))).toEqual(ids);
+    const rejected = await h.warehouse.query(
+      `SELECT reason, raw->>'notes' AS notes, CAST(raw->>'id' AS BIGINT) AS id FROM _evsync.rejected`,
+    );
+    expect(rejected.rows).toMatchObject([
+      {
+        reason: expect.stringMatching(/record of 20\.\d MB: larger than the loader's 16 MB per record/),
+        id: String(victim),
+      },
+    ]);
+    expect(String(rejected.rows[0]?.notes)).toMatch(/^\(20971520 bytes, not stored\)$/);
+  });
+});
