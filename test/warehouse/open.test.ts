@@ -40,9 +40,11 @@ describe('Warehouse.open', () => {
         `SELECT table_name FROM duckdb_tables() WHERE schema_name = '_evsync' ORDER BY table_name`,
       );
       expect(tables.rows.map((r) => r.table_name)).toEqual([
+        'capture_streams',
         'credits',
         'cursors',
         'custom_fields',
+        'deliveries',
         'meta',
         'rejected',
         'runs',
