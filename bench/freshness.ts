@@ -3,19 +3,20 @@
  * warehouse, and at what price, (a) with scheduled polling and (b) with `evsync serve`, both under the real limit of
  * 2000 credits per 600 s, while the simulator changes the streams webhooks cover steadily.
  *
- *   npx tsx bench/freshness.ts            medium, 5 changes/s for 5 minutes per scenario (about 40 minutes in all)
+ *   npx tsx bench/freshness.ts            medium, 5 changes/s for 5 minutes per scenario (about an hour in all)
  *   npx tsx bench/freshness.ts --quick    small, 5 changes/s for 1 minute
- *   (also `npm run bench -- --only freshness`)
+ *   (also `npm run bench -- --only freshness`; `--only poll,serve,faults` and `--keep` when run directly)
  *
- * Per scenario: a warehouse backfilled from the same seeded state (read from an unthrottled copy of the simulator on
- * the same port, so the limit is spent on the scenario only); `evsync schedule` or `evsync serve` in a process of its
- * own (the CLI as a user runs it); changes at `rate`/s through the simulator's mutator for `minutes`; then the
- * deliveries drain, the process stops, one final reconciliation (incremental windows and delete sweeps) runs, and
- * the warehouse is compared with the source. Freshness: see freshness-measure.ts. Credits per 1,000 changes count
- * what the service charged from the first change to the drained end (the set-up and the final reconciliation, the
- * same for both, are reported apart). (b) runs twice: with the simulator's default deliveries (no injected fault:
- * retries, timeouts, ordering as they are) and with the documented fault mix (5% each of dropped, duplicated,
- * reordered and 2 s delayed deliveries), whose dropped deliveries only reconciliation can find.
+ * Per scenario: a warehouse backfilled once from an unthrottled simulator of the same seed (so the limit is spent on
+ * the scenario only), copied and bound to the scenario's own simulator; `evsync schedule` or `evsync serve` in a
+ * process of its own (the CLI as a user runs it); changes at `rate`/s through the simulator's mutator for `seconds`;
+ * the deliveries drain and the process stops. Each window runs alone on the machine. Then every scenario's final
+ * reconciliation (incremental windows and delete sweeps; several credit windows long) runs side by side, and each
+ * warehouse is compared with its source. Freshness: see freshness-measure.ts. Credits per 1,000 changes count what
+ * the service charged from the first change to the drained end (the set-up and the final reconciliation, the same
+ * for both, are reported apart). (b) runs twice: with the simulator's default deliveries (no injected fault: retries,
+ * timeouts, ordering as they are) and with the documented fault mix (5% each of dropped, duplicated, reordered and
+ * 2 s delayed deliveries), whose dropped deliveries only reconciliation can find.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,7 +26,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../src/api/index.js';
-import { parseFaults, type Simulator, type SimulatorSize, startSimulator } from '../src/simulator/index.js';
+import {
+  type CallCounters,
+  parseFaults,
+  type Simulator,
+  type SimulatorSize,
+  startSimulator,
+  type WebhookChange,
+} from '../src/simulator/index.js';
 import { installWebhooks } from '../src/sync/capture/install.js';
 import { capturedObjects } from '../src/sync/capture/objects.js';
 import { runSync } from '../src/sync/index.js';
@@ -100,8 +108,8 @@ function client(sim: Simulator, unthrottled = false): ApiClient {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Backfills the streams from an unthrottled simulator; returns its port (the scenarios' simulators reuse it). */
-async function backfill(plan: Plan, db: string, log: (m: string) => void): Promise<number> {
+/** Backfills the streams from an unthrottled simulator of the same seed (the scenarios start from this state). */
+async function backfill(plan: Plan, db: string, log: (m: string) => void): Promise<void> {
   const sim = await startSimulator({
     size: plan.size,
     seed: 1,
@@ -116,7 +124,6 @@ async function backfill(plan: Plan, db: string, log: (m: string) => void): Promi
     log(
       `freshness: backfill of ${STREAMS.length} streams (${plan.size}): ${r.credits.total} credits, ${seconds(Date.now() - t)}`,
     );
-    return Number(new URL(sim.baseUrl).port);
   } finally {
     await c.close();
     await warehouse.close();
@@ -124,20 +131,43 @@ async function backfill(plan: Plan, db: string, log: (m: string) => void): Promi
   }
 }
 
-async function scenario(
+/** A scenario whose window is over: what its final reconciliation and the figures need. */
+interface Measured {
+  label: string;
+  sim: Simulator;
+  db: string;
+  changes: WebhookChange[];
+  setup: CallCounters;
+  window: CallCounters;
+  dropped: number;
+  started: number;
+}
+
+/**
+ * The measured part of a scenario, run alone on the machine: its simulator (same seed, so the same state as the
+ * backfill; the copy of the warehouse is bound to its address), the evsync process, the changes, the drain.
+ */
+async function measure(
   mode: 'poll' | 'serve',
   faults: string | null,
   plan: Plan,
-  port: number,
   db: string,
   dir: string,
   log: (m: string) => void,
-): Promise<Outcome> {
+): Promise<Measured> {
   const label =
     mode === 'poll' ? '(a) scheduled polling' : `(b) serve with webhooks${faults ? ', documented faults' : ''}`;
   const started = Date.now();
-  const sim = await startSimulator({ size: plan.size, seed: 1, port, rateLimit: LIMIT });
+  const sim = await startSimulator({ size: plan.size, seed: 1, rateLimit: LIMIT });
   if (faults) sim.setFaults(parseFaults(faults));
+  {
+    // One account at another address: the same data, so the binding follows it (no call is made here).
+    const c = client(sim);
+    const w = await Warehouse.open(db);
+    await w.bindAccount({ baseUrl: c.baseUrl, clientId: c.clientId });
+    await w.close();
+    await c.close();
+  }
   const a = sim.accounts[0]!;
   const env = {
     EVSYNC_BASE_URL: sim.baseUrl,
@@ -214,8 +244,17 @@ async function scenario(
   await stopChild(child);
   const changes = sim.webhooks.changes(since).filter((c) => c.object !== null && STREAMS.includes(c.stream));
   const dropped = sim.webhooks.deliveries().filter((d) => d.status === 'dropped').length;
+  return { label, sim, db, changes, setup, window, dropped, started };
+}
 
-  // The final reconciliation: the windows end 5 s before the service's now.
+/**
+ * The final reconciliation (incremental windows, delete sweeps, every event), then the figures. Its credits are not
+ * the scenario's; under the real limit it takes several windows, so the three scenarios' run side by side, after
+ * every measured window.
+ */
+async function finish(m: Measured, log: (m: string) => void): Promise<Outcome> {
+  const { label, sim, db, changes, setup, window, dropped, started } = m;
+  // The windows end 5 s before the service's now.
   await sleep(6000);
   const warehouse = await Warehouse.open(db);
   const c = client(sim);
@@ -298,13 +337,19 @@ export async function freshnessScenarios(
   const tmp = tempDir('evsync-freshness-');
   try {
     const base = tmp.path('base.duckdb');
-    const port = await backfill(plan, base, o.log);
-    const outcomes: Outcome[] = [];
-    for (const [mode, faults] of only.map((k) => SCENARIOS[k])) {
-      const db = tmp.path(`${mode}${faults ? '-faults' : ''}.duckdb`);
-      copyFileSync(base, db);
-      outcomes.push(await scenario(mode, faults, plan, port, db, tmp.dir, o.log));
+    await backfill(plan, base, o.log);
+    const measured: Measured[] = [];
+    try {
+      for (const [mode, faults] of only.map((k) => SCENARIOS[k])) {
+        const db = tmp.path(`${mode}${faults ? '-faults' : ''}.duckdb`);
+        copyFileSync(base, db);
+        measured.push(await measure(mode, faults, plan, db, tmp.dir, o.log));
+      }
+    } catch (err) {
+      await Promise.all(measured.map((x) => x.sim.close()));
+      throw err;
     }
+    const outcomes = await Promise.all(measured.map((x) => finish(x, o.log)));
     const results = outcomes.flatMap((x) => figures(x, x.label.startsWith('(b)')));
     const out = join(ROOT, 'bench', 'results');
     mkdirSync(out, { recursive: true });

@@ -1,8 +1,8 @@
 /**
  * Merging what `_evsync.staged` registers: each stream's staged pages in one batch and one transaction (merge +
- * unregister), then their files are removed. A batch that fails is retried page by page; a page whose values its
- * table refuses (which the checks at staging time should make impossible) has its rows moved to `_evsync.rejected`
- * with DuckDB's reason instead of blocking every later merge, since its cursor has moved on already.
+ * unregister), then their files are removed. A batch that fails on a value is retried page by page; a page whose
+ * values its table refuses (normalizer output, which its columns take by construction) has its rows moved to
+ * `_evsync.rejected` with DuckDB's reason instead of blocking every later merge, since its cursor has moved on.
  */
 import { readFile } from 'node:fs/promises';
 import { recordRejected } from './bookkeeping.js';
@@ -76,7 +76,10 @@ export async function mergeStaged(
     try {
       out.push(...toList(name, await mergeBatch(db, staging, name, list, time)));
     } catch (err) {
-      if (list.length === 1 && !(err instanceof Error && VALUE_ERROR.test(err.message))) throw err;
+      // Only a value DuckDB refuses is a page's fault. Anything else (memory, disk) fails the merge as it is: its
+      // transaction rolled back, the pages stay registered for the next merge. (Retrying right after an out-of-
+      // memory append once left DuckDB 1.5 with a corrupted in-memory column at the next checkpoint.)
+      if (!(err instanceof Error && VALUE_ERROR.test(err.message))) throw err;
       for (const page of list) {
         try {
           out.push(...toList(name, await mergeBatch(db, staging, name, [page], time)));

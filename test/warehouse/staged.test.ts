@@ -214,6 +214,30 @@ describe('pages of a run: staged, merged in batches', () => {
     ]);
   });
 
+  it('a staged page its table refuses goes to _evsync.rejected; the other pages merge', async () => {
+    const stream = resolve(typed);
+    const account = { key: 'account', column: null, value: null };
+    const runId = await w.startRun('sync', {});
+    await page(w, stream, account, [{ id: 1, meta: '{"ok":true}' }], { runId });
+    await page(
+      w,
+      stream,
+      account,
+      [
+        { id: 2, meta: '{not json' },
+        { id: 3, meta: '[]' },
+      ],
+      { runId },
+    );
+    await page(w, stream, account, [{ id: 4, label: 'four' }], { runId });
+    expect(await w.finishLoads(runId)).toEqual({ typed: { inserted: 2, updated: 0, unchanged: 0 } });
+    expect(await rows(w, `SELECT id FROM typed ORDER BY id`)).toEqual([{ id: '1' }, { id: '4' }]);
+    const rejected = await rows(w, `SELECT CAST(raw AS VARCHAR) AS raw, reason FROM _evsync.rejected ORDER BY raw`);
+    expect(rejected.map((r) => JSON.parse(String(r.raw)).id)).toEqual([2, 3]);
+    expect(String(rejected[0]?.reason)).toMatch(/^staged page could not be merged: .*JSON/i);
+    expect(await peek(`SELECT count(*) AS n FROM _evsync.staged`)).toEqual([{ n: '0' }]);
+  });
+
   it('works the same on a table created with a PRIMARY KEY by an earlier version', async () => {
     await w.query(`CREATE TABLE registrants (id BIGINT PRIMARY KEY, event_id BIGINT, email VARCHAR,
       updated_at TIMESTAMP, _synced_at TIMESTAMP, _run_id VARCHAR, _deleted_at TIMESTAMP)`);
