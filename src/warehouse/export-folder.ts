@@ -20,6 +20,7 @@ import {
   readManifest,
   writeManifest,
 } from './export-manifest.js';
+import { errnoCode, errnoReason } from './fs-errors.js';
 
 /**
  * An export refused before writing anything: a folder evsync does not own, or an output path no folder can be
@@ -42,35 +43,19 @@ export class ExportRefusedError extends WarehouseError {
  */
 export const URL_SCHEME_RE = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 
-function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : '';
-}
-
 /** Codes that mean "not here": the user must choose another place. Anything else (ENOSPC, EIO) is a failure. */
 const REFUSING_CODES = new Set(['EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'ENOENT', 'EEXIST', 'ELOOP', 'ENAMETOOLONG']);
 
+/** How an export says the codes whose plain meaning does not fit a folder it is creating. */
+const FOLDER_WORDING = { ENOENT: 'the file system does not allow a new folder there (ENOENT)' };
+
 function reason(code: string): string {
-  switch (code) {
-    case 'EROFS':
-      return 'the file system is read-only (EROFS)';
-    case 'EACCES':
-    case 'EPERM':
-      return `permission denied (${code})`;
-    case 'ENOTDIR':
-      return 'a part of the path is a file, not a folder (ENOTDIR)';
-    case 'ENOENT':
-      return 'the file system does not allow a new folder there (ENOENT)';
-    case 'ENOSPC':
-      return 'no space left on the device (ENOSPC)';
-    default:
-      return code || 'unknown error';
-  }
+  return errnoReason(code, FOLDER_WORDING) ?? (code || 'unknown error');
 }
 
 /** An fs error on `path` said plainly; a refusal when the place itself is unusable. */
 export function folderError(what: string, path: string, err: unknown): Error {
-  const code = codeOf(err);
+  const code = errnoCode(err);
   const message = `export: cannot ${what} ${path}: ${reason(code)}`;
   return REFUSING_CODES.has(code) ? new ExportRefusedError(message, path) : new Error(message, { cause: err });
 }
@@ -93,7 +78,7 @@ export function ensureFolder(path: string): string[] {
       st = statSync(current, { throwIfNoEntry: false });
     } catch (err) {
       // Under a file: keep walking up to name the file itself.
-      if (codeOf(err) !== 'ENOTDIR') throw folderError('create folder', path, err);
+      if (errnoCode(err) !== 'ENOTDIR') throw folderError('create folder', path, err);
     }
     if (st) {
       if (!st.isDirectory()) {
@@ -114,7 +99,7 @@ export function ensureFolder(path: string): string[] {
       mkdirSync(dir, { mode: 0o700 });
     } catch (err) {
       // Created meanwhile by someone else: fine if it is a folder (not ours then, but we only write beneath it).
-      if (codeOf(err) === 'EEXIST' && statSync(dir).isDirectory()) continue;
+      if (errnoCode(err) === 'EEXIST' && statSync(dir).isDirectory()) continue;
       throw folderError('create folder', dir, err);
     }
     ownerOnlyFolder(dir);
@@ -236,7 +221,7 @@ export function removeFolderIfEmpty(dir: string, rel: string): boolean {
     rmdirSync(join(dir, rel));
     return true;
   } catch (err) {
-    if (codeOf(err) === 'ENOENT') return true;
+    if (errnoCode(err) === 'ENOENT') return true;
     return false;
   }
 }

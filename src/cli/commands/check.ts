@@ -9,6 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
+import { errnoCode, errnoReason } from '../../warehouse/fs-errors.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { formatDuration, formatNumber, toJson } from '../output/format.js';
@@ -80,26 +81,14 @@ export function judgeRecordTime(
   };
 }
 
-function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : '';
-}
+/** How `check` says the codes whose plain meaning does not fit a database file it probes. */
+const DATABASE_WORDING = {
+  EROFS: 'read-only file system (EROFS)',
+  ENOENT: 'no such file or folder, or the file system refuses new files there (ENOENT)',
+};
 
 function fsReason(err: unknown): string {
-  const code = codeOf(err);
-  switch (code) {
-    case 'EROFS':
-      return 'read-only file system (EROFS)';
-    case 'EACCES':
-    case 'EPERM':
-      return `permission denied (${code})`;
-    case 'ENOTDIR':
-      return 'a part of the path is a file, not a folder (ENOTDIR)';
-    case 'ENOENT':
-      return 'no such file or folder, or the file system refuses new files there (ENOENT)';
-    default:
-      return errorMessage(err);
-  }
+  return errnoReason(errnoCode(err), DATABASE_WORDING) ?? errorMessage(err);
 }
 
 /** Creates and removes an owner-only file in `folder`: the one sure test that files can be created there. */

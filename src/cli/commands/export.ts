@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type ExportTarget, parseTarget } from '../../lake/target.js';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, openWarehouse } from '../context.js';
+import { type App, action, type Ctx, openWarehouse, withWarehouse } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
@@ -73,23 +73,19 @@ async function exportLakeCommand(
   flags: ExportFlags,
 ): Promise<number> {
   const { exportToLakeTarget, lakeSummary } = await import('./lake.js');
-  let warehouse: Warehouse | null = null;
-  try {
-    warehouse = await openWarehouse(ctx, { readOnly: true, mustExist: true });
+  const report = await withWarehouse(ctx, { readOnly: true, mustExist: true }, (warehouse) => {
     ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${target.url}…`);
-    const report = await exportToLakeTarget(ctx, warehouse, target, {
+    return exportToLakeTarget(ctx, warehouse, target, {
       ...(flags.tables ? { tables: flags.tables } : {}),
       includeDeleted: flags.includeDeleted === true,
       force: flags.force === true,
       command: 'evsync export',
     });
-    for (const w of report.warnings) ctx.log.warn(w);
-    if (ctx.json) ctx.out.write(`${toJson({ out: target.url, ...report }, 2)}\n`);
-    else ctx.out.write(lakeSummary(target.url, report));
-    return ExitCode.Done;
-  } finally {
-    await warehouse?.close();
-  }
+  });
+  for (const w of report.warnings) ctx.log.warn(w);
+  if (ctx.json) ctx.out.write(`${toJson({ out: target.url, ...report }, 2)}\n`);
+  else ctx.out.write(lakeSummary(target.url, report));
+  return ExitCode.Done;
 }
 
 export function registerExportCommand(program: Command, app: App): void {

@@ -8,7 +8,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, openWarehouse } from '../context.js';
+import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseFormat } from '../options.js';
@@ -82,29 +82,26 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
   });
   if (served) {
     if (!served.ok) throw new CliError(explain(served.error, allowRead));
-    const result = served.result as Awaited<ReturnType<Warehouse['readQuery']>>;
-    const rows = result.rows as readonly Row[];
-    ctx.out.write(formatRows(format, columnNames(result.columns), rows));
-    if (format === 'table') ctx.log.info(ctx.style.dim(`(${rows.length} row${rows.length === 1 ? '' : 's'})`));
-    return ExitCode.Done;
+    return printResult(ctx, format, served.result as QueryResult);
   }
-  let warehouse: Warehouse | null = null;
-  try {
-    warehouse = await openWarehouse(ctx, { sandbox: { allowRead }, mustExist: true });
-    let result: Awaited<ReturnType<Warehouse['readQuery']>>;
+  const result = await withWarehouse(ctx, { sandbox: { allowRead }, mustExist: true }, async (warehouse) => {
     try {
-      result = await warehouse.readQuery(sql, format === 'json' ? 'json' : 'text');
+      return await warehouse.readQuery(sql, format === 'json' ? 'json' : 'text');
     } catch (err) {
       throw new CliError(explain(errorMessage(err), allowRead));
     }
-    const columns = columnNames(result.columns);
-    const rows = result.rows as readonly Row[];
-    ctx.out.write(formatRows(format, columns, rows));
-    if (format === 'table') ctx.log.info(ctx.style.dim(`(${rows.length} row${rows.length === 1 ? '' : 's'})`));
-    return ExitCode.Done;
-  } finally {
-    await warehouse?.close();
-  }
+  });
+  return printResult(ctx, format, result);
+}
+
+type QueryResult = Awaited<ReturnType<Warehouse['readQuery']>>;
+
+/** Prints a result the same way whether this process ran the query or the running `serve` did. */
+function printResult(ctx: Ctx, format: OutputFormat, result: QueryResult): number {
+  const rows = result.rows as readonly Row[];
+  ctx.out.write(formatRows(format, columnNames(result.columns), rows));
+  if (format === 'table') ctx.log.info(ctx.style.dim(`(${rows.length} row${rows.length === 1 ? '' : 's'})`));
+  return ExitCode.Done;
 }
 
 export function registerQueryCommand(program: Command, app: App): void {

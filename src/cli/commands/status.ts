@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, openWarehouse } from '../context.js';
+import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode } from '../errors.js';
 import { positiveInt } from '../options.js';
@@ -264,15 +264,9 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
     else ctx.out.write(`no warehouse at ${ctx.config.db} yet: run \`evsync sync\` (or \`evsync demo\`) first\n`);
     return ExitCode.Done;
   }
-  let w: Warehouse | null = null;
-  try {
-    w = await openWarehouse(ctx, { readOnly: true });
-    const report = await collectStatus(w, ctx.config.db, flags.runs ?? 10);
-    ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
-    return ExitCode.Done;
-  } finally {
-    await w?.close();
-  }
+  const report = await withWarehouse(ctx, { readOnly: true }, (w) => collectStatus(w, ctx.config.db, flags.runs ?? 10));
+  ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
+  return ExitCode.Done;
 }
 
 export function registerStatusCommand(program: Command, app: App): void {
