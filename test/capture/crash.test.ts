@@ -15,7 +15,7 @@ import { runSync } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run, waitForText } from '../cli/helpers.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
-import { CAPTURED, SECRET, setupFor } from './helpers.js';
+import { CAPTURED, mutateEach, SECRET, setupFor } from './helpers.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -78,12 +78,7 @@ describe('a kill between journal and apply', () => {
     const installer = h.client();
     await installWebhooks(installer, setupFor(url));
     const calls = h.sim.counters().listCalls;
-    for (let i = 0; i < 5; i++) {
-      for (const stream of CAPTURED) {
-        h.sim.mutate(1, { streams: [stream] });
-        h.sim.advanceClock(1);
-      }
-    }
+    mutateEach(h.sim, 5);
     const [, signal] = (await exited) as [number | null, string | null];
     expect(signal).toBe('SIGKILL');
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/index.js';
-import { CAPTURED, type CaptureHarness, OBJECTS, startCaptureHarness } from './helpers.js';
+import { CAPTURED, type CaptureHarness, mutateEach, OBJECTS, startCaptureHarness } from './helpers.js';
 
 let h: CaptureHarness;
 beforeAll(async () => {
@@ -20,12 +20,7 @@ describe('deliveries to evsync serve', () => {
     const since = h.sim.webhooks.changes().at(-1)?.seq ?? 0;
     // One change per simulated second: two changes of a record within one second could not be ordered by their
     // timestamps, and would be re-read (see ties.test.ts).
-    for (let i = 0; i < 30; i++) {
-      for (const stream of CAPTURED) {
-        h.sim.mutate(1, { streams: [stream] });
-        h.sim.advanceClock(1);
-      }
-    }
+    mutateEach(h.sim, 30);
     await h.settle();
     const changes = h.sim.webhooks.changes(since).filter((c) => c.object !== null);
     // What the simulator's changes can be: events are only updated; streams without updated_at never are.

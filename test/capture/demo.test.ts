@@ -1,17 +1,10 @@
 /** `evsync demo --webhooks`: after the backfill, a check-in at the service reaches the warehouse by webhook. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, tempDir } from '../cli/helpers.js';
-
-let dir: string;
-let cleanup: () => void;
-beforeAll(() => {
-  ({ dir, cleanup } = tempDir('evsync-demo-hooks-'));
-});
-afterAll(() => cleanup());
+import { describe, expect, it } from 'vitest';
+import { inTempDir, run } from '../cli/helpers.js';
 
 describe('evsync demo --webhooks', () => {
   it('shows a change arriving by webhook, for no credit', async () => {
-    const r = await run(['demo', '--webhooks', '--json'], { cwd: dir });
+    const r = await inTempDir((dir) => run(['demo', '--webhooks', '--json'], { cwd: dir }));
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.result.status).toBe('done');

@@ -2,15 +2,19 @@
  * What the capture tests start from: the simulator with real webhook deliveries to a real receiver (`startCapture` on
  * 127.0.0.1:0), a warehouse backfilled with the streams webhooks cover, and the webhooks installed the way
  * `evsync webhooks install` installs them. Every API call a test adds is counted from the simulator's counters.
+ * The tests of `evsync serve` as a command start instead from `useServeEnv`: a simulator and a folder to run it in.
  */
 
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { ClientOptions } from '../../src/api/index.js';
-import type { FaultSpec, SimulatorOptions } from '../../src/simulator/index.js';
+import { type FaultSpec, type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { installWebhooks, type WebhookSetup } from '../../src/sync/capture/install.js';
 import { capturedObjects } from '../../src/sync/capture/objects.js';
 import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
 import { type EventFilters, runSync } from '../../src/sync/index.js';
 import type { JournaledDelivery } from '../../src/warehouse/index.js';
+import { tempDir } from '../cli/helpers.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
 
 /** The streams whose trigger objects the service pushes (the catalogue's `webhook` fields). */
@@ -103,4 +107,63 @@ export async function startCaptureHarness(
     },
   };
   return harness;
+}
+
+/**
+ * `rounds` rounds of one change to each captured stream, the simulated clock one second on after each: two changes
+ * of a record within one second could not be ordered by their timestamps (and would be re-read).
+ */
+export function mutateEach(sim: Simulator, rounds: number): void {
+  for (let i = 0; i < rounds; i++) {
+    for (const stream of CAPTURED) {
+      sim.mutate(1, { streams: [stream] });
+      sim.advanceClock(1);
+    }
+  }
+}
+
+/** What a test of `evsync serve` as a command runs against (see `useServeEnv`). */
+export interface ServeEnv {
+  sim: Simulator;
+  /** A temporary folder, the cwd of the CLI runs. */
+  dir: string;
+  /** The simulator's URL and first account, EVSYNC_DB (`db` in `dir`) and EVSYNC_WEBHOOK_SECRET. */
+  env: Record<string, string>;
+}
+
+/**
+ * Before the calling file's tests: a simulator (tiny data set, a generous rate limit, quick delivery retries: these
+ * tests are about serve, not about waiting), a temporary folder and the environment `evsync serve` needs, handed to
+ * `set`; after them, the simulator closed and the folder removed.
+ */
+export function useServeEnv(o: { seed: number; db: string; secret: string }, set: (e: ServeEnv) => void): void {
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const sim = await startSimulator({
+      size: 'tiny',
+      seed: o.seed,
+      rateLimit: { credits: 1_000_000, windowSeconds: 600 },
+      webhookDelivery: { retryBaseMs: 20 },
+    });
+    const { dir, cleanup } = tempDir();
+    close = async () => {
+      await sim.close();
+      cleanup();
+    };
+    const a = sim.accounts[0]!;
+    set({
+      sim,
+      dir,
+      env: {
+        EVSYNC_BASE_URL: sim.baseUrl,
+        EVSYNC_CLIENT_ID: a.clientId,
+        EVSYNC_CLIENT_SECRET: a.clientSecret,
+        EVSYNC_DB: join(dir, o.db),
+        EVSYNC_WEBHOOK_SECRET: o.secret,
+      },
+    });
+  });
+  afterAll(async () => {
+    await close?.();
+  });
 }

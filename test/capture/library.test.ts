@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as evsync from '../../src/index.js';
+import { reachable } from './import-graph.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -21,20 +22,14 @@ function staticImports(file: string): string[] {
   return out;
 }
 
+/** The files reachable from `entry` by static imports (absolute paths), and the packages they import (as written). */
 function graph(entry: string): Set<string> {
-  const seen = new Set<string>();
-  const todo = [entry];
-  while (todo.length) {
-    const file = todo.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    if (!file.endsWith('.ts')) continue;
-    for (const spec of staticImports(file)) {
-      if (spec.startsWith('.')) todo.push(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
-      else seen.add(spec);
-    }
-  }
-  return seen;
+  return reachable(entry, (file) => {
+    if (!file.endsWith('.ts')) return [];
+    return staticImports(file).map((spec) =>
+      spec.startsWith('.') ? resolve(dirname(file), spec.replace(/\.js$/, '.ts')) : spec,
+    );
+  });
 }
 
 describe('the library', () => {

@@ -3,7 +3,7 @@
  * re-read by id, one list call per stream, event and 100 ids; deletes need no call. Every call is counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAPTURED, type CaptureHarness, startCaptureHarness } from './helpers.js';
+import { type CaptureHarness, mutateEach, startCaptureHarness } from './helpers.js';
 
 let h: CaptureHarness;
 beforeAll(async () => {
@@ -15,12 +15,7 @@ afterAll(async () => {
 
 describe('post deliveries', () => {
   it('land by re-reading the changed ids, 100 per call at most, deletes for free', async () => {
-    for (let i = 0; i < 8; i++) {
-      for (const stream of CAPTURED) {
-        h.sim.mutate(1, { streams: [stream] });
-        h.sim.advanceClock(1);
-      }
-    }
+    mutateEach(h.sim, 8);
     await h.settle();
     expect(await h.differences()).toEqual({});
     const r = await h.warehouse.query(

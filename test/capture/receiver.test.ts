@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAPTURED, type CaptureHarness, HEADER, SECRET, startCaptureHarness } from './helpers.js';
+import { type CaptureHarness, HEADER, mutateEach, SECRET, startCaptureHarness } from './helpers.js';
 
 let h: CaptureHarness;
 beforeAll(async () => {
@@ -99,12 +99,7 @@ describe('the receiver refuses', () => {
   });
 
   it('loses nothing meanwhile: every real delivery still lands', async () => {
-    for (let i = 0; i < 5; i++) {
-      for (const stream of CAPTURED) {
-        h.sim.mutate(1, { streams: [stream] });
-        h.sim.advanceClock(1);
-      }
-    }
+    mutateEach(h.sim, 5);
     await h.settle();
     expect(await h.differences()).toEqual({});
     const statuses = await journal();

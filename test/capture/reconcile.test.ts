@@ -2,11 +2,11 @@
  * Polling as the safety net: which streams each scheduled run of `serve` polls, and `status` reporting per stream
  * what reconciliation found that webhooks had missed (here: deliveries the simulator dropped).
  */
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
 import { ReconcilePolicy } from '../../src/sync/capture/reconcile.js';
-import { run, tempDir, waitForText } from '../cli/helpers.js';
+import { run, waitForText } from '../cli/helpers.js';
+import { useServeEnv } from './helpers.js';
 
 describe('the reconciliation policy', () => {
   it('polls streams without webhooks every run, webhook-fed ones at start, when due and while unhealthy', () => {
@@ -32,28 +32,9 @@ describe('the reconciliation policy', () => {
 
 let sim: Simulator;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
-beforeAll(async () => {
-  sim = await startSimulator({
-    size: 'tiny',
-    seed: 5,
-    rateLimit: { credits: 1_000_000, windowSeconds: 600 },
-    webhookDelivery: { retryBaseMs: 20 },
-  });
-  ({ dir, cleanup } = tempDir());
-  const a = sim.accounts[0]!;
-  env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: join(dir, 'reconcile.duckdb'),
-    EVSYNC_WEBHOOK_SECRET: 'reconcile-test-secret-00112233',
-  };
-});
-afterAll(async () => {
-  await sim.close();
-  cleanup();
+useServeEnv({ seed: 5, db: 'reconcile.duckdb', secret: 'reconcile-test-secret-00112233' }, (e) => {
+  ({ sim, dir, env } = e);
 });
 
 describe('evsync serve reconciling', () => {

@@ -5,26 +5,33 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { type RunResult, run, tempDir, waitForText } from '../cli/helpers.js';
+import { type RunResult, run, waitForText } from '../cli/helpers.js';
 import { compareStream } from '../helpers/harness.js';
-import { CAPTURED } from './helpers.js';
+import { CAPTURED, mutateEach, useServeEnv } from './helpers.js';
 
 const SECRET = 'serve-test-secret-6f1c2d9a0b7e4c3f';
 const STREAMS = CAPTURED.join(',');
 
 let sim: Simulator;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
+useServeEnv({ seed: 7, db: 'serve.duckdb', secret: SECRET }, (e) => {
+  ({ sim, dir, env } = e);
+});
 const outputs: RunResult[] = [];
 
 async function cli(argv: string[]): Promise<RunResult> {
   const r = await run(argv, { cwd: dir, env });
   outputs.push(r);
   return r;
+}
+
+/** `evsync query <sql>` with its rows as JSON on stdout. */
+function queryJson(sql: string): Promise<RunResult> {
+  return cli(['query', sql, '--format', 'json']);
 }
 
 /** Counters of /metrics as numbers, by their full name with labels. */
@@ -37,28 +44,6 @@ async function metrics(origin: string): Promise<Record<string, number>> {
   }
   return out;
 }
-
-beforeAll(async () => {
-  sim = await startSimulator({
-    size: 'tiny',
-    seed: 7,
-    rateLimit: { credits: 1_000_000, windowSeconds: 600 },
-    webhookDelivery: { retryBaseMs: 20 },
-  });
-  ({ dir, cleanup } = tempDir());
-  const a = sim.accounts[0]!;
-  env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: join(dir, 'serve.duckdb'),
-    EVSYNC_WEBHOOK_SECRET: SECRET,
-  };
-});
-afterAll(async () => {
-  await sim.close();
-  cleanup();
-});
 
 describe('evsync serve', () => {
   it('refuses to start without a usable secret', async () => {
@@ -104,12 +89,7 @@ describe('evsync serve', () => {
     expect(spent.otherCalls - before.otherCalls).toBe(1 + CAPTURED.length);
 
     const since = sim.webhooks.deliveries().at(-1)?.id ?? 0;
-    for (let i = 0; i < 10; i++) {
-      for (const stream of CAPTURED) {
-        sim.mutate(1, { streams: [stream] });
-        sim.advanceClock(1);
-      }
-    }
+    mutateEach(sim, 10);
     expect(await sim.webhooks.idle()).toBe(true);
     const delivered = sim.webhooks.deliveries(since).filter((d) => d.status === 'delivered').length;
     // Applied once /metrics says every journaled delivery is settled.
@@ -129,12 +109,7 @@ describe('evsync serve', () => {
     const text = await cli(['status']);
     expect(text.stdout).toContain('Change capture (answered by evsync serve');
 
-    const q = await cli([
-      'query',
-      'select count(*) as n from registrants where _deleted_at is null',
-      '--format',
-      'json',
-    ]);
+    const q = await queryJson('select count(*) as n from registrants where _deleted_at is null');
     expect(q.code, q.stderr).toBe(0);
     expect(JSON.parse(q.stdout)[0].n).toBe(sim.truth('registrants').records.length);
     const write = await cli(['query', "copy registrants to '/tmp/evsync-serve-test.csv'"]);
@@ -169,12 +144,7 @@ describe('evsync serve', () => {
   it('keeps the secret out of the warehouse when the webhook tables are synced', async () => {
     const r = await cli(['sync', '--streams', 'webhook_groups,webhooks']);
     expect(r.code, r.stderr).toBe(0);
-    const q = await cli([
-      'query',
-      'select headers from webhook_groups union all select headers from webhooks',
-      '--format',
-      'json',
-    ]);
+    const q = await queryJson('select headers from webhook_groups union all select headers from webhooks');
     expect(q.code, q.stderr).toBe(0);
     const headers = JSON.parse(q.stdout).flatMap(
       (row: { headers: { key: string; value: string }[] | null }) => row.headers ?? [],

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { reachable } from '../capture/import-graph.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const IMPORT_RE =
@@ -33,17 +34,12 @@ function resolveLocal(from: string, spec: string): string | null {
 
 /** Every file reachable from `entry` by imports, and the bare packages they import. */
 function closure(entry: string): { files: Set<string>; packages: Set<string> } {
-  const files = new Set<string>();
+  const files = reachable(entry, (file) => importsOf(file).flatMap((spec) => resolveLocal(file, spec) || []));
   const packages = new Set<string>();
-  const todo = [entry];
-  while (todo.length) {
-    const file = todo.pop()!;
-    if (files.has(file)) continue;
-    files.add(file);
+  for (const file of files) {
     for (const spec of importsOf(file)) {
-      const local = resolveLocal(file, spec);
-      if (local) todo.push(local);
-      else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+      if (resolveLocal(file, spec)) continue;
+      packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
     }
   }
   return { files, packages };

@@ -11,15 +11,16 @@
  */
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
-import type { RunningCapture } from '../../sync/capture/index.js';
-import type { SyncResult } from '../../sync/index.js';
+import type { CaptureOptions, ReconcilePolicy, RunningCapture } from '../../sync/capture/index.js';
+import type { SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { addBudgetOptions, addSelectionOptions, parseTimeZoneFlag } from '../options.js';
 import { toJson } from '../output/format.js';
-import { webhookSecret, webhookSettings } from '../webhook-settings.js';
+import type { Logger } from '../output/logger.js';
+import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
 import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
 import { collectStatus } from './status.js';
 import { syncOptionsFrom } from './sync.js';
@@ -38,6 +39,132 @@ function hours(value: string): number {
   const n = Number(value);
   if (!(n >= 0) || !Number.isFinite(n)) throw new Error('expected a number of hours >= 0');
   return n;
+}
+
+/** Everything `serve` holds open, each null until opened: `shutdown` closes what was. */
+interface Held {
+  warehouse: Warehouse | null;
+  client: ApiClient | null;
+  running: RunningCapture | null;
+  socket: DaemonSocket | null;
+  scheduler: Scheduler | null;
+}
+
+/** What the receiver and applier are started with: the sync's own selection, so both write what a run would. */
+function captureOptions(
+  w: Warehouse,
+  c: ApiClient,
+  secret: string,
+  policy: ReconcilePolicy,
+  options: SyncOptions,
+  settings: WebhookSettings,
+  log: Logger,
+): CaptureOptions {
+  return {
+    warehouse: w,
+    client: c,
+    secret,
+    streams: policy.captured,
+    filters: options,
+    ...(options.overrides ? { overrides: options.overrides } : {}),
+    ...(options.recordTimezone ? { recordTimezone: options.recordTimezone } : {}),
+    listen: settings.listen,
+    path: settings.path,
+    secretHeader: settings.secretHeader,
+    maxBodyBytes: settings.maxBodyBytes,
+    log: (level, message) => log[level](message),
+  };
+}
+
+/** The socket beside the database: serve holds it, so `status` and `query` from another shell are answered here. */
+function startSocket(ctx: Ctx, w: Warehouse): Promise<DaemonSocket> {
+  return startDaemonSocket(ctx.config.db, async (request) => {
+    if (request.op === 'status') {
+      return {
+        ...(await collectStatus(w, ctx.config.db, request.runs)),
+        servedBy: `evsync serve (PID ${process.pid})`,
+      };
+    }
+    return w.capture.readQuery(request.sql, request.form, { allowRead: request.allowRead });
+  });
+}
+
+/** Says where serve listens (and, with --json, as one line a supervisor can read). */
+function announce(ctx: Ctx, r: RunningCapture, policy: ReconcilePolicy, socket: DaemonSocket): void {
+  ctx.log.info(
+    `listening on ${r.url} (deliveries), ${r.origin}/healthz, ${r.origin}/metrics; ${policy.captured.length} stream(s) fed by webhooks (${policy.captured.join(', ') || 'none'}), ${policy.polled.length} polled`,
+  );
+  if (ctx.json)
+    ctx.out.write(
+      `${toJson({ listening: r.url, healthz: `${r.origin}/healthz`, metrics: `${r.origin}/metrics`, socket: socket.path })}\n`,
+    );
+}
+
+/** Which streams the next reconciliation polls (null skips the run: no credit spent for nothing). */
+function planReconcile(r: RunningCapture, policy: ReconcilePolicy, log: Logger): () => { streams: string } | null {
+  return () => {
+    const unhealthy = r.applier.failuresSinceReconcile > 0;
+    const list = policy.next(unhealthy);
+    if (list === null) log.debug('reconcile skipped: every selected stream is fed by webhooks, none due');
+    return list === null ? null : { streams: list.join(',') };
+  };
+}
+
+/**
+ * After each reconciliation run: count what it found that webhooks had missed, mark the webhook-fed streams
+ * reconciled when it succeeded, apply again what was applied during the run, and prune old settled deliveries.
+ */
+function afterReconcile(
+  w: Warehouse,
+  r: RunningCapture,
+  policy: ReconcilePolicy,
+  settings: WebhookSettings,
+  log: Logger,
+): (result: SyncResult, startedAt: Date) => Promise<void> {
+  return async (result, startedAt) => {
+    r.metrics.runs.add({ status: result.status });
+    r.metrics.credits.add({ by: 'reconcile' }, result.credits.total);
+    const found: Record<string, number> = {};
+    for (const name of policy.captured) {
+      const s = result.streams[name];
+      if (s) found[name] = s.inserted + s.updated + s.deleted;
+    }
+    for (const [stream, rows] of Object.entries(found)) r.metrics.reconciled.add({ stream }, rows);
+    await w.capture.recordReconcile(result.runId, found);
+    if (Object.keys(found).length > 0 && result.status === 'done') {
+      policy.reconciled(startedAt.getTime());
+      r.applier.failuresSinceReconcile = 0;
+    }
+    // Definitions and events may have changed; a page read before a delivery's change and loaded after it must not
+    // keep the older version: the deliveries applied meanwhile are applied again.
+    r.applier.invalidate();
+    const replayed = await r.applier.replay(startedAt.toISOString().replace('T', ' ').slice(0, 23));
+    if (replayed) log.debug(`${replayed} deliveries applied during the run were checked again`);
+    const before = new Date(Date.now() - settings.retentionDays * 86_400_000).toISOString().replace('T', ' ');
+    const pruned = await w.capture.prune(before.slice(0, 23));
+    if (pruned) log.debug(`${pruned} settled deliveries older than ${settings.retentionDays} days removed`);
+  };
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/**
+ * Closes what serve opened, in the order that loses nothing: deliveries first (503: the service retries them), then
+ * the run in flight (it saves its state), then the database.
+ */
+async function shutdown(held: Held, log: Logger): Promise<{ runs: number } | null | undefined> {
+  held.running?.receiver.close();
+  const summary = await held.scheduler?.stop().catch(() => null);
+  await held.running?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
+  await held.socket?.close().catch(() => undefined);
+  await held.client?.close().catch(() => undefined);
+  await held.warehouse?.close().catch(() => undefined);
+  return summary;
 }
 
 async function serve(ctx: Ctx, flags: ServeFlags): Promise<number> {
@@ -59,72 +186,18 @@ async function serve(ctx: Ctx, flags: ServeFlags): Promise<number> {
   const stop = stopSignal(ctx, (why) =>
     log.warn(`${why}: stopping${busy ? ' after the page in flight (state is saved)' : ''}…`),
   );
-  let warehouse: Warehouse | null = null;
-  let client: ApiClient | null = null;
-  let running: RunningCapture | null = null;
-  let socket: DaemonSocket | null = null;
-  let scheduler: Scheduler | null = null;
+  const held: Held = { warehouse: null, client: null, running: null, socket: null, scheduler: null };
   try {
-    warehouse = await openWarehouse(ctx);
-    const w = warehouse;
-    client = await createClient(ctx, conn, flags);
-    const c = client;
-    running = await startCapture({
-      warehouse: w,
-      client: c,
-      secret,
-      streams: policy.captured,
-      filters: options,
-      ...(options.overrides ? { overrides: options.overrides } : {}),
-      ...(options.recordTimezone ? { recordTimezone: options.recordTimezone } : {}),
-      listen: settings.listen,
-      path: settings.path,
-      secretHeader: settings.secretHeader,
-      maxBodyBytes: settings.maxBodyBytes,
-      log: (level, message) => log[level](message),
-    });
-    const r = running;
-    socket = await startDaemonSocket(ctx.config.db, async (request) => {
-      if (request.op === 'status') {
-        return {
-          ...(await collectStatus(w, ctx.config.db, request.runs)),
-          servedBy: `evsync serve (PID ${process.pid})`,
-        };
-      }
-      return w.capture.readQuery(request.sql, request.form, { allowRead: request.allowRead });
-    });
-    log.info(
-      `listening on ${r.url} (deliveries), ${r.origin}/healthz, ${r.origin}/metrics; ${policy.captured.length} stream(s) fed by webhooks (${policy.captured.join(', ') || 'none'}), ${policy.polled.length} polled`,
-    );
-    if (ctx.json)
-      ctx.out.write(
-        `${toJson({ listening: r.url, healthz: `${r.origin}/healthz`, metrics: `${r.origin}/metrics`, socket: socket.path })}\n`,
-      );
-
-    const onResult = async (result: SyncResult, startedAt: Date): Promise<void> => {
-      r.metrics.runs.add({ status: result.status });
-      r.metrics.credits.add({ by: 'reconcile' }, result.credits.total);
-      const found: Record<string, number> = {};
-      for (const name of policy.captured) {
-        const s = result.streams[name];
-        if (s) found[name] = s.inserted + s.updated + s.deleted;
-      }
-      for (const [stream, rows] of Object.entries(found)) r.metrics.reconciled.add({ stream }, rows);
-      await w.capture.recordReconcile(result.runId, found);
-      if (Object.keys(found).length > 0 && result.status === 'done') {
-        policy.reconciled(startedAt.getTime());
-        r.applier.failuresSinceReconcile = 0;
-      }
-      // Definitions and events may have changed; a page read before a delivery's change and loaded after it must not
-      // keep the older version: the deliveries applied meanwhile are applied again.
-      r.applier.invalidate();
-      const replayed = await r.applier.replay(startedAt.toISOString().replace('T', ' ').slice(0, 23));
-      if (replayed) log.debug(`${replayed} deliveries applied during the run were checked again`);
-      const before = new Date(Date.now() - settings.retentionDays * 86_400_000).toISOString().replace('T', ' ');
-      const pruned = await w.capture.prune(before.slice(0, 23));
-      if (pruned) log.debug(`${pruned} settled deliveries older than ${settings.retentionDays} days removed`);
-    };
-    scheduler = await startScheduler(
+    const w = await openWarehouse(ctx);
+    held.warehouse = w;
+    const c = await createClient(ctx, conn, flags);
+    held.client = c;
+    const r = await startCapture(captureOptions(w, c, secret, policy, options, settings, log));
+    held.running = r;
+    const socket = await startSocket(ctx, w);
+    held.socket = socket;
+    announce(ctx, r, policy, socket);
+    held.scheduler = await startScheduler(
       ctx,
       { ...flags, runNow: flags.catchUp !== false || flags.runNow === true },
       stop.signal,
@@ -133,31 +206,17 @@ async function serve(ctx: Ctx, flags: ServeFlags): Promise<number> {
         client: c,
         label: 'reconcile',
         defaultCron: DEFAULT_SERVE_CRON,
-        plan: () => {
-          const unhealthy = r.applier.failuresSinceReconcile > 0;
-          const list = policy.next(unhealthy);
-          if (list === null) log.debug('reconcile skipped: every selected stream is fed by webhooks, none due');
-          return list === null ? null : { streams: list.join(',') };
-        },
-        onResult,
+        plan: planReconcile(r, policy, log),
+        onResult: afterReconcile(w, r, policy, settings, log),
       },
       (b) => {
         busy = b;
       },
     );
-    await new Promise<void>((resolve) => {
-      if (stop.signal.aborted) resolve();
-      else stop.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(stop.signal);
     return ExitCode.Done;
   } finally {
-    // Deliveries first (503: the service retries them), then the run in flight, then the database.
-    running?.receiver.close();
-    const summary = await scheduler?.stop().catch(() => null);
-    await running?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
-    await socket?.close().catch(() => undefined);
-    await client?.close().catch(() => undefined);
-    await warehouse?.close().catch(() => undefined);
+    const summary = await shutdown(held, log);
     stop.dispose();
     if (summary) log.info(`serve stopped after ${summary.runs} reconciliation run(s)`);
   }

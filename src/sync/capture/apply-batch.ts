@@ -105,54 +105,80 @@ function groupByEvent<T>(items: readonly T[], eventOf: (t: T) => number | null):
   return out;
 }
 
-async function applyStream(ctx: BatchContext, w: Writer, name: string, items: readonly Item[]): Promise<void> {
-  const cs = await ctx.streams.get(name);
-  const zone = ctx.recordTimezone;
-  const hasUpdatedAt = 'updated_at' in cs.stream.fields;
-  const byIdItem = new Map<number, Item>();
-  const candidates: Candidate[] = items.map((it) => {
-    const d = it.delivery;
-    byIdItem.set(it.entry.seq, it);
-    const fields = cs.fieldsFor(d.eventId);
-    return {
-      seq: it.entry.seq,
-      action: d.action,
-      recordId: d.recordId,
-      eventId: d.eventId,
-      updatedMs: hasUpdatedAt ? recordTimeMs(d.record.updated_at as string | null | undefined, zone) : null,
-      datetimeMs: recordTimeMs(d.datetime, zone),
-      complete: d.format === 'json' && cs.stream.expandSelected.length === 0 && isComplete(d.record, fields),
-      bodySha256: it.entry.bodySha256,
-    };
-  });
+/** A delivery as decide.ts weighs it against the others for its record and against the stored row. */
+function candidateOf(cs: CaptureStream, it: Item, hasUpdatedAt: boolean, zone: string): Candidate {
+  const d = it.delivery;
+  const fields = cs.fieldsFor(d.eventId);
+  return {
+    seq: it.entry.seq,
+    action: d.action,
+    recordId: d.recordId,
+    eventId: d.eventId,
+    updatedMs: hasUpdatedAt ? recordTimeMs(d.record.updated_at as string | null | undefined, zone) : null,
+    datetimeMs: recordTimeMs(d.datetime, zone),
+    // Only a JSON body with every field a list returns (and no expansions) can be written as it is.
+    complete: d.format === 'json' && cs.stream.expandSelected.length === 0 && isComplete(d.record, fields),
+    bodySha256: it.entry.bodySha256,
+  };
+}
+
+/** The rows already stored for the candidates' records: what a delivery must be newer than to be applied. */
+async function storedStates(
+  ctx: BatchContext,
+  name: string,
+  candidates: readonly Candidate[],
+): Promise<Map<number, StoredState>> {
   const ids = [...new Set(candidates.map((c) => c.recordId))];
   const stored = new Map<number, StoredState>();
   for (const v of await ctx.warehouse.capture.storedVersions(name, ids)) {
-    stored.set(v.id, { updatedMs: recordTimeMs(v.updatedAt, zone), deletedMs: utcMs(v.deletedAt) });
+    stored.set(v.id, { updatedMs: recordTimeMs(v.updatedAt, ctx.recordTimezone), deletedMs: utcMs(v.deletedAt) });
   }
-  const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: Date.now() });
-  const item = (d: Decision) => byIdItem.get(d.winner.seq)!;
+  return stored;
+}
 
-  // Rows from payloads, and tombstones (written, then marked deleted below).
+/** Rows from payloads, and tombstones (written, then marked deleted by `markDeletes`). */
+async function writePayloads(
+  w: Writer,
+  cs: CaptureStream,
+  decisions: readonly Decision[],
+  itemOf: (d: Decision) => Item,
+): Promise<void> {
   const written = decisions.filter((d) => d.outcome === 'payload' || d.outcome === 'tombstone');
   for (const [eventId, list] of groupByEvent(written, (d) => d.winner.eventId)) {
     const records = list.map((d) => {
-      const p = item(d).delivery;
+      const p = itemOf(d).delivery;
       return d.winner.complete ? listShaped(p.record, cs.fieldsFor(eventId)) : minimalRecord(p);
     });
     await w.load(cs, eventId, records);
   }
+}
 
-  // Re-reads: what the service returns now is the newest version there is. One that would wait for the credit
-  // window (a reconciliation spent it) is deferred, left pending, rather than holding up every other delivery.
-  const gone = new Set<number>();
-  const refused = new Map<number, string>();
-  const deferred = new Set<number>();
+/** What re-reading found, by the winner's seq (refused, deferred) or by record id (gone). */
+interface Rereads {
+  /** Records the service no longer returns. */
+  gone: Set<number>;
+  /** Why a path was refused (404/403), by seq. */
+  refused: Map<number, string>;
+  /** Seqs left pending: their re-read would have waited for the credit window. */
+  deferred: Set<number>;
+}
+
+/**
+ * Re-reads: what the service returns now is the newest version there is. One that would wait for the credit window
+ * (a reconciliation spent it) is deferred, left pending, rather than holding up every other delivery.
+ */
+async function rereadDecided(
+  ctx: BatchContext,
+  w: Writer,
+  cs: CaptureStream,
+  decisions: readonly Decision[],
+): Promise<Rereads> {
+  const out: Rereads = { gone: new Set(), refused: new Map(), deferred: new Set() };
   const rereads = decisions.filter((d) => d.outcome === 'reread');
   for (const [eventId, list] of groupByEvent(rereads, (d) => d.winner.eventId)) {
     const calls = Math.ceil(list.length / MAX_IDS);
     if (ctx.client.ledger.snapshot().remaining < calls * LIST_COST) {
-      for (const d of list) deferred.add(d.winner.seq);
+      for (const d of list) out.deferred.add(d.winner.seq);
       continue;
     }
     try {
@@ -165,40 +191,80 @@ async function applyStream(ctx: BatchContext, w: Writer, name: string, items: re
       );
       w.calls += r.calls;
       await w.load(cs, eventId, r.records as Record<string, unknown>[]);
-      for (const id of r.missing) gone.add(id);
+      for (const id of r.missing) out.gone.add(id);
     } catch (err) {
       // A path the account does not serve is the reconciliation's to report; the batch goes on without it.
       if (!(err instanceof NotFoundError || err instanceof ForbiddenError)) throw err;
-      for (const d of list) refused.set(d.winner.seq, `re-read refused (${err instanceof NotFoundError ? 404 : 403})`);
+      for (const d of list)
+        out.refused.set(d.winner.seq, `re-read refused (${err instanceof NotFoundError ? 404 : 403})`);
     }
   }
+  return out;
+}
 
-  // Deletes: the record's own time; records the service no longer returns, now.
+/** Deletes: the record's own time; records the service no longer returns (unless already deleted), now. */
+async function markDeletes(
+  ctx: BatchContext,
+  name: string,
+  decisions: readonly Decision[],
+  gone: ReadonlySet<number>,
+  stored: ReadonlyMap<number, StoredState>,
+): Promise<void> {
   const now = utcText(Date.now());
   const marks = decisions
     .filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone')
     .map((d) => ({ id: d.winner.recordId, at: utcText(d.deletedAtMs ?? Date.now()) }));
   for (const id of gone) if (stored.get(id)?.deletedMs == null) marks.push({ id, at: now });
   await ctx.warehouse.capture.markDeleted(name, marks, ctx.runId);
+}
 
+/**
+ * Says how each delivery was settled: deferred ones stay pending (counted, not settled), refused ones are ignored,
+ * the rest applied, with their lag when they changed the warehouse; the losers of each decision are superseded.
+ */
+function settleDecisions(
+  w: Writer,
+  name: string,
+  decisions: readonly Decision[],
+  itemOf: (seq: number) => Item,
+  rereads: Rereads,
+): void {
   for (const d of decisions) {
-    const entry = item(d).entry;
-    if (deferred.has(d.winner.seq)) {
+    const entry = itemOf(d.winner.seq).entry;
+    if (rereads.deferred.has(d.winner.seq)) {
       w.deferred += 1 + d.losers.length;
       continue;
     }
-    const why = refused.get(d.winner.seq);
+    const why = rereads.refused.get(d.winner.seq);
     if (why) w.settle(entry, 'ignored', 'refused', why);
     else {
-      const outcome = d.outcome === 'reread' && gone.has(d.winner.recordId) ? 'gone' : d.outcome;
+      const outcome = d.outcome === 'reread' && rereads.gone.has(d.winner.recordId) ? 'gone' : d.outcome;
       w.settle(entry, 'applied', outcome);
       const applied = outcome === 'payload' || outcome === 'reread' || outcome === 'deleted' || outcome === 'tombstone';
       if (applied && d.winner.datetimeMs !== null) {
         w.lags.push({ stream: name, seconds: Math.max(0, (Date.now() - d.winner.datetimeMs) / 1000) });
       }
     }
-    for (const l of d.losers) w.settle(byIdItem.get(l.seq)!.entry, 'applied', 'superseded');
+    for (const l of d.losers) w.settle(itemOf(l.seq).entry, 'applied', 'superseded');
   }
+}
+
+/** One stream's share of a batch: decide per record, write payloads, re-read, mark deletes, then settle each. */
+async function applyStream(ctx: BatchContext, w: Writer, name: string, items: readonly Item[]): Promise<void> {
+  const cs = await ctx.streams.get(name);
+  const hasUpdatedAt = 'updated_at' in cs.stream.fields;
+  const bySeq = new Map<number, Item>();
+  const candidates = items.map((it) => {
+    bySeq.set(it.entry.seq, it);
+    return candidateOf(cs, it, hasUpdatedAt, ctx.recordTimezone);
+  });
+  const itemOf = (seq: number) => bySeq.get(seq)!;
+  const stored = await storedStates(ctx, name, candidates);
+  const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: Date.now() });
+  await writePayloads(w, cs, decisions, (d) => itemOf(d.winner.seq));
+  const rereads = await rereadDecided(ctx, w, cs, decisions);
+  await markDeletes(ctx, name, decisions, rereads.gone, stored);
+  settleDecisions(w, name, decisions, itemOf, rereads);
 }
 
 function summarize(items: readonly Item[], settlements: readonly Settlement[], zone: string): StreamSettlement[] {

@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JournaledDelivery, NewDelivery, Warehouse } from '../../warehouse/index.js';
 import { JournalWriter } from './journal-writer.js';
 import type { CaptureMetrics } from './metrics.js';
-import { parseDelivery } from './payload.js';
+import { type ParseResult, parseDelivery } from './payload.js';
 import { secretDigest, secretMatches } from './secret.js';
 
 export interface ReceiverOptions {
@@ -87,103 +87,164 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
   });
 }
 
-export function createReceiver(o: ReceiverOptions): Receiver {
-  const expected = secretDigest(o.secret);
-  const header = (o.secretHeader ?? DEFAULT_SECRET_HEADER).toLowerCase();
-  const max = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const writer = new JournalWriter(o.warehouse);
-  const log = o.log ?? (() => undefined);
-  let closed = false;
-  let healthy = true;
-  const count = (outcome: string) => o.metrics?.deliveries.add({ outcome });
+/**
+ * One receiver's settings and state. The steps of handling a delivery are separate functions (each short enough to
+ * read at a glance), so what they share is passed as this one object rather than closed over.
+ */
+interface ReceiverState {
+  readonly o: ReceiverOptions;
+  readonly expected: Buffer;
+  /** The secret header's name, lower-cased as node gives request headers. */
+  readonly header: string;
+  readonly max: number;
+  readonly writer: JournalWriter;
+  readonly log: (level: 'debug' | 'warn', message: string) => void;
+  readonly count: (outcome: string) => void;
+  closed: boolean;
+  healthy: boolean;
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'POST') {
-      res.setHeader('allow', 'POST');
-      answer(res, 405, { error: 'deliveries are POSTed' }, true);
-      return;
-    }
-    if (!secretMatches(expected, req.headers[header])) {
-      count('unauthorized');
-      log('warn', `delivery refused (401): the ${o.secretHeader ?? DEFAULT_SECRET_HEADER} header is missing or wrong`);
-      answer(res, 401, { error: 'unauthorized' }, true);
-      return;
-    }
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > max) {
-      count('too_large');
-      log('warn', `delivery refused (413): ${declared} bytes is more than ${max}`);
-      answer(res, 413, { error: `body larger than ${max} bytes` }, true);
-      return;
-    }
-    if (closed) {
-      count('unavailable');
-      answer(res, 503, { error: 'stopping' }, true);
-      return;
-    }
-    const raw = await readBody(req, max);
-    if (raw === null) {
-      count('too_large');
-      log('warn', `delivery refused (413): body larger than ${max} bytes`);
-      answer(res, 413, { error: `body larger than ${max} bytes` }, true);
-      return;
-    }
-    const body = raw.toString('utf8');
-    const parsed = parseDelivery(body, req.headers['content-type']);
-    const entry: NewDelivery = {
-      status: parsed.ok ? 'pending' : 'rejected',
-      format: parsed.ok ? parsed.delivery.format : parsed.format,
-      body,
-      bodySha256: createHash('sha256').update(raw).digest('hex'),
-      object: parsed.ok ? parsed.delivery.object : null,
-      action: parsed.ok ? parsed.delivery.action : null,
-      stream: parsed.ok ? parsed.delivery.stream : null,
-      recordId: parsed.ok ? parsed.delivery.recordId : null,
-      eventId: parsed.ok ? parsed.delivery.eventId : null,
-      datetime: parsed.ok ? parsed.delivery.datetime : null,
-      reason: parsed.ok ? null : parsed.reason,
-    };
-    let journaled: JournaledDelivery;
-    try {
-      journaled = await writer.append(entry);
-      healthy = true;
-    } catch (err) {
-      healthy = false;
-      count('unavailable');
-      log('warn', `delivery refused (503): the journal is unavailable (${err instanceof Error ? err.name : 'error'})`);
-      answer(res, 503, { error: 'journal unavailable' }, true);
-      return;
-    }
-    o.onJournaled?.(journaled);
-    if (!parsed.ok) {
-      count('rejected');
-      log('warn', `delivery #${journaled.seq} rejected (400): ${parsed.reason}`);
-      answer(res, 400, { error: parsed.reason, seq: journaled.seq });
-      return;
-    }
-    count('journaled');
-    const d = parsed.delivery;
-    log(
-      'debug',
-      `delivery #${journaled.seq}: ${d.object} ${d.recordId} ${d.action}${d.eventId ? ` (event ${d.eventId})` : ''}`,
-    );
-    answer(res, 200, { seq: journaled.seq });
+function receiverState(o: ReceiverOptions): ReceiverState {
+  return {
+    o,
+    expected: secretDigest(o.secret),
+    header: (o.secretHeader ?? DEFAULT_SECRET_HEADER).toLowerCase(),
+    max: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    writer: new JournalWriter(o.warehouse),
+    log: o.log ?? (() => undefined),
+    count: (outcome) => o.metrics?.deliveries.add({ outcome }),
+    closed: false,
+    healthy: true,
+  };
+}
+
+/**
+ * Answers what is refused before the body is read: the wrong method, the wrong secret, a declared size over the
+ * limit, a stopping receiver. These come first so that an unauthenticated or oversized request costs no read and
+ * leaves nothing in the journal. True when the request was answered.
+ */
+function refusedBeforeReading(s: ReceiverState, req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'POST');
+    answer(res, 405, { error: 'deliveries are POSTed' }, true);
+    return true;
   }
+  if (!secretMatches(s.expected, req.headers[s.header])) {
+    s.count('unauthorized');
+    s.log(
+      'warn',
+      `delivery refused (401): the ${s.o.secretHeader ?? DEFAULT_SECRET_HEADER} header is missing or wrong`,
+    );
+    answer(res, 401, { error: 'unauthorized' }, true);
+    return true;
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > s.max) {
+    s.count('too_large');
+    s.log('warn', `delivery refused (413): ${declared} bytes is more than ${s.max}`);
+    answer(res, 413, { error: `body larger than ${s.max} bytes` }, true);
+    return true;
+  }
+  if (s.closed) {
+    s.count('unavailable');
+    answer(res, 503, { error: 'stopping' }, true);
+    return true;
+  }
+  return false;
+}
 
+/** The journal row of a body: what it says when it reads as a delivery, else why not (journaled as rejected). */
+function journalEntry(raw: Buffer, body: string, parsed: ParseResult): NewDelivery {
+  return {
+    status: parsed.ok ? 'pending' : 'rejected',
+    format: parsed.ok ? parsed.delivery.format : parsed.format,
+    body,
+    bodySha256: createHash('sha256').update(raw).digest('hex'),
+    object: parsed.ok ? parsed.delivery.object : null,
+    action: parsed.ok ? parsed.delivery.action : null,
+    stream: parsed.ok ? parsed.delivery.stream : null,
+    recordId: parsed.ok ? parsed.delivery.recordId : null,
+    eventId: parsed.ok ? parsed.delivery.eventId : null,
+    datetime: parsed.ok ? parsed.delivery.datetime : null,
+    reason: parsed.ok ? null : parsed.reason,
+  };
+}
+
+/**
+ * Commits the entry durably. When the journal cannot be written the delivery is answered 503 (nothing may be
+ * acknowledged that is not on disk: the service retries it) and the receiver reports itself unhealthy; null then.
+ */
+async function journal(s: ReceiverState, entry: NewDelivery, res: ServerResponse): Promise<JournaledDelivery | null> {
+  try {
+    const journaled = await s.writer.append(entry);
+    s.healthy = true;
+    return journaled;
+  } catch (err) {
+    s.healthy = false;
+    s.count('unavailable');
+    s.log('warn', `delivery refused (503): the journal is unavailable (${err instanceof Error ? err.name : 'error'})`);
+    answer(res, 503, { error: 'journal unavailable' }, true);
+    return null;
+  }
+}
+
+/** Answers a journaled delivery: 400 when its body was no delivery (with the seq to look it up by), else 200. */
+function answerJournaled(
+  s: ReceiverState,
+  res: ServerResponse,
+  journaled: JournaledDelivery,
+  parsed: ParseResult,
+): void {
+  if (!parsed.ok) {
+    s.count('rejected');
+    s.log('warn', `delivery #${journaled.seq} rejected (400): ${parsed.reason}`);
+    answer(res, 400, { error: parsed.reason, seq: journaled.seq });
+    return;
+  }
+  s.count('journaled');
+  const d = parsed.delivery;
+  // Names and ids only: a value from the record would put personal data in the log.
+  s.log(
+    'debug',
+    `delivery #${journaled.seq}: ${d.object} ${d.recordId} ${d.action}${d.eventId ? ` (event ${d.eventId})` : ''}`,
+  );
+  answer(res, 200, { seq: journaled.seq });
+}
+
+/** One delivery, from the checks that need no body to its answer; the journal write is what a 2xx waits for. */
+async function handleDelivery(s: ReceiverState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (refusedBeforeReading(s, req, res)) return;
+  const raw = await readBody(req, s.max);
+  if (raw === null) {
+    s.count('too_large');
+    s.log('warn', `delivery refused (413): body larger than ${s.max} bytes`);
+    answer(res, 413, { error: `body larger than ${s.max} bytes` }, true);
+    return;
+  }
+  const body = raw.toString('utf8');
+  const parsed = parseDelivery(body, req.headers['content-type']);
+  const journaled = await journal(s, journalEntry(raw, body, parsed), res);
+  if (journaled === null) return;
+  s.o.onJournaled?.(journaled);
+  answerJournaled(s, res, journaled, parsed);
+}
+
+export function createReceiver(o: ReceiverOptions): Receiver {
+  const s = receiverState(o);
   return {
     handle(req, res) {
-      handle(req, res).catch((err: unknown) => {
-        count('unavailable');
-        log('warn', `delivery failed: ${err instanceof Error ? err.name : 'error'}`);
+      handleDelivery(s, req, res).catch((err: unknown) => {
+        s.count('unavailable');
+        s.log('warn', `delivery failed: ${err instanceof Error ? err.name : 'error'}`);
         answer(res, 503, { error: 'unavailable' }, true);
       });
     },
     close() {
-      closed = true;
-      writer.close();
+      s.closed = true;
+      s.writer.close();
     },
     get healthy() {
-      return healthy && !closed;
+      return s.healthy && !s.closed;
     },
   };
 }

@@ -71,12 +71,10 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
   res.end(body);
 }
 
-export async function startCapture(o: CaptureOptions): Promise<RunningCapture> {
-  const path = o.path ?? DEFAULT_PATH;
-  if (!path.startsWith('/')) throw new Error(`delivery path ${path}: must start with /`);
-  const metrics = new CaptureMetrics();
-  const log = o.log ?? (() => undefined);
-  const applier = new Applier({
+type CaptureLog = NonNullable<CaptureOptions['log']>;
+
+function createApplier(o: CaptureOptions, metrics: CaptureMetrics, log: CaptureLog): Applier {
+  return new Applier({
     warehouse: o.warehouse,
     client: o.client,
     streams: o.streams,
@@ -87,7 +85,11 @@ export async function startCapture(o: CaptureOptions): Promise<RunningCapture> {
     metrics,
     log,
   });
-  const receiver = createReceiver({
+}
+
+/** The receiver wired to the applier: each journaled delivery counts as pending and wakes the applier at once. */
+function createWiredReceiver(o: CaptureOptions, metrics: CaptureMetrics, log: CaptureLog, applier: Applier): Receiver {
+  return createReceiver({
     warehouse: o.warehouse,
     secret: o.secret,
     ...(o.secretHeader ? { secretHeader: o.secretHeader } : {}),
@@ -100,48 +102,59 @@ export async function startCapture(o: CaptureOptions): Promise<RunningCapture> {
       applier.notify();
     },
   });
-  // Only the digest is kept (`webhooks status` compares it with what the service holds).
-  await o.warehouse.capture.setSecretHash(secretHashHex(o.secret));
-  metrics.pending = (await o.warehouse.capture.counts()).pending;
+}
 
-  const route = (req: IncomingMessage, res: ServerResponse): void => {
+/** What the routes need: the pieces `startCapture` built. */
+interface Parts {
+  warehouse: Warehouse;
+  applier: Applier;
+  receiver: Receiver;
+  metrics: CaptureMetrics;
+}
+
+/**
+ * `GET /healthz`: 200 only while the journal answers a ping, its last write succeeded and the receiver is not
+ * stopping, i.e. while a delivery sent here can be journaled (a proxy or monitor routes by this).
+ */
+function answerHealth(p: Parts, res: ServerResponse): void {
+  p.warehouse.capture
+    .ping()
+    .then(() => {
+      const ok = p.receiver.healthy;
+      send(
+        res,
+        ok ? 200 : 503,
+        'application/json',
+        JSON.stringify({ ok, journal: ok ? 'ok' : 'unavailable', applier: p.applier.lastError ?? 'ok' }),
+      );
+    })
+    .catch(() => send(res, 503, 'application/json', JSON.stringify({ ok: false, journal: 'unavailable' })));
+}
+
+/** `GET /metrics`: the pending count is read again first; if the journal cannot say, the last known one is shown. */
+function answerMetrics(p: Parts, res: ServerResponse): void {
+  p.warehouse.capture
+    .counts()
+    .then((c) => {
+      p.metrics.pending = c.pending;
+    })
+    .catch(() => undefined)
+    .finally(() => send(res, 200, 'text/plain; version=0.0.4', p.metrics.render()));
+}
+
+function router(path: string, p: Parts): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
     const url = (req.url ?? '/').split('?')[0];
-    if (url === path) {
-      receiver.handle(req, res);
-      return;
-    }
-    if (req.method === 'GET' && url === '/healthz') {
-      o.warehouse.capture
-        .ping()
-        .then(() => {
-          const ok = receiver.healthy;
-          send(
-            res,
-            ok ? 200 : 503,
-            'application/json',
-            JSON.stringify({ ok, journal: ok ? 'ok' : 'unavailable', applier: applier.lastError ?? 'ok' }),
-          );
-        })
-        .catch(() => send(res, 503, 'application/json', JSON.stringify({ ok: false, journal: 'unavailable' })));
-      return;
-    }
-    if (req.method === 'GET' && url === '/metrics') {
-      o.warehouse.capture
-        .counts()
-        .then((c) => {
-          metrics.pending = c.pending;
-        })
-        .catch(() => undefined)
-        .finally(() => send(res, 200, 'text/plain; version=0.0.4', metrics.render()));
-      return;
-    }
-    send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }));
+    if (url === path) p.receiver.handle(req, res);
+    else if (req.method === 'GET' && url === '/healthz') answerHealth(p, res);
+    else if (req.method === 'GET' && url === '/metrics') answerMetrics(p, res);
+    else send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }));
   };
-  const server = createServer(route);
-  // A slow or stalled sender must not hold a connection forever.
-  server.headersTimeout = 15_000;
-  server.requestTimeout = 30_000;
-  const { host, port } = parseListen(o.listen ?? DEFAULT_LISTEN);
+}
+
+/** Listens on `listen` (`host:port`) and resolves to the origin actually bound (port 0 picks a free one). */
+async function listenOn(server: Server, listen: string): Promise<string> {
+  const { host, port } = parseListen(listen);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -151,7 +164,25 @@ export async function startCapture(o: CaptureOptions): Promise<RunningCapture> {
   });
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const origin = `http://${shown}:${address.port}`;
+  return `http://${shown}:${address.port}`;
+}
+
+export async function startCapture(o: CaptureOptions): Promise<RunningCapture> {
+  const path = o.path ?? DEFAULT_PATH;
+  if (!path.startsWith('/')) throw new Error(`delivery path ${path}: must start with /`);
+  const metrics = new CaptureMetrics();
+  const log = o.log ?? (() => undefined);
+  const applier = createApplier(o, metrics, log);
+  const receiver = createWiredReceiver(o, metrics, log, applier);
+  // Only the digest is kept (`webhooks status` compares it with what the service holds).
+  await o.warehouse.capture.setSecretHash(secretHashHex(o.secret));
+  metrics.pending = (await o.warehouse.capture.counts()).pending;
+
+  const server = createServer(router(path, { warehouse: o.warehouse, applier, receiver, metrics }));
+  // A slow or stalled sender must not hold a connection forever.
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 30_000;
+  const origin = await listenOn(server, o.listen ?? DEFAULT_LISTEN);
   if (o.applyNow !== false) applier.start();
   return {
     origin,
