@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as evsync from '../../src/index.js';
-import { reachable } from './import-graph.js';
+import { reachable } from '../helpers/import-graph.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

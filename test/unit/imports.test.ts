@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { reachable } from '../capture/import-graph.js';
+import { reachable } from '../helpers/import-graph.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const IMPORT_RE =
