@@ -130,6 +130,25 @@ async function scopeRows(
   return counts;
 }
 
+/** `10 * max(1, ceil(rows / cap))` summed over every scope of every stream read, rows counted by `scopeRows`. */
+async function listBound(
+  sim: Simulator,
+  counter: ScopeCounter,
+  names: readonly string[],
+  eventIds: readonly number[],
+  window: Window | null,
+): Promise<Bound> {
+  const bound: Bound = { perStream: {}, list: 0, scopes: 0 };
+  for (const name of streamsRead(names)) {
+    const rows = await scopeRows(sim, counter, name, eventIds, window);
+    const credits = rows.reduce((sum, n) => sum + pageCredits(n, simSpec(name).cap), 0);
+    bound.perStream[name] = credits;
+    bound.list += credits;
+    bound.scopes += rows.length;
+  }
+  return bound;
+}
+
 /**
  * Full backfill: every stream read, every scope, `10 * max(1, ceil(rows / cap))`. The audit log is read in one
  * window per event covering all of it, so the same formula holds for it. Token calls are added by the caller.
@@ -140,15 +159,7 @@ export async function backfillBound(
   names: readonly string[],
   eventIds: readonly number[],
 ): Promise<Bound> {
-  const bound: Bound = { perStream: {}, list: 0, scopes: 0 };
-  for (const name of streamsRead(names)) {
-    const rows = await scopeRows(sim, counter, name, eventIds, null);
-    const credits = rows.reduce((sum, n) => sum + pageCredits(n, simSpec(name).cap), 0);
-    bound.perStream[name] = credits;
-    bound.list += credits;
-    bound.scopes += rows.length;
-  }
-  return bound;
+  return listBound(sim, counter, names, eventIds, null);
 }
 
 /**
@@ -169,15 +180,7 @@ export async function incrementalBound(
   eventIds: readonly number[],
   window: Window,
 ): Promise<Bound> {
-  const bound: Bound = { perStream: {}, list: 0, scopes: 0 };
-  for (const name of streamsRead(names)) {
-    const rows = await scopeRows(sim, counter, name, eventIds, window);
-    const credits = rows.reduce((sum, n) => sum + pageCredits(n, simSpec(name).cap), 0);
-    bound.perStream[name] = credits;
-    bound.list += credits;
-    bound.scopes += rows.length;
-  }
-  return bound;
+  return listBound(sim, counter, names, eventIds, window);
 }
 
 /** Event ids of the first account, from the truth (the engine reads every event of it, drafts included). */

@@ -6,11 +6,12 @@
  * A row keeps only its last write, so only the last change of each record is measured (a record changed twice
  * shows when its newest version landed); a row found only by the final reconciliation counts with that time.
  */
-import { customFieldsFromDefinitions, getStream, resolveStream } from '../connectors/index.js';
+import { getStream } from '../connectors/index.js';
 import { physicalColumns } from '../schemas/columns.js';
 import { createNormalizer } from '../schemas/normalize.js';
 import type { Simulator, WebhookChange } from '../src/simulator/index.js';
 import type { Warehouse } from '../src/warehouse/index.js';
+import { canon, resolvedFromTruth } from './compare.js';
 
 export interface Freshness {
   /** Changes in the window (of the measured streams, with a trigger object). */
@@ -83,21 +84,6 @@ export async function freshness(
   };
 }
 
-function canon(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (Array.isArray(value))
-    return JSON.stringify(value.map((v) => (v !== null && typeof v === 'object' ? v : String(v))));
-  if (typeof value === 'object') return JSON.stringify(value);
-  if (typeof value === 'string' && /^[[{]/.test(value)) {
-    try {
-      return canon(JSON.parse(value));
-    } catch {
-      return value;
-    }
-  }
-  return String(value);
-}
-
 /** Rows that differ from the source (missing, extra or with another value), per stream; empty when equal. */
 export async function differences(
   sim: Simulator,
@@ -106,11 +92,7 @@ export async function differences(
 ): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const name of streams) {
-    const def = getStream(name);
-    const customs = def.customFields
-      ? customFieldsFromDefinitions(sim.truth(def.customFields.definitions).records)
-      : [];
-    const stream = resolveStream(def, { customFields: customs });
+    const stream = resolvedFromTruth(sim, name);
     const normalizer = createNormalizer(stream);
     const columns = physicalColumns(stream).map((c) => c.name);
     const source = new Map<string, Record<string, unknown>>();

@@ -41,6 +41,7 @@ import { Warehouse } from '../src/warehouse/index.js';
 import { differences, freshness } from './freshness-measure.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
+import { withSimulatorAndWarehouse } from './sim-warehouse.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
@@ -110,25 +111,20 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Backfills the streams from an unthrottled simulator of the same seed (the scenarios start from this state). */
 async function backfill(plan: Plan, db: string, log: (m: string) => void): Promise<void> {
-  const sim = await startSimulator({
-    size: plan.size,
-    seed: 1,
-    rateLimit: { credits: 10_000_000, windowSeconds: 600 },
+  const options = { size: plan.size, seed: 1, rateLimit: { credits: 10_000_000, windowSeconds: 600 } };
+  await withSimulatorAndWarehouse(options, db, async (sim, warehouse) => {
+    const c = client(sim, true);
+    try {
+      const t = Date.now();
+      const r = await runSync(c, warehouse, { mode: 'backfill', streams: STREAMS.join(',') });
+      if (r.status !== 'done') throw new Error(`backfill ended ${r.status}: ${r.errors.join('; ')}`);
+      log(
+        `freshness: backfill of ${STREAMS.length} streams (${plan.size}): ${r.credits.total} credits, ${seconds(Date.now() - t)}`,
+      );
+    } finally {
+      await c.close();
+    }
   });
-  const warehouse = await Warehouse.open(db);
-  const c = client(sim, true);
-  try {
-    const t = Date.now();
-    const r = await runSync(c, warehouse, { mode: 'backfill', streams: STREAMS.join(',') });
-    if (r.status !== 'done') throw new Error(`backfill ended ${r.status}: ${r.errors.join('; ')}`);
-    log(
-      `freshness: backfill of ${STREAMS.length} streams (${plan.size}): ${r.credits.total} credits, ${seconds(Date.now() - t)}`,
-    );
-  } finally {
-    await c.close();
-    await warehouse.close();
-    await sim.close();
-  }
 }
 
 /** A scenario whose window is over: what its final reconciliation and the figures need. */

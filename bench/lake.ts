@@ -26,19 +26,18 @@ import { createNormalizer } from '../schemas/normalize.js';
 import { exportToLake } from '../src/lake/export-lake.js';
 import { openS3Store } from '../src/lake/s3-store.js';
 import type { SimulatorSize } from '../src/simulator/index.js';
-import { startSimulator } from '../src/simulator/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
 import { startLoopbackS3 } from './s3-loopback.js';
+import { withSimulatorAndWarehouse } from './sim-warehouse.js';
 
 const PAGE = 5000;
 const TARGET_RATIO = 0.8;
 
 /** Loads events and registrants of the simulator's first account into `db`, page by page as a sync does. */
 async function buildWarehouse(db: string, size: SimulatorSize, log: (m: string) => void): Promise<number> {
-  const sim = await startSimulator({ size, seed: 7, port: 0, rateLimit: { credits: 1_000_000, windowSeconds: 1 } });
-  const w = await Warehouse.open(db);
-  try {
+  const options = { size, seed: 7, port: 0, rateLimit: { credits: 1_000_000, windowSeconds: 1 } };
+  return withSimulatorAndWarehouse(options, db, async (sim, w) => {
     let total = 0;
     for (const name of ['events', 'registrants']) {
       const stream = resolveStream(getStream(name));
@@ -78,10 +77,7 @@ async function buildWarehouse(db: string, size: SimulatorSize, log: (m: string) 
       if (name === 'registrants') total = records.length;
     }
     return total;
-  } finally {
-    await w.close();
-    await sim.close();
-  }
+  });
 }
 
 interface Timing {

@@ -22,6 +22,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { TRIGGER_OBJECTS } from '../src/simulator/webhooks/types.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
@@ -134,24 +135,13 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
 
-const OBJECTS = [
-  'event',
-  'contact',
-  'registrant',
-  'speaker',
-  'sponsor',
-  'session',
-  'session_attendance',
-  'registrant_line_item',
-];
-
 async function addHooks(sim: Sim, n: number, object: string | null, url: (i: number) => string): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < n; i++) {
     const res = await api(sim, 'POST', '/webhooks', {
       name: `bench ${i}`,
       url: url(i),
-      trigger_object: object ?? OBJECTS[i % OBJECTS.length],
+      trigger_object: object ?? TRIGGER_OBJECTS[i % TRIGGER_OBJECTS.length],
       content_type: i % 2 ? 'post' : 'json',
     });
     if (res.status !== 201) throw new Error(`webhook create: ${res.status} ${JSON.stringify(res.json)}`);

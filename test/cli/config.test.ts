@@ -12,47 +12,45 @@ afterEach(() => cleanup());
 const BASE = { EVSYNC_BASE_URL: 'http://127.0.0.1:9/v1' };
 
 describe('missing connection settings exit 2 naming the variable', () => {
-  it('no base URL', async () => {
-    const r = await run(['sync'], { cwd: dir });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('set EVSYNC_BASE_URL');
-  });
-
-  it('no credentials at all', async () => {
-    const r = await run(['sync'], { cwd: dir, env: BASE });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET');
-    expect(r.stderr).toContain('EVSYNC_CREDENTIALS');
-  });
-
-  it('a client id without its secret', async () => {
-    const r = await run(['check'], { cwd: dir, env: { ...BASE, EVSYNC_CLIENT_ID: 'abc' } });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('set EVSYNC_CLIENT_SECRET');
-  });
-
-  it('a secret without a client id', async () => {
-    const r = await run(['plan'], { cwd: dir, env: { ...BASE, EVSYNC_CLIENT_SECRET: 'very-secret-value' } });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('set EVSYNC_CLIENT_ID');
-    expect(r.stderr).not.toContain('very-secret-value');
-  });
-
-  it('a base URL that does not end in /v1', async () => {
-    const r = await run(['sync'], {
-      cwd: dir,
+  it.each<{ name: string; argv: string[]; env?: Record<string, string>; says: string[]; never?: string[] }>([
+    { name: 'no base URL', argv: ['sync'], says: ['set EVSYNC_BASE_URL'] },
+    {
+      name: 'no credentials at all',
+      argv: ['sync'],
+      env: BASE,
+      says: ['EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET', 'EVSYNC_CREDENTIALS'],
+    },
+    {
+      name: 'a client id without its secret',
+      argv: ['check'],
+      env: { ...BASE, EVSYNC_CLIENT_ID: 'abc' },
+      says: ['set EVSYNC_CLIENT_SECRET'],
+    },
+    {
+      name: 'a secret without a client id',
+      argv: ['plan'],
+      env: { ...BASE, EVSYNC_CLIENT_SECRET: 'very-secret-value' },
+      says: ['set EVSYNC_CLIENT_ID'],
+      never: ['very-secret-value'],
+    },
+    {
+      name: 'a base URL that does not end in /v1',
+      argv: ['sync'],
       env: { EVSYNC_BASE_URL: 'https://api.example.com/api', EVSYNC_CLIENT_ID: 'a', EVSYNC_CLIENT_SECRET: 'b' },
-    });
+      says: ['EVSYNC_BASE_URL', '/v1'],
+    },
+    {
+      name: 'pre-encoded credentials that are not base64',
+      argv: ['sync'],
+      env: { ...BASE, EVSYNC_CREDENTIALS: 'not base64!!' },
+      says: ['EVSYNC_CREDENTIALS'],
+      never: ['not base64!!'],
+    },
+  ])('$name', async ({ argv, env, says, never = [] }) => {
+    const r = await run(argv, env ? { cwd: dir, env } : { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('EVSYNC_BASE_URL');
-    expect(r.stderr).toContain('/v1');
-  });
-
-  it('pre-encoded credentials that are not base64', async () => {
-    const r = await run(['sync'], { cwd: dir, env: { ...BASE, EVSYNC_CREDENTIALS: 'not base64!!' } });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('EVSYNC_CREDENTIALS');
-    expect(r.stderr).not.toContain('not base64!!');
+    for (const text of says) expect(r.stderr).toContain(text);
+    for (const text of never) expect(r.stderr).not.toContain(text);
   });
 });
 

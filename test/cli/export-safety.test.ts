@@ -6,22 +6,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Manifest as ExportManifest } from '../../src/warehouse/export-manifest.js';
-import { Warehouse } from '../../src/warehouse/index.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';
-import { run, tempDir } from './helpers.js';
+import { cliWarehouse, run } from './helpers.js';
 import { canMountReadOnly, runOnReadOnlyMount } from './readonly-mount.js';
 
-let dir: string;
-let cleanup: () => void;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  ({ dir, cleanup } = tempDir('evsync-export-'));
-  const db = join(dir, 'evsync.duckdb');
-  const w = await Warehouse.open(db);
+const cli = cliWarehouse('evsync-export-', async (w) => {
   await page(w, events, accountScope, [
     { id: 10, name: 'Conf A', start_date: '2024-05-01' },
     { id: 20, name: 'Conf B', start_date: '2024-06-01' },
@@ -31,16 +23,15 @@ beforeAll(async () => {
     { id: 2, email: 'b@example.com' },
   ]);
   await page(w, registrants, eventScope(20), [{ id: 3, email: 'c@example.com' }]);
-  await w.close();
-  env = { EVSYNC_DB: db };
 });
-afterAll(() => cleanup());
+/** A CLI run's options: in the fixture's folder, on its warehouse. */
+const here = () => ({ cwd: cli.dir, env: cli.env });
 
 /** A fresh output folder per test. */
 let n = 0;
 function outDir(): string {
   n += 1;
-  return join(dir, `out${n}`);
+  return join(cli.dir, `out${n}`);
 }
 
 function manifestOf(tableDir: string): ExportManifest {
@@ -69,7 +60,7 @@ describe('evsync export: only what it owns', () => {
     const out = outDir();
     mkdirSync(join(out, 'events'), { recursive: true });
     writeFileSync(join(out, 'events', 'plan.docx'), 'notes');
-    const r = await run(['export', '--out', out, '--tables', 'events'], { cwd: dir, env });
+    const r = await run(['export', '--out', out, '--tables', 'events'], here());
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(join(out, 'events'));
     expect(r.stderr).toContain('plan.docx');
@@ -82,7 +73,7 @@ describe('evsync export: only what it owns', () => {
     const out = outDir();
     mkdirSync(join(out, 'registrants'), { recursive: true });
     writeFileSync(join(out, 'registrants', 'mine.csv'), 'x');
-    const r = await run(['export', '--out', out], { cwd: dir, env });
+    const r = await run(['export', '--out', out], here());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('mine.csv');
     expect(existsSync(join(out, 'events'))).toBe(false);
@@ -92,29 +83,29 @@ describe('evsync export: only what it owns', () => {
     const out = outDir();
     mkdirSync(join(out, 'events'), { recursive: true });
     writeFileSync(join(out, 'events', 'plan.docx'), 'notes');
-    const forced = await run(['export', '--out', out, '--tables', 'events', '--force'], { cwd: dir, env });
+    const forced = await run(['export', '--out', out, '--tables', 'events', '--force'], here());
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stderr).toContain('1 file(s) evsync did not write were left as they are');
     expect(readFileSync(join(out, 'events', 'plan.docx'), 'utf8')).toBe('notes');
     expect(manifestOf(join(out, 'events')).files).toHaveLength(1);
 
-    const again = await run(['export', '--out', out, '--tables', 'events'], { cwd: dir, env });
+    const again = await run(['export', '--out', out, '--tables', 'events'], here());
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('plan.docx');
-    const forcedAgain = await run(['export', '--out', out, '--tables', 'events', '--force'], { cwd: dir, env });
+    const forcedAgain = await run(['export', '--out', out, '--tables', 'events', '--force'], here());
     expect(forcedAgain.code, forcedAgain.stderr).toBe(0);
     expect(readFileSync(join(out, 'events', 'plan.docx'), 'utf8')).toBe('notes');
   });
 
   it('refuses a file a user dropped inside a folder evsync made, and keeps it with --force', async () => {
     const out = outDir();
-    expect((await run(['export', '--out', out, '--tables', 'registrants'], { cwd: dir, env })).code).toBe(0);
+    expect((await run(['export', '--out', out, '--tables', 'registrants'], here())).code).toBe(0);
     const partition = join(out, 'registrants', 'event_id=10');
     writeFileSync(join(partition, 'extra.parquet'), 'not ours');
-    const r = await run(['export', '--out', out, '--tables', 'registrants'], { cwd: dir, env });
+    const r = await run(['export', '--out', out, '--tables', 'registrants'], here());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('event_id=10/extra.parquet');
-    const forced = await run(['export', '--out', out, '--tables', 'registrants', '--force'], { cwd: dir, env });
+    const forced = await run(['export', '--out', out, '--tables', 'registrants', '--force'], here());
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stderr).toContain('readers of registrants/**/*.parquet will read them too');
     expect(readFileSync(join(partition, 'extra.parquet'), 'utf8')).toBe('not ours');
@@ -123,7 +114,7 @@ describe('evsync export: only what it owns', () => {
   it('an empty --out is a usage error and writes nothing in the current folder', async () => {
     const cwd = outDir();
     mkdirSync(cwd);
-    const r = await run(['export', '--out', ''], { cwd, env });
+    const r = await run(['export', '--out', ''], { cwd, env: cli.env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--out');
     expect(readdirSync(cwd)).toEqual([]);
@@ -131,13 +122,13 @@ describe('evsync export: only what it owns', () => {
 
   it('replaces files by writing new ones, then removing only the old ones it listed; row counts stay exact', async () => {
     const out = outDir();
-    const first = await run(['export', '--out', out, '--json'], { cwd: dir, env });
+    const first = await run(['export', '--out', out, '--json'], here());
     expect(first.code, first.stderr).toBe(0);
     const one = JSON.parse(first.stdout);
     expect(one.rows).toEqual({ events: 2, registrants: 3 });
     const before = manifestOf(join(out, 'registrants'));
 
-    const second = JSON.parse((await run(['export', '--out', out, '--json'], { cwd: dir, env })).stdout);
+    const second = JSON.parse((await run(['export', '--out', out, '--json'], here())).stdout);
     expect(second.exportId).not.toBe(one.exportId);
     const after = manifestOf(join(out, 'registrants'));
     // New names only: nothing from the first export survives, nothing is doubled.
@@ -154,7 +145,7 @@ describe('evsync export: only what it owns', () => {
 
   it('writes a documented manifest: files with row counts, sizes and hashes that match the disk', async () => {
     const out = outDir();
-    const r = JSON.parse((await run(['export', '--out', out, '--json'], { cwd: dir, env })).stdout);
+    const r = JSON.parse((await run(['export', '--out', out, '--json'], here())).stdout);
     const m = manifestOf(join(out, 'registrants'));
     expect(m).toMatchObject({
       format: 'evsync-parquet-export',
@@ -185,7 +176,7 @@ describe('evsync export: only what it owns', () => {
 
   it('every file is 0600 and every folder 0700, the output folder included', async () => {
     const out = join(outDir(), 'nested', 'deeper');
-    expect((await run(['export', '--out', out], { cwd: dir, env })).code).toBe(0);
+    expect((await run(['export', '--out', out], here())).code).toBe(0);
     const root = join(out, '..', '..');
     for (const rel of ['', ...tree(root)]) {
       const st = statSync(join(root, rel));
@@ -195,7 +186,7 @@ describe('evsync export: only what it owns', () => {
 
   it('finishes an interrupted export: its pending and replaced files are evsync’s, not foreign', async () => {
     const out = outDir();
-    expect((await run(['export', '--out', out, '--tables', 'registrants'], { cwd: dir, env })).code).toBe(0);
+    expect((await run(['export', '--out', out, '--tables', 'registrants'], here())).code).toBe(0);
     const tableDir = join(out, 'registrants');
     const m = manifestOf(tableDir);
     // What a process killed mid-export leaves: a half-written file of a pending export, a replaced file not removed.
@@ -206,7 +197,7 @@ describe('evsync export: only what it owns', () => {
       join(tableDir, '_evsync', 'manifest.json'),
       JSON.stringify({ ...m, pending: [pendingId], obsolete: ['event_id=20/old_file.parquet'] }),
     );
-    const r = await run(['export', '--out', out, '--tables', 'registrants'], { cwd: dir, env });
+    const r = await run(['export', '--out', out, '--tables', 'registrants'], here());
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(join(tableDir, 'event_id=10', `${pendingId}_0b1c.partial`))).toBe(false);
     expect(existsSync(join(tableDir, 'event_id=20', 'old_file.parquet'))).toBe(false);
@@ -217,7 +208,7 @@ describe('evsync export: only what it owns', () => {
     const out = outDir();
     mkdirSync(join(out, 'events', '_evsync'), { recursive: true });
     writeFileSync(join(out, 'events', '_evsync', 'manifest.json'), '{"mine": true}');
-    const r = await run(['export', '--out', out, '--tables', 'events', '--force'], { cwd: dir, env });
+    const r = await run(['export', '--out', out, '--tables', 'events', '--force'], here());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('is not an evsync export manifest');
     expect(readFileSync(join(out, 'events', '_evsync', 'manifest.json'), 'utf8')).toBe('{"mine": true}');
@@ -227,7 +218,7 @@ describe('evsync export: only what it owns', () => {
 describe('evsync export: places no folder can be made', () => {
   it.skipIf(process.platform !== 'linux')('--out /proc/pq fails at once with a clear error (no spin)', async () => {
     const started = Date.now();
-    const r = await run(['export', '--out', '/proc/evsync-test-pq'], { cwd: dir, env });
+    const r = await run(['export', '--out', '/proc/evsync-test-pq'], here());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('cannot create folder /proc/evsync-test-pq');
     expect(r.stderr).toContain('does not allow a new folder there (ENOENT)');
@@ -238,9 +229,9 @@ describe('evsync export: places no folder can be made', () => {
   it.skipIf(!canMountReadOnly)(
     '--out on a read-only file system says so (EROFS, exit 2), not ENOENT',
     async () => {
-      const ro = join(dir, 'ro-out');
+      const ro = join(cli.dir, 'ro-out');
       mkdirSync(ro);
-      const r = await runOnReadOnlyMount(ro, ['export', '--out', join(ro, 'pq')], env, dir);
+      const r = await runOnReadOnlyMount(ro, ['export', '--out', join(ro, 'pq')], cli.env, cli.dir);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(
         `export: cannot create folder ${join(ro, 'pq')}: the file system is read-only (EROFS)`,
@@ -251,9 +242,9 @@ describe('evsync export: places no folder can be made', () => {
   );
 
   it('--out under a regular file says which part is a file (exit 2)', async () => {
-    const file = join(dir, 'a-file');
+    const file = join(cli.dir, 'a-file');
     writeFileSync(file, 'x');
-    const r = await run(['export', '--out', join(file, 'pq')], { cwd: dir, env });
+    const r = await run(['export', '--out', join(file, 'pq')], here());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${file} is a file, not a folder`);
   });
@@ -273,13 +264,13 @@ describe('sync --parquet-out uses the same rules', () => {
         EVSYNC_BASE_URL: sim.baseUrl,
         EVSYNC_CLIENT_ID: a.clientId,
         EVSYNC_CLIENT_SECRET: a.clientSecret,
-        EVSYNC_DB: join(dir, 'sync.duckdb'),
+        EVSYNC_DB: join(cli.dir, 'sync.duckdb'),
       };
       const out = outDir();
       mkdirSync(join(out, 'registrants'), { recursive: true });
       writeFileSync(join(out, 'registrants', 'plan.docx'), 'notes');
       const refused = await run(['sync', '--streams', 'events,registrants', '--parquet-out', out], {
-        cwd: dir,
+        cwd: cli.dir,
         env: e,
       });
       expect(refused.code).not.toBe(0);
@@ -288,7 +279,7 @@ describe('sync --parquet-out uses the same rules', () => {
 
       const clean = outDir();
       const r = await run(['backfill', '--streams', 'events,registrants', '--parquet-out', clean], {
-        cwd: dir,
+        cwd: cli.dir,
         env: e,
       });
       expect(r.code, r.stderr).toBe(0);

@@ -4,24 +4,15 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Warehouse } from '../../src/warehouse/index.js';
+import { describe, expect, it } from 'vitest';
 import { accountScope, events, page } from '../warehouse/helpers.js';
-import { run, tempDir } from './helpers.js';
+import { cliWarehouse, run } from './helpers.js';
 
-let dir: string;
-let cleanup: () => void;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  ({ dir, cleanup } = tempDir('evsync-target-'));
-  const db = join(dir, 'evsync.duckdb');
-  const w = await Warehouse.open(db);
+const cli = cliWarehouse('evsync-target-', async (w) => {
   await page(w, events, accountScope, [{ id: 10, name: 'Conf A', start_date: '2024-05-01' }]);
-  await w.close();
-  env = { EVSYNC_DB: db };
 });
-afterAll(() => cleanup());
+/** A CLI run's options: in the fixture's folder, on its warehouse. */
+const here = () => ({ cwd: cli.dir, env: cli.env });
 
 describe('export --out: URLs evsync cannot write are refused', () => {
   for (const out of [
@@ -32,33 +23,33 @@ describe('export --out: URLs evsync cannot write are refused', () => {
     'S3:lake',
   ]) {
     it(`${out}: exit 2, nothing written in the current folder`, async () => {
-      const before = readdirSync(dir).sort();
-      const r = await run(['export', '--out', out], { cwd: dir, env });
+      const before = readdirSync(cli.dir).sort();
+      const r = await run(['export', '--out', out], here());
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`${out} is not a destination evsync can write`);
-      expect(readdirSync(dir).sort()).toEqual(before);
+      expect(readdirSync(cli.dir).sort()).toEqual(before);
     });
   }
 
   it('an s3:// URL with an invalid bucket name is refused (exit 2)', async () => {
-    const r = await run(['export', '--out', 's3://Not_A_Bucket/x'], { cwd: dir, env });
+    const r = await run(['export', '--out', 's3://Not_A_Bucket/x'], here());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('is not an S3 bucket name');
-    expect(readdirSync(dir).filter((n) => n.startsWith('s3'))).toEqual([]);
+    expect(readdirSync(cli.dir).filter((n) => n.startsWith('s3'))).toEqual([]);
   });
 
   it('a local folder whose name merely contains a colon later on still works (./s3:x)', async () => {
-    const r = await run(['export', '--out', './s3:x', '--tables', 'events'], { cwd: dir, env });
+    const r = await run(['export', '--out', './s3:x', '--tables', 'events'], here());
     expect(r.code, r.stderr).toBe(0);
-    expect(readdirSync(join(dir, 's3:x'))).toEqual(['events']);
+    expect(readdirSync(join(cli.dir, 's3:x'))).toEqual(['events']);
   });
 
   it('sync --parquet-out refuses the same way before any call to the service', async () => {
     const r = await run(['sync', '--parquet-out', 'gs://lake/evsync'], {
-      cwd: dir,
+      cwd: cli.dir,
       // Unreachable on purpose: a refusal must come before any request.
       env: {
-        ...env,
+        ...cli.env,
         EVSYNC_BASE_URL: 'http://127.0.0.1:9/v1',
         EVSYNC_CLIENT_ID: 'id',
         EVSYNC_CLIENT_SECRET: 'secret-x',

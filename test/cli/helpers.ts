@@ -5,6 +5,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { BufferStream } from '../../src/cli/output/io.js';
 import { main } from '../../src/cli/program.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import { Warehouse } from '../../src/warehouse/index.js';
 import { type LoopbackProxy, type ProxyRules, startProxy } from '../helpers/proxy.js';
 
 export interface RunResult {
@@ -69,6 +70,33 @@ export async function waitForText(read: () => string, pattern: RegExp, limitMs =
     if (Date.now() > deadline) throw new Error(`never printed ${pattern}; got:\n${read().slice(-2000)}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** What the CLI tests of one file run against when they need a warehouse and no service: see `cliWarehouse`. */
+export interface CliWarehouse {
+  /** A temporary folder for the file's tests. */
+  dir: string;
+  /** EVSYNC_DB: `evsync.duckdb` in `dir`. */
+  env: Record<string, string>;
+}
+
+/**
+ * Before the calling file's tests: a temporary folder holding `evsync.duckdb`, filled by `fill` and closed again,
+ * and the environment naming it; after them, the folder removed. Read the fields inside tests (set in `beforeAll`).
+ */
+export function cliWarehouse(prefix: string, fill: (w: Warehouse) => Promise<void>): CliWarehouse {
+  const fixture = {} as CliWarehouse;
+  let cleanup: (() => void) | undefined;
+  beforeAll(async () => {
+    ({ dir: fixture.dir, cleanup } = tempDir(prefix));
+    const db = join(fixture.dir, 'evsync.duckdb');
+    const w = await Warehouse.open(db);
+    await fill(w);
+    await w.close();
+    fixture.env = { EVSYNC_DB: db };
+  });
+  afterAll(() => cleanup?.());
+  return fixture;
 }
 
 /** What the CLI tests of one file run against: see `simulatedCli`. */

@@ -1,14 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { customFieldsFromDefinitions, getStream, resolveStream } from '../../connectors/index.js';
-import type { NormalizedRow, ResolvedStream } from '../../connectors/types.js';
+import { canon, resolvedFromTruth } from '../../bench/compare.js';
+import { getStream } from '../../connectors/index.js';
+import type { NormalizedRow } from '../../connectors/types.js';
 import { physicalColumns } from '../../schemas/columns.js';
 import { createNormalizer } from '../../schemas/normalize.js';
 import { ApiClient, type ClientOptions } from '../../src/api/index.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { type LoopbackProxy, type ProxyRules, startProxy } from './proxy.js';
+
+export { canon, resolvedFromTruth };
 
 /** A simulator, a client of its first account and a fresh warehouse file: what every engine test starts from. */
 export interface Harness {
@@ -65,30 +68,6 @@ export async function startHarness(options: SimulatorOptions = {}): Promise<Harn
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** The stream resolved the way the engine resolves it, custom fields from the source's definitions. */
-export function resolvedFromTruth(sim: Simulator, name: string): ResolvedStream {
-  const def = getStream(name);
-  const customs = def.customFields ? customFieldsFromDefinitions(sim.truth(def.customFields.definitions).records) : [];
-  return resolveStream(def, { customFields: customs });
-}
-
-/** One comparable form for a value from either side (warehouse JSON output or normalized source). */
-export function canon(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  // Lists come back from DuckDB's JSON output as JSON text with string items; compare items as text.
-  if (Array.isArray(value))
-    return JSON.stringify(value.map((v) => (v !== null && typeof v === 'object' ? v : String(v))));
-  if (typeof value === 'object') return JSON.stringify(value);
-  if (typeof value === 'string' && /^[[{]/.test(value)) {
-    try {
-      return canon(JSON.parse(value));
-    } catch {
-      return value;
-    }
-  }
-  return String(value);
 }
 
 function keyOf(row: Record<string, unknown>, key: readonly string[]): string {

@@ -8,8 +8,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll } from 'vitest';
+import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
+import { openS3Store } from '../../src/lake/s3-store.js';
+import type { ObjectStore } from '../../src/lake/store.js';
 import type { Manifest } from '../../src/warehouse/export-manifest.js';
 import { Warehouse } from '../../src/warehouse/index.js';
+import { tempDir } from '../cli/helpers.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';
 
 export const BUCKET = 'lake';
@@ -22,6 +27,49 @@ export function s3Env(): Record<string, string> {
 
 export function lakeConfig(endpoint: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { lake: { endpoint, region: 'us-east-1', forcePathStyle: true, ...extra } };
+}
+
+/** What a lake test file works against: the loopback S3 server, a reader's client of it, a temporary folder. */
+export interface TestLake {
+  /** The loopback S3 server, with the bucket `BUCKET`. */
+  s3: LoopbackS3;
+  /** An independent reader's client of it (`testClient`). */
+  client: S3Client;
+  /** A folder of the file's own, removed after its tests. */
+  dir: string;
+}
+
+/**
+ * Starts a `TestLake` before the file's tests (its fields are set from then on) and closes the client and the
+ * server and removes the folder after them.
+ */
+export function useTestLake(tempPrefix: string): TestLake {
+  const lake = {} as TestLake;
+  let cleanup: (() => void) | undefined;
+  beforeAll(async () => {
+    lake.s3 = await startLoopbackS3([BUCKET]);
+    lake.client = testClient(lake.s3.endpoint);
+    ({ dir: lake.dir, cleanup } = tempDir(tempPrefix));
+  });
+  afterAll(async () => {
+    lake.client?.destroy();
+    await lake.s3?.close();
+    cleanup?.();
+  });
+  return lake;
+}
+
+/** evsync's own S3 store on the loopback server's bucket, as the CLI opens it with `s3Env()` (16 MiB parts). */
+export function openTestStore(endpoint: string, partConcurrency: number): Promise<ObjectStore> {
+  return openS3Store({
+    bucket: BUCKET,
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    partSizeBytes: 16 << 20,
+    partConcurrency,
+    env: s3Env(),
+  });
 }
 
 /** Events `firstEvent..` with `perEvent` registrants each; ids start at `firstId`. */
@@ -110,8 +158,9 @@ export async function download(client: S3Client, prefix: string): Promise<{ dir:
   return { dir, keys };
 }
 
-export async function duck<T>(sql: string): Promise<T[]> {
-  const db = await DuckDBInstance.create(':memory:');
+/** The rows of `sql` on a DuckDB instance of its own, closed again after. */
+async function rowsOf<T>(path: string, options: Record<string, string> | undefined, sql: string): Promise<T[]> {
+  const db = await DuckDBInstance.create(path, options);
   const con = await db.connect();
   try {
     return (await con.runAndReadAll(sql)).getRowObjectsJson() as T[];
@@ -121,14 +170,11 @@ export async function duck<T>(sql: string): Promise<T[]> {
   }
 }
 
+export function duck<T>(sql: string): Promise<T[]> {
+  return rowsOf<T>(':memory:', undefined, sql);
+}
+
 /** `SELECT ... FROM` a warehouse file opened read-only (the CLI has closed it). */
-export async function warehouseRows<T>(path: string, sql: string): Promise<T[]> {
-  const db = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
-  const con = await db.connect();
-  try {
-    return (await con.runAndReadAll(sql)).getRowObjectsJson() as T[];
-  } finally {
-    con.closeSync();
-    db.closeSync();
-  }
+export function warehouseRows<T>(path: string, sql: string): Promise<T[]> {
+  return rowsOf<T>(path, { access_mode: 'READ_ONLY' }, sql);
 }

@@ -6,17 +6,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { stagingDirFor } from '../../src/cli/commands/lake.js';
 import { exportToLake } from '../../src/lake/export-lake.js';
 import { leaseKey } from '../../src/lake/layout.js';
 import { Lease } from '../../src/lake/lease.js';
-import { openS3Store } from '../../src/lake/s3-store.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { run, tempDir, writeConfig } from '../cli/helpers.js';
+import { run, writeConfig } from '../cli/helpers.js';
 import { eventScope, page, registrants } from '../warehouse/helpers.js';
 import {
   BUCKET,
@@ -27,34 +24,24 @@ import {
   lakeConfig,
   listKeys,
   manifestAt,
+  openTestStore,
   putObject,
   SECRET,
   s3Env,
-  testClient,
+  useTestLake,
   warehouseRows,
 } from './helpers.js';
 
-let s3: LoopbackS3;
-let client: S3Client;
-let dir: string;
-let cleanup: () => void;
+const testLake = useTestLake('evsync-lake-');
 let db: string;
 let config: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  s3 = await startLoopbackS3([BUCKET]);
-  client = testClient(s3.endpoint);
-  ({ dir, cleanup } = tempDir('evsync-lake-'));
-  db = join(dir, 'evsync.duckdb');
+  db = join(testLake.dir, 'evsync.duckdb');
   await buildWarehouse(db, { events: 6, perEvent: 5 });
-  config = writeConfig(dir, lakeConfig(s3.endpoint));
+  config = writeConfig(testLake.dir, lakeConfig(testLake.s3.endpoint));
   env = { EVSYNC_DB: db, ...s3Env() };
-});
-afterAll(async () => {
-  client?.destroy();
-  await s3?.close();
-  cleanup?.();
 });
 
 let n = 0;
@@ -64,18 +51,18 @@ function prefix(): string {
 }
 
 const exportTo = (p: string, args: string[] = [], e = env) =>
-  run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', config, ...args], { cwd: dir, env: e });
+  run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', config, ...args], { cwd: testLake.dir, env: e });
 
 /** Reads every Parquet object back and checks it against its manifest entry: bytes, hash, magic, row count. */
 async function verifyAgainstManifests(p: string, tables: string[], account = 'default') {
-  const { dir: local } = await download(client, `${p}/`);
+  const { dir: local } = await download(testLake.client, `${p}/`);
   try {
     for (const table of tables) {
       const root = `${p}/${table}/account=${account}/`;
-      const m = await manifestAt(client, `${root}_evsync/manifest.json`);
+      const m = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
       expect(m).toMatchObject({ table, pending: [], obsolete: [] });
       const listed = new Set(m.files.map((f) => `${root}${f.path}`));
-      const objects = (await listKeys(client, root)).filter((k) => !k.endsWith('_evsync/manifest.json'));
+      const objects = (await listKeys(testLake.client, root)).filter((k) => !k.endsWith('_evsync/manifest.json'));
       // Exactly the manifest's files are there: nothing half-written, nothing left over.
       expect(objects).toEqual([...listed].sort());
       for (const f of m.files) {
@@ -108,7 +95,7 @@ describe('export --out s3://', () => {
 
     const local = await verifyAgainstManifests(p, ['events', 'registrants']);
     try {
-      const m = await manifestAt(client, `${p}/registrants/account=default/_evsync/manifest.json`);
+      const m = await manifestAt(testLake.client, `${p}/registrants/account=default/_evsync/manifest.json`);
       expect(m.partitionBy).toEqual(['event_id']);
       expect(m.files.every((f) => /^event_id=\d+\/[\w-]+_[0-9a-f-]+\.parquet$/.test(f.path))).toBe(true);
       // Partition columns come from the path, as declared: account, then event_id.
@@ -129,17 +116,17 @@ describe('export --out s3://', () => {
       rmSync(local, { recursive: true, force: true });
     }
     // The lease is given back and the staging folder is gone.
-    expect(await getObject(client, `${p}/_evsync/leases/account=default.json`)).toBeNull();
+    expect(await getObject(testLake.client, `${p}/_evsync/leases/account=default.json`)).toBeNull();
     expect(existsSync(stagingDirFor(db))).toBe(false);
   });
 
   it('a second export replaces every object by new ones and leaves none of the old', async () => {
     const p = prefix();
     expect((await exportTo(p)).code).toBe(0);
-    const before = await listKeys(client, `${p}/registrants/`);
+    const before = await listKeys(testLake.client, `${p}/registrants/`);
     const r = await exportTo(p, ['--tables', 'registrants']);
     expect(r.code, r.stderr).toBe(0);
-    const after = await listKeys(client, `${p}/registrants/`);
+    const after = await listKeys(testLake.client, `${p}/registrants/`);
     const parquet = (keys: string[]) => keys.filter((k) => k.endsWith('.parquet'));
     expect(parquet(after)).toHaveLength(6);
     expect(parquet(after).filter((k) => before.includes(k))).toEqual([]);
@@ -150,19 +137,11 @@ describe('export --out s3://', () => {
     const p = prefix();
     expect((await exportTo(p)).code).toBe(0);
     const root = `${p}/registrants/account=default/`;
-    const before = await manifestAt(client, `${root}_evsync/manifest.json`);
+    const before = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
     // A run that changed event 11: one row added there.
     const w = await Warehouse.open(db);
     await page(w, registrants, eventScope(11), [{ id: 9001, email: 'new@example.com' }]);
-    const store = await openS3Store({
-      bucket: BUCKET,
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      partSizeBytes: 16 << 20,
-      partConcurrency: 2,
-      env: s3Env(),
-    });
+    const store = await openTestStore(testLake.s3.endpoint, 2);
     try {
       const result = await exportToLake(w, {
         store,
@@ -182,7 +161,7 @@ describe('export --out s3://', () => {
       store.close();
       await w.close();
     }
-    const after = await manifestAt(client, `${root}_evsync/manifest.json`);
+    const after = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
     expect(after.runId).toBe('run-incremental');
     const byPartition = (m: typeof before) => new Map(m.files.map((f) => [f.partition.event_id, f.path]));
     const [b, a] = [byPartition(before), byPartition(after)];
@@ -196,21 +175,23 @@ describe('export --out s3://', () => {
 
   it('refuses a prefix holding objects it did not write (exit 2), and --force writes beside them without removing them', async () => {
     const p = prefix();
-    await putObject(client, `${p}/events/account=default/theirs.parquet`, 'not ours');
+    await putObject(testLake.client, `${p}/events/account=default/theirs.parquet`, 'not ours');
     const refused = await exportTo(p, ['--tables', 'events']);
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain('theirs.parquet');
-    expect(await listKeys(client, `${p}/`)).toEqual([`${p}/events/account=default/theirs.parquet`]);
+    expect(await listKeys(testLake.client, `${p}/`)).toEqual([`${p}/events/account=default/theirs.parquet`]);
     const forced = await exportTo(p, ['--tables', 'events', '--force']);
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stderr).toContain('1 object(s) evsync did not write were left as they are');
-    expect((await getObject(client, `${p}/events/account=default/theirs.parquet`))?.toString()).toBe('not ours');
+    expect((await getObject(testLake.client, `${p}/events/account=default/theirs.parquet`))?.toString()).toBe(
+      'not ours',
+    );
   });
 });
 
 describe('multipart', () => {
   it('uploads a partition larger than the part size in parts, and it reads back whole', async () => {
-    const bigDb = join(dir, 'big.duckdb');
+    const bigDb = join(testLake.dir, 'big.duckdb');
     const inst = await DuckDBInstance.create(bigDb);
     const con = await inst.connect();
     // Hex digests hardly compress: ~14 MiB of Parquet in one partition, three parts of 5 MiB.
@@ -219,10 +200,10 @@ describe('multipart', () => {
       NULL::TIMESTAMP AS _deleted_at FROM range(150000) t(i)`);
     con.closeSync();
     inst.closeSync();
-    const cfg = writeConfig(dir, lakeConfig(s3.endpoint, { partSizeMiB: 5 }), 'multipart.json');
+    const cfg = writeConfig(testLake.dir, lakeConfig(testLake.s3.endpoint, { partSizeMiB: 5 }), 'multipart.json');
     const p = prefix();
     const r = await run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', cfg, '-v', '--json'], {
-      cwd: dir,
+      cwd: testLake.dir,
       env: { ...env, EVSYNC_DB: bigDb },
     });
     expect(r.code, r.stderr).toBe(0);
@@ -237,14 +218,14 @@ describe('multipart', () => {
 
 describe('many accounts, one lake', () => {
   it('each account writes its own partition from its own database; one query reads them all', async () => {
-    const nw = join(dir, 'accounts', 'northwind.duckdb');
-    const co = join(dir, 'accounts', 'contoso.duckdb');
+    const nw = join(testLake.dir, 'accounts', 'northwind.duckdb');
+    const co = join(testLake.dir, 'accounts', 'contoso.duckdb');
     await buildWarehouse(nw, { events: 3, perEvent: 4, firstEvent: 100, firstId: 1000 });
     await buildWarehouse(co, { events: 2, perEvent: 7, firstEvent: 200, firstId: 5000 });
     const cfg = writeConfig(
-      dir,
+      testLake.dir,
       {
-        ...lakeConfig(s3.endpoint),
+        ...lakeConfig(testLake.s3.endpoint),
         accounts: { northwind: { db: 'accounts/northwind.duckdb' }, contoso: { db: 'accounts/contoso.duckdb' } },
       },
       'accounts.json',
@@ -254,19 +235,19 @@ describe('many accounts, one lake', () => {
     const e = { ...s3Env(), EVSYNC_DB: db };
     for (const account of ['northwind', 'contoso']) {
       const r = await run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', cfg, '--account', account], {
-        cwd: dir,
+        cwd: testLake.dir,
         env: e,
       });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain(`account=${account}`);
     }
-    const none = await run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', cfg], { cwd: dir, env: e });
+    const none = await run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', cfg], { cwd: testLake.dir, env: e });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('choose one with --account <id> or EVSYNC_ACCOUNT');
 
     const local = await verifyAgainstManifests(p, ['registrants'], 'northwind');
     rmSync(local, { recursive: true, force: true });
-    const { dir: all } = await download(client, `${p}/`);
+    const { dir: all } = await download(testLake.client, `${p}/`);
     try {
       const counts = await duck<{ account: string; n: string; events: string }>(
         `SELECT account, count(*) AS n, count(DISTINCT event_id) AS events
@@ -287,16 +268,8 @@ describe('the lease', () => {
   it('refuses a second writer of the same account (exit 1, names the holder) and writes nothing', async () => {
     const p = prefix();
     expect((await exportTo(p)).code).toBe(0);
-    const before = await listKeys(client, `${p}/`);
-    const store = await openS3Store({
-      bucket: BUCKET,
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      partSizeBytes: 16 << 20,
-      partConcurrency: 1,
-      env: s3Env(),
-    });
+    const before = await listKeys(testLake.client, `${p}/`);
+    const store = await openTestStore(testLake.s3.endpoint, 1);
     const key = leaseKey({ prefix: p, account: 'default' });
     const held = await Lease.acquire(store, key, { account: 'default', ttlMs: 600_000, command: 'the other writer' });
     try {
@@ -304,10 +277,10 @@ describe('the lease', () => {
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toContain('is held by the other writer on');
       expect(r.stderr).toContain(`PID ${process.pid}`);
-      expect((await listKeys(client, `${p}/`)).filter((k) => k !== key)).toEqual(before);
+      expect((await listKeys(testLake.client, `${p}/`)).filter((k) => k !== key)).toEqual(before);
       // Another account is not held up by it.
-      const cfg = writeConfig(dir, lakeConfig(s3.endpoint, { account: 'other' }), 'other.json');
-      const other = await run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', cfg], { cwd: dir, env });
+      const cfg = writeConfig(testLake.dir, lakeConfig(testLake.s3.endpoint, { account: 'other' }), 'other.json');
+      const other = await run(['export', '--out', `s3://${BUCKET}/${p}`, '--config', cfg], { cwd: testLake.dir, env });
       expect(other.code, other.stderr).toBe(0);
     } finally {
       await held.release();
@@ -327,7 +300,7 @@ describe('credentials', () => {
     expect(wrongKey.code).toBe(2);
     expect(wrongKey.stderr).toContain('InvalidAccessKeyId');
     const noBucket = await run(['export', '--out', `s3://no-such-bucket/${p}`, '--config', config, '-v'], {
-      cwd: dir,
+      cwd: testLake.dir,
       env,
     });
     expect(noBucket.code).toBe(2);
@@ -336,9 +309,9 @@ describe('credentials', () => {
       expect(r.stdout + r.stderr).not.toContain(SECRET);
       expect(r.stdout + r.stderr).not.toContain('AKIAEVSYNCWRONGKEY01');
     }
-    const { dir: local } = await download(client, `${p}/`);
+    const { dir: local } = await download(testLake.client, `${p}/`);
     try {
-      for (const key of await listKeys(client, `${p}/`)) {
+      for (const key of await listKeys(testLake.client, `${p}/`)) {
         expect(readFileSync(join(local, key)).includes(SECRET)).toBe(false);
       }
     } finally {

@@ -7,32 +7,16 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
+import { describe, expect, it } from 'vitest';
 import { stagingDirFor } from '../../src/cli/commands/lake.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { run, tempDir, writeConfig } from '../cli/helpers.js';
+import { run, writeConfig } from '../cli/helpers.js';
 import { eventScope, page, registrants } from '../warehouse/helpers.js';
-import { BUCKET, buildWarehouse, getObject, lakeConfig, listKeys, manifestAt, s3Env, testClient } from './helpers.js';
+import { BUCKET, buildWarehouse, getObject, lakeConfig, listKeys, manifestAt, s3Env, useTestLake } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-let s3: LoopbackS3;
-let client: S3Client;
-let dir: string;
-let cleanup: () => void;
-
-beforeAll(async () => {
-  s3 = await startLoopbackS3([BUCKET]);
-  client = testClient(s3.endpoint);
-  ({ dir, cleanup } = tempDir('evsync-lake-kill-'));
-});
-afterAll(async () => {
-  client?.destroy();
-  await s3?.close();
-  cleanup?.();
-});
+const testLake = useTestLake('evsync-lake-kill-');
 
 /** Runs a child to its end; resolves with its exit code or signal and its output. */
 function child(
@@ -43,7 +27,7 @@ function child(
     // Only what the child needs: no AWS_* or EVSYNC_* of the developer's shell leaks in.
     const c = spawn(process.execPath, ['--import', 'tsx', ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: testLake.dir, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -57,15 +41,18 @@ function child(
 
 describe('a lake export killed mid-way', () => {
   it('keeps the previous state readable, and the next export finishes it', async () => {
-    const db = join(dir, 'evsync.duckdb');
+    const db = join(testLake.dir, 'evsync.duckdb');
     await buildWarehouse(db, { events: 6, perEvent: 5 });
-    const config = writeConfig(dir, lakeConfig(s3.endpoint, { uploadConcurrency: 1 }));
+    const config = writeConfig(testLake.dir, lakeConfig(testLake.s3.endpoint, { uploadConcurrency: 1 }));
     const env = { EVSYNC_DB: db, ...s3Env() };
     const prefix = 'kill/evsync';
     const root = `${prefix}/registrants/account=default/`;
-    const first = await run(['export', '--out', `s3://${BUCKET}/${prefix}`, '--config', config], { cwd: dir, env });
+    const first = await run(['export', '--out', `s3://${BUCKET}/${prefix}`, '--config', config], {
+      cwd: testLake.dir,
+      env,
+    });
     expect(first.code, first.stderr).toBe(0);
-    const previous = await manifestAt(client, `${root}_evsync/manifest.json`);
+    const previous = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
     expect(previous.rows).toBe(30);
 
     // The data moves on: one more registrant in event 12.
@@ -73,16 +60,16 @@ describe('a lake export killed mid-way', () => {
     await page(w, registrants, eventScope(12), [{ id: 7777, email: 'late@example.com' }]);
     await w.close();
 
-    const killed = await child(['test/lake/fixtures/kill-child.ts', s3.endpoint, db, prefix, '2'], s3Env());
+    const killed = await child(['test/lake/fixtures/kill-child.ts', testLake.s3.endpoint, db, prefix, '2'], s3Env());
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     expect(killed.stdout.trim().split('\n')).toHaveLength(2);
 
     // What a reader of the manifest sees: the previous export, whole; its files all there.
-    const during = await manifestAt(client, `${root}_evsync/manifest.json`);
+    const during = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
     expect(during.files).toEqual(previous.files);
     expect(during.rows).toBe(30);
     expect(during.pending).toHaveLength(1);
-    const keys = await listKeys(client, root);
+    const keys = await listKeys(testLake.client, root);
     for (const f of during.files) expect(keys).toContain(`${root}${f.path}`);
     // What a reader listing the prefix sees: the two new objects beside the old ones (the moment of duplicates).
     const orphans = keys.filter((k) => k.endsWith('.parquet') && !during.files.some((f) => `${root}${f.path}` === k));
@@ -95,7 +82,7 @@ describe('a lake export killed mid-way', () => {
       expect([rel, st.mode & 0o777]).toEqual([rel, st.isDirectory() ? 0o700 : 0o600]);
     }
     // The dead writer's lease is still there: only its PID being gone on this host frees it early.
-    expect(await getObject(client, `${prefix}/_evsync/leases/account=default.json`)).not.toBeNull();
+    expect(await getObject(testLake.client, `${prefix}/_evsync/leases/account=default.json`)).not.toBeNull();
 
     const rerun = await child(
       ['src/cli/main.ts', 'export', '--out', `s3://${BUCKET}/${prefix}`, '--config', config, '--tables', 'registrants'],
@@ -106,11 +93,11 @@ describe('a lake export killed mid-way', () => {
     // Node prints runtime warnings as `(node:<pid>) [DEP...] XxxWarning: ...`.
     expect(rerun.stderr).not.toMatch(/\(node:\d+\)|NodeVersionSupportWarning|DeprecationWarning/);
 
-    const after = await manifestAt(client, `${root}_evsync/manifest.json`);
+    const after = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
     expect(after).toMatchObject({ rows: 31, pending: [], obsolete: [] });
-    const left = (await listKeys(client, root)).filter((k) => !k.endsWith('_evsync/manifest.json'));
+    const left = (await listKeys(testLake.client, root)).filter((k) => !k.endsWith('_evsync/manifest.json'));
     expect(left).toEqual(after.files.map((f) => `${root}${f.path}`).sort());
-    expect(await getObject(client, `${prefix}/_evsync/leases/account=default.json`)).toBeNull();
+    expect(await getObject(testLake.client, `${prefix}/_evsync/leases/account=default.json`)).toBeNull();
     expect(existsSync(staging)).toBe(false);
   }, 120_000);
 });

@@ -4,33 +4,21 @@
  * the sync before it spends a credit (exit 1).
  */
 import { join } from 'node:path';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
 import { leaseKey } from '../../src/lake/layout.js';
 import { Lease } from '../../src/lake/lease.js';
-import { openS3Store } from '../../src/lake/s3-store.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { run, tempDir, writeConfig } from '../cli/helpers.js';
-import { BUCKET, lakeConfig, manifestAt, s3Env, testClient, warehouseRows } from './helpers.js';
+import { run, writeConfig } from '../cli/helpers.js';
+import { BUCKET, lakeConfig, manifestAt, openTestStore, s3Env, useTestLake, warehouseRows } from './helpers.js';
 
-let s3: LoopbackS3;
-let client: S3Client;
+const testLake = useTestLake('evsync-lake-sync-');
 let sim: Simulator;
-let dir: string;
-let cleanup: () => void;
 
 beforeAll(async () => {
-  s3 = await startLoopbackS3([BUCKET]);
-  client = testClient(s3.endpoint);
   sim = await startSimulator({ size: 'tiny', seed: 5, port: 0, rateLimit: { credits: 100_000, windowSeconds: 600 } });
-  ({ dir, cleanup } = tempDir('evsync-lake-sync-'));
 });
 afterAll(async () => {
-  client?.destroy();
   await sim?.close();
-  await s3?.close();
-  cleanup?.();
 });
 
 function envFor(db: string): Record<string, string> {
@@ -46,8 +34,12 @@ function envFor(db: string): Record<string, string> {
 
 describe('sync --parquet-out s3://', () => {
   it('a backfill lands in the lake with its run id; rows equal the warehouse', async () => {
-    const db = join(dir, 'backfill.duckdb');
-    const config = writeConfig(dir, lakeConfig(s3.endpoint, { account: 'northwind' }), 'backfill.json');
+    const db = join(testLake.dir, 'backfill.duckdb');
+    const config = writeConfig(
+      testLake.dir,
+      lakeConfig(testLake.s3.endpoint, { account: 'northwind' }),
+      'backfill.json',
+    );
     const r = await run(
       [
         'backfill',
@@ -59,12 +51,12 @@ describe('sync --parquet-out s3://', () => {
         config,
         '--json',
       ],
-      { cwd: dir, env: envFor(db) },
+      { cwd: testLake.dir, env: envFor(db) },
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('s3://lake/sync (account=northwind)');
     const result = JSON.parse(r.stdout);
-    const m = await manifestAt(client, 'sync/registrants/account=northwind/_evsync/manifest.json');
+    const m = await manifestAt(testLake.client, 'sync/registrants/account=northwind/_evsync/manifest.json');
     expect(m.runId).toBe(result.runId);
     const [count] = await warehouseRows<{ n: string }>(
       db,
@@ -75,17 +67,9 @@ describe('sync --parquet-out s3://', () => {
   }, 60_000);
 
   it('refuses to start (exit 1, no credit spent) while another writer holds the account lease', async () => {
-    const db = join(dir, 'held.duckdb');
-    const config = writeConfig(dir, lakeConfig(s3.endpoint), 'held.json');
-    const store = await openS3Store({
-      bucket: BUCKET,
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      partSizeBytes: 16 << 20,
-      partConcurrency: 1,
-      env: s3Env(),
-    });
+    const db = join(testLake.dir, 'held.duckdb');
+    const config = writeConfig(testLake.dir, lakeConfig(testLake.s3.endpoint), 'held.json');
+    const store = await openTestStore(testLake.s3.endpoint, 1);
     const lease = await Lease.acquire(store, leaseKey({ prefix: 'held', account: 'default' }), {
       account: 'default',
       ttlMs: 600_000,
@@ -94,7 +78,7 @@ describe('sync --parquet-out s3://', () => {
     try {
       const r = await run(
         ['sync', '--streams', 'events', '--parquet-out', `s3://${BUCKET}/held`, '--config', config, '--json'],
-        { cwd: dir, env: envFor(db) },
+        { cwd: testLake.dir, env: envFor(db) },
       );
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toContain('is held by evsync sync on another machine');

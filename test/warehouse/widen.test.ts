@@ -1,48 +1,58 @@
 import { describe, expect, it } from 'vitest';
+import type { NormalizedValue, ScalarType } from '../../connectors/types.js';
 import { conversionSql, fits, isWidening, scalarTypeOf, widen } from '../../src/warehouse/widen.js';
 
 describe('fits', () => {
-  it('accepts values a column holds exactly, and null everywhere', () => {
-    expect(fits('bigint', 9007199254740991)).toBe(true);
-    expect(fits('bigint', 1.5)).toBe(false);
-    expect(fits('bigint', '12')).toBe(false);
-    expect(fits('integer', 2147483648)).toBe(false);
-    expect(fits('double', 1.5)).toBe(true);
-    expect(fits('decimal(12,2)', '-166.00')).toBe(true);
-    expect(fits('decimal(12,2)', '1.005')).toBe(false);
-    expect(fits('decimal(4,2)', '123.4')).toBe(false);
-    expect(fits('timestamp', '2024-01-01 10:00:00')).toBe(true);
-    expect(fits('timestamp', '2024-01-01')).toBe(true);
-    expect(fits('date', '2024-01-01 10:00:00')).toBe(false);
-    expect(fits('time', '10:00:00')).toBe(true);
-    expect(fits('boolean', 0)).toBe(false);
-    expect(fits('bigint[]', [1, 2])).toBe(true);
-    expect(fits('bigint[]', [1, 'a'])).toBe(false);
-    expect(fits('text[]', ['a', 1])).toBe(true);
-    expect(fits('json', '{"a":1}')).toBe(true);
-    expect(fits('json', 'plain')).toBe(false);
-    expect(fits('text', [1, 2])).toBe(true);
-    for (const t of ['bigint', 'json', 'date', 'bigint[]'] as const) expect(fits(t, null)).toBe(true);
+  describe('accepts values a column holds exactly, and null everywhere', () => {
+    it.each<[ScalarType, NormalizedValue, boolean]>([
+      ['bigint', 9007199254740991, true],
+      ['bigint', 1.5, false],
+      ['bigint', '12', false],
+      ['integer', 2147483648, false],
+      ['double', 1.5, true],
+      ['decimal(12,2)', '-166.00', true],
+      ['decimal(12,2)', '1.005', false],
+      ['decimal(4,2)', '123.4', false],
+      ['timestamp', '2024-01-01 10:00:00', true],
+      ['timestamp', '2024-01-01', true],
+      ['date', '2024-01-01 10:00:00', false],
+      ['time', '10:00:00', true],
+      ['boolean', 0, false],
+      ['bigint[]', [1, 2], true],
+      ['bigint[]', [1, 'a'], false],
+      ['text[]', ['a', 1], true],
+      ['json', '{"a":1}', true],
+      ['json', 'plain', false],
+      ['text', [1, 2], true],
+    ])('fits(%s, %j) is %s', (type, value, want) => {
+      expect(fits(type, value)).toBe(want);
+    });
+
+    it('null', () => {
+      for (const t of ['bigint', 'json', 'date', 'bigint[]'] as const) expect(fits(t, null)).toBe(true);
+    });
   });
 });
 
 describe('widen', () => {
-  it('follows the documented rule and never narrows', () => {
-    expect(widen('integer', 2147483648)).toBe('bigint');
-    expect(widen('bigint', 1.5)).toBe('double');
-    expect(widen('integer', 0.5)).toBe('double');
-    expect(widen('bigint', 'abc')).toBe('text');
-    expect(widen('double', true)).toBe('text');
-    expect(widen('decimal(12,2)', '1.005')).toBe('decimal(13,3)');
-    expect(widen('decimal(12,2)', '1234567890123456789012345678901234567.5')).toBe('text');
-    expect(widen('date', '2024-01-01 10:00:00')).toBe('timestamp');
-    expect(widen('timestamp', 'soon')).toBe('text');
-    expect(widen('bigint[]', [1, 'a'])).toBe('text[]');
-    expect(widen('bigint[]', 5)).toBe('json');
-    expect(widen('text[]', 'scalar')).toBe('json');
-    expect(widen('boolean', [1])).toBe('text');
-    expect(widen('json', 'not json')).toBe('text');
-    expect(widen('bigint', 5)).toBe('bigint');
+  it.each<[ScalarType, NormalizedValue, ScalarType]>([
+    ['integer', 2147483648, 'bigint'],
+    ['bigint', 1.5, 'double'],
+    ['integer', 0.5, 'double'],
+    ['bigint', 'abc', 'text'],
+    ['double', true, 'text'],
+    ['decimal(12,2)', '1.005', 'decimal(13,3)'],
+    ['decimal(12,2)', '1234567890123456789012345678901234567.5', 'text'],
+    ['date', '2024-01-01 10:00:00', 'timestamp'],
+    ['timestamp', 'soon', 'text'],
+    ['bigint[]', [1, 'a'], 'text[]'],
+    ['bigint[]', 5, 'json'],
+    ['text[]', 'scalar', 'json'],
+    ['boolean', [1], 'text'],
+    ['json', 'not json', 'text'],
+    ['bigint', 5, 'bigint'],
+  ])('follows the documented rule and never narrows: widen(%s, %j) is %s', (type, value, want) => {
+    expect(widen(type, value)).toBe(want);
   });
 
   it('ends: text holds everything', () => {
@@ -51,14 +61,23 @@ describe('widen', () => {
 });
 
 describe('isWidening and conversions', () => {
-  it('allows only lossless changes', () => {
-    expect(isWidening('integer', 'bigint')).toBe(true);
-    expect(isWidening('bigint', 'integer')).toBe(false);
-    expect(isWidening('json', 'text')).toBe(true);
-    expect(isWidening('text', 'json')).toBe(false);
-    expect(isWidening('decimal(12,2)', 'decimal(14,4)')).toBe(true);
-    expect(isWidening('decimal(12,2)', 'decimal(12,4)')).toBe(false);
-    expect(isWidening('bigint[]', 'json')).toBe(true);
+  describe('allows only lossless changes', () => {
+    it.each<[ScalarType, ScalarType]>([
+      ['integer', 'bigint'],
+      ['json', 'text'],
+      ['decimal(12,2)', 'decimal(14,4)'],
+      ['bigint[]', 'json'],
+    ])('%s to %s is a widening', (from, to) => {
+      expect(isWidening(from, to)).toBe(true);
+    });
+
+    it.each<[ScalarType, ScalarType]>([
+      ['bigint', 'integer'],
+      ['text', 'json'],
+      ['decimal(12,2)', 'decimal(12,4)'],
+    ])('%s to %s is not', (from, to) => {
+      expect(isWidening(from, to)).toBe(false);
+    });
   });
 
   it('converts lists to JSON text, other types by cast', () => {
