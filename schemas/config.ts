@@ -19,6 +19,11 @@ const nonNegativeInt = () => {
   return z.number({ error }).int({ error }).min(0, { error });
 };
 
+const intBetween = (min: number, max: number) => {
+  const error = `expected an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
 const nonNegativeNumber = () => {
   const error = 'expected a number >= 0';
   return z.number({ error }).min(0, { error });
@@ -97,26 +102,11 @@ export const lakeSchema = z.strictObject(
     /** This config's account in the lake when it names no `accounts` (default `default`). */
     account: z.string({ error: ACCOUNT_ID_ERROR }).regex(accountId, { error: ACCOUNT_ID_ERROR }).optional(),
     /** How long an account's lease keeps other writers out without renewal (default 900). */
-    leaseSeconds: z
-      .number({ error: 'expected an integer from 60 to 86400' })
-      .int({ error: 'expected an integer from 60 to 86400' })
-      .min(60, { error: 'expected an integer from 60 to 86400' })
-      .max(86_400, { error: 'expected an integer from 60 to 86400' })
-      .optional(),
+    leaseSeconds: intBetween(60, 86_400).optional(),
     /** Files above this go up in parts of this size (S3: 5 to 5120 MiB; default 16). */
-    partSizeMiB: z
-      .number({ error: 'expected an integer from 5 to 5120' })
-      .int({ error: 'expected an integer from 5 to 5120' })
-      .min(5, { error: 'expected an integer from 5 to 5120' })
-      .max(5120, { error: 'expected an integer from 5 to 5120' })
-      .optional(),
+    partSizeMiB: intBetween(5, 5120).optional(),
     /** Files uploading at once (default 4). */
-    uploadConcurrency: z
-      .number({ error: 'expected an integer from 1 to 32' })
-      .int({ error: 'expected an integer from 1 to 32' })
-      .min(1, { error: 'expected an integer from 1 to 32' })
-      .max(32, { error: 'expected an integer from 1 to 32' })
-      .optional(),
+    uploadConcurrency: intBetween(1, 32).optional(),
   },
   { error: 'expected an object' },
 );

@@ -491,17 +491,6 @@ export function columnFailureReason(column: ColumnSpec, value: unknown): string 
   return capReason(`field "${column.source}": cannot convert ${describeValue(value)} to ${expected}${detail}`);
 }
 
-/** Run one column's converter; the boundary form of the converters for code off the hot path. */
-export function convertColumn(
-  column: ColumnSpec,
-  value: unknown,
-  strict = false,
-): { ok: true; value: NormalizedValue } | { ok: false; reason: string } {
-  failureDetail = '';
-  const out = columnConverter(column, strict)(value);
-  return out === INVALID ? { ok: false, reason: columnFailureReason(column, value) } : { ok: true, value: out };
-}
-
 const TIME_ONLY_RE = /^\d{2}:\d{2}:\d{2}$/;
 
 /**

@@ -39,19 +39,8 @@ import { generatedRowBuilder, loopRowBuilder } from './row-builder.js';
 import type { SecretScrubber } from './secrets.js';
 import { storableRaw } from './storable.js';
 
-export {
-  type Converted,
-  type Converter,
-  canonicalDecimal,
-  columnConverter,
-  columnFailureReason,
-  convertColumn,
-  converterFor,
-  describeValue,
-  INVALID,
-  inferType,
-  strictColumnNames,
-} from './converters.js';
+// What tests and callers outside this folder use of the converters.
+export { canonicalDecimal, converterFor, INVALID, inferType } from './converters.js';
 export { isExtraFieldName } from './field-names.js';
 
 /** An undeclared field kept out of a row, and why (a name DuckDB would confuse with a column, a value not storable). */

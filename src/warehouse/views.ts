@@ -73,6 +73,38 @@ SELECT r.event_id, ${ctx.eventName} AS event_name, ${select(ctx)},
  ORDER BY r.event_id, ${dimension}`;
 }
 
+/** The live sessions with their selection and attendance counts (the CTEs of `sessionStats`), one row each. */
+function sessionsWithStats(ctx: ViewContext): string {
+  return `  FROM main.sessions se
+  LEFT JOIN selections sel ON sel.session_id = se.id
+  LEFT JOIN selected_attended sa ON sa.session_id = se.id
+  LEFT JOIN attendance a ON a.session_id = se.id
+  ${ctx.eventJoin('se.event_id')}
+ WHERE se._deleted_at IS NULL
+ ORDER BY se.event_id, se.id`;
+}
+
+/** A revenue view by a registrant field, named from a lookup table when that stream is synced (NULL when not). */
+function revenueByLookup(o: {
+  dimension: string;
+  table: string;
+  alias: string;
+  on: string;
+  column: string;
+  as: string;
+  nullType: 'VARCHAR' | 'BIGINT';
+}): (ctx: ViewContext) => string {
+  return revenueBy(
+    o.dimension,
+    (ctx) => `${o.dimension}, ${ctx.has(o.table) ? o.column : `CAST(NULL AS ${o.nullType})`} AS ${o.as}`,
+    (ctx) =>
+      ctx.has(o.table)
+        ? `LEFT JOIN main.${o.table} ${o.alias}
+             ON ${o.on} AND ${o.alias}.event_id = r.event_id AND ${o.alias}._deleted_at IS NULL`
+        : '',
+  );
+}
+
 const sessionStats = `selections AS (
     SELECT sel.session_id, count(DISTINCT sel.registrant_id) AS selections
       FROM (SELECT unnest(session_ids) AS session_id, id AS registrant_id FROM main.registrants
@@ -159,13 +191,7 @@ SELECT se.event_id, ${ctx.eventName} AS event_name, se.id AS session_id, se.name
        coalesce(sa.checked_in, 0) AS checked_in,
        round(coalesce(sa.checked_in, 0) / nullif(coalesce(sel.selections, 0), 0), 4) AS checkin_rate,
        coalesce(a.attendees, 0) AS attendees
-  FROM main.sessions se
-  LEFT JOIN selections sel ON sel.session_id = se.id
-  LEFT JOIN selected_attended sa ON sa.session_id = se.id
-  LEFT JOIN attendance a ON a.session_id = se.id
-  ${ctx.eventJoin('se.event_id')}
- WHERE se._deleted_at IS NULL
- ORDER BY se.event_id, se.id`,
+${sessionsWithStats(ctx)}`,
   },
   {
     name: 'session_fill',
@@ -177,12 +203,7 @@ SELECT se.event_id, ${ctx.eventName} AS event_name, se.id AS session_id, se.name
        round(coalesce(sel.selections, 0) / nullif(se.capacity, 0), 4) AS selection_fill_rate,
        round(coalesce(a.attendees, 0) / nullif(se.capacity, 0), 4) AS attendance_fill_rate,
        se.capacity - coalesce(sel.selections, 0) AS seats_left
-  FROM main.sessions se
-  LEFT JOIN selections sel ON sel.session_id = se.id
-  LEFT JOIN attendance a ON a.session_id = se.id
-  ${ctx.eventJoin('se.event_id')}
- WHERE se._deleted_at IS NULL
- ORDER BY se.event_id, se.id`,
+${sessionsWithStats(ctx)}`,
   },
   {
     name: 'revenue_by_event',
@@ -196,40 +217,41 @@ SELECT se.event_id, ${ctx.eventName} AS event_name, se.id AS session_id, se.name
   {
     name: 'revenue_by_registrant_type',
     requires: ['transactions', 'registrants'],
-    sql: revenueBy(
-      'r.reg_type_id',
-      (ctx) => `r.reg_type_id, ${ctx.has('registrant_types') ? 'rt.name' : 'CAST(NULL AS VARCHAR)'} AS reg_type_name`,
-      (ctx) =>
-        ctx.has('registrant_types')
-          ? `LEFT JOIN main.registrant_types rt
-               ON rt.id = r.reg_type_id AND rt.event_id = r.event_id AND rt._deleted_at IS NULL`
-          : '',
-    ),
+    sql: revenueByLookup({
+      dimension: 'r.reg_type_id',
+      table: 'registrant_types',
+      alias: 'rt',
+      on: 'rt.id = r.reg_type_id',
+      column: 'rt.name',
+      as: 'reg_type_name',
+      nullType: 'VARCHAR',
+    }),
   },
   {
     name: 'revenue_by_package',
     requires: ['transactions', 'registrants'],
-    sql: revenueBy(
-      'r.package_id',
-      (ctx) => `r.package_id, ${ctx.has('packages') ? 'p.name' : 'CAST(NULL AS VARCHAR)'} AS package_name`,
-      (ctx) =>
-        ctx.has('packages')
-          ? `LEFT JOIN main.packages p ON p.id = r.package_id AND p.event_id = r.event_id AND p._deleted_at IS NULL`
-          : '',
-    ),
+    sql: revenueByLookup({
+      dimension: 'r.package_id',
+      table: 'packages',
+      alias: 'p',
+      on: 'p.id = r.package_id',
+      column: 'p.name',
+      as: 'package_name',
+      nullType: 'VARCHAR',
+    }),
   },
   {
     name: 'revenue_by_discount_code',
     requires: ['transactions', 'registrants'],
-    sql: revenueBy(
-      'r.discount_code',
-      (ctx) => `r.discount_code, ${ctx.has('discount_codes') ? 'dc.id' : 'CAST(NULL AS BIGINT)'} AS discount_code_id`,
-      (ctx) =>
-        ctx.has('discount_codes')
-          ? `LEFT JOIN main.discount_codes dc
-               ON dc.code = r.discount_code AND dc.event_id = r.event_id AND dc._deleted_at IS NULL`
-          : '',
-    ),
+    sql: revenueByLookup({
+      dimension: 'r.discount_code',
+      table: 'discount_codes',
+      alias: 'dc',
+      on: 'dc.code = r.discount_code',
+      column: 'dc.id',
+      as: 'discount_code_id',
+      nullType: 'BIGINT',
+    }),
   },
   {
     // Counts are NULL (not 0) when that stream has not been synced at all.
