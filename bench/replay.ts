@@ -17,9 +17,12 @@ import { requestFields } from '../schemas/columns.js';
 import { ApiClient } from '../src/api/index.js';
 import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
 import type { Recording, ReplayReport } from './replay-child.js';
+import type { FloorReport } from './replay-floor.js';
 import { startSimProcess } from './sim-process.js';
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'replay-child.js');
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CHILD = join(HERE, 'replay-child.js');
+const FLOOR_CHILD = join(HERE, 'replay-floor.js');
 /** Pages recorded: 20k rows, a typical event's registrants; replayed as many times as the size needs. */
 const RECORDED_PAGES = 20;
 
@@ -67,7 +70,12 @@ export async function record(o: BenchOptions): Promise<Recording> {
 }
 
 async function replay(file: string, db: string, rows: number, extra: string[]): Promise<ReplayReport> {
-  const child = spawn(process.execPath, [CHILD, '--recording', file, '--db', db, '--rows', String(rows), ...extra], {
+  return child<ReplayReport>([CHILD, '--recording', file, '--db', db, '--rows', String(rows), ...extra]);
+}
+
+/** Runs a bench child (a process of its own: its CPU time and memory are its alone); its last stdout line is JSON. */
+async function child<T>(args: string[]): Promise<T> {
+  const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -76,8 +84,8 @@ async function replay(file: string, db: string, rows: number, extra: string[]): 
   });
   const [code] = await once(child, 'exit');
   const line = out.trim().split('\n').pop() ?? '';
-  if (code !== 0 || !line.startsWith('{')) throw new Error(`replay child exited with ${String(code)}`);
-  return JSON.parse(line) as ReplayReport;
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`${args[0]} exited with ${String(code)}`);
+  return JSON.parse(line) as T;
 }
 
 const mb = (kb: number) => round(kb / 1024, 1);
@@ -97,6 +105,8 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
     const big = o.quick ? 1_000_000 : 5_000_000;
     o.log(`replay: ${big} rows into a growing table`);
     const r = await replay(file, tmp.path('replay.duckdb'), big, []);
+    o.log('replay: the floor of this shape (DuckDB alone reading and inserting the same pages)');
+    const floor = await child<FloorReport>([FLOOR_CHILD, '--recording', file, '--dir', tmp.path('floor')]);
     const first = cpuPerRow(r, 0, 200_000);
     const last = cpuPerRow(r, big - 1_000_000, big);
     const oneM = r.bands.find((b) => b.rows >= 1_000_000);
@@ -132,6 +142,17 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
           Object.entries(r.duckdbMemoryMb)
             .map(([k, v]) => `${k} ${v} MB`)
             .join(', '),
+      ),
+      figure(
+        `replay: the floor for this shape (normalize + stringify, then DuckDB alone inserting the page files), one core`,
+        'rows per CPU-second',
+        floor.floorRowsPerCpuSecond,
+        null,
+        null,
+        `${floor.rows} rows; us CPU per row: normalize + stringify ${floor.jsUsPerRow}; DuckDB read_json of the ` +
+          `${floor.fileColumns} columns the files carry ${floor.parseUsPerRow}; insert into a ${floor.fileColumns}-column ` +
+          `table ${floor.narrowInsertUsPerRow}; insert into the stream's ${floor.tableColumns}-column table ` +
+          `${floor.tableInsertUsPerRow}; the engine above reaches ${round(Math.round(r.rows / (r.cpuMs / 1000)) / floor.floorRowsPerCpuSecond, 2)} of the floor`,
       ),
     ];
     return out;

@@ -1,0 +1,122 @@
+/**
+ * The floor under the replay (replay.ts): what the least a page load needs costs for the recorded registrant shape,
+ * with none of evsync's bookkeeping. The recorded pages are normalized and written as the loader writes them (JSON
+ * arrays of the columns not null in the page), then DuckDB alone, on one thread, reads them with `read_json` and
+ * declared types 100 files at a time:
+ *   - parsed into a temporary table (JSON reading alone),
+ *   - inserted into a table of only the columns the files carry,
+ *   - inserted into the stream's own table (every event's custom fields: ~260 columns, most of them null here).
+ * Each in this process's CPU time per row, so the engine's figure can be read against the floor of its shape.
+ *
+ *   node dist/bench/replay-floor.js --recording <file from replay.ts> --dir <scratch folder> [--pages 200]
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { NormalizedRow } from '../connectors/types.js';
+import { createNormalizer } from '../schemas/normalize.js';
+import { createTableSql } from '../src/warehouse/ddl.js';
+import { duckJson, ident, literal } from '../src/warehouse/sql.js';
+import type { Recording } from './replay-child.js';
+
+export interface FloorReport {
+  rows: number;
+  tableColumns: number;
+  fileColumns: number;
+  /** Normalize + stringify, the JavaScript side of a page (microseconds of CPU per row). */
+  jsUsPerRow: number;
+  parseUsPerRow: number;
+  narrowInsertUsPerRow: number;
+  tableInsertUsPerRow: number;
+  /** Rows per CPU-second of the JavaScript side plus the insert into the stream's table. */
+  floorRowsPerCpuSecond: number;
+}
+
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { recording: { type: 'string' }, dir: { type: 'string' }, pages: { type: 'string', default: '200' } },
+  });
+  if (!values.recording || !values.dir) throw new Error('--recording and --dir are required');
+  const recording = JSON.parse(readFileSync(values.recording, 'utf8')) as Recording;
+  const stream = recording.stream;
+  const normalizer = createNormalizer(stream);
+  const pages = Number(values.pages);
+  const files: string[] = [];
+  let columns: string[] | null = null;
+  let rows = 0;
+  let js = 0;
+  mkdirSync(values.dir, { recursive: true });
+  for (let p = 0; p < pages; p++) {
+    const source = recording.pages[p % recording.pages.length] ?? [];
+    const c0 = cpuMs();
+    const normalized: NormalizedRow[] = source.map((r) => {
+      const out = normalizer.normalize({ ...r, id: Number(r.id) + p * 10_000_000 });
+      if (!out.ok) throw new Error(`floor: ${out.reason}`);
+      return out.row;
+    });
+    // As the loader does: columns null in every row stay out of the file.
+    columns ??= Object.keys(normalized[0] ?? {}).filter((k) => normalized.some((r) => r[k] != null));
+    const text = duckJson(normalized, columns);
+    js += cpuMs() - c0;
+    rows += normalized.length;
+    const file = join(values.dir, `page-${p}.json`);
+    writeFileSync(file, text);
+    files.push(file);
+  }
+  const cols = columns ?? [];
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '160MB' });
+  const db = await instance.connect();
+  try {
+    await db.run(
+      `ATTACH ${literal(join(values.dir, 'floor.duckdb'))} AS floor (BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768)`,
+    );
+    await db.run('USE floor');
+    await db.run(createTableSql(stream));
+    const described = await db.runAndReadAll(
+      `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ${literal(stream.name)}`,
+    );
+    const typeOf = new Map(described.getRows().map(([n, t]) => [String(n), String(t)]));
+    const spec = cols.map(
+      (c) => `${literal(c)}: ${literal(typeOf.get(c) === 'JSON' ? 'VARCHAR' : String(typeOf.get(c)))}`,
+    );
+    const select = cols.map((c) => (typeOf.get(c) === 'JSON' ? `CAST(${ident(c)} AS JSON)` : ident(c))).join(', ');
+    const list = cols.map(ident).join(', ');
+    const read = (from: number) =>
+      `SELECT ${select} FROM read_json([${files
+        .slice(from, from + 100)
+        .map(literal)
+        .join(', ')}], format = 'array', columns = {${spec.join(', ')}})`;
+    const timed = async (statement: (from: number) => string, checkpoint: boolean): Promise<number> => {
+      const c0 = cpuMs();
+      for (let i = 0; i < files.length; i += 100) await db.run(statement(i));
+      if (checkpoint) await db.run('CHECKPOINT');
+      return Number((((cpuMs() - c0) * 1000) / rows).toFixed(1));
+    };
+    const parse = await timed((i) => `CREATE OR REPLACE TEMP TABLE parsed AS ${read(i)}`, false);
+    await db.run(`CREATE TABLE narrow AS ${read(0)} LIMIT 0`);
+    const narrow = await timed((i) => `INSERT INTO narrow ${read(i)}`, true);
+    const table = await timed((i) => `INSERT INTO ${ident(stream.name)} (${list}) ${read(i)}`, true);
+    const report: FloorReport = {
+      rows,
+      tableColumns: typeOf.size,
+      fileColumns: cols.length,
+      jsUsPerRow: Number(((js * 1000) / rows).toFixed(1)),
+      parseUsPerRow: parse,
+      narrowInsertUsPerRow: narrow,
+      tableInsertUsPerRow: table,
+      floorRowsPerCpuSecond: Math.round(1e6 / ((js * 1000) / rows + table)),
+    };
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } finally {
+    db.closeSync();
+    instance.closeSync();
+  }
+}
+
+await main();
