@@ -7,8 +7,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type ExportTarget, parseTarget } from '../../lake/target.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, openWarehouse, withWarehouse } from '../context.js';
+import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
@@ -28,9 +27,7 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   if (!target.ok) throw new UsageError(`--out: ${target.problem}`);
   if (target.target.kind === 's3') return exportLakeCommand(ctx, target.target, flags);
   const out = resolve(ctx.io.cwd, flags.out);
-  let warehouse: Warehouse | null = null;
-  try {
-    warehouse = await openWarehouse(ctx, { readOnly: true, mustExist: true });
+  const report = await withWarehouse(ctx, { readOnly: true, mustExist: true }, async (warehouse) => {
     if (flags.tables) {
       const known = await warehouse.listTables();
       const unknown = flags.tables.filter((t) => !known.includes(t));
@@ -41,9 +38,8 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
       }
     }
     ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${out}…`);
-    let report: Awaited<ReturnType<Warehouse['exportParquet']>>;
     try {
-      report = await warehouse.exportParquet({
+      return await warehouse.exportParquet({
         out,
         ...(flags.tables ? { tables: flags.tables } : {}),
         includeDeleted: flags.includeDeleted === true,
@@ -54,17 +50,15 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
       if (err instanceof Error && err.name === 'ExportRefusedError') throw new UsageError(errorMessage(err));
       throw err;
     }
-    for (const w of report.warnings) ctx.log.warn(w);
-    if (ctx.json) ctx.out.write(`${toJson({ out, ...report }, 2)}\n`);
-    else {
-      ctx.out.write(
-        `exported ${report.tables.length} table(s) (${report.files} Parquet file(s)) to ${out}: ${report.tables.join(', ') || 'none'}\n`,
-      );
-    }
-    return ExitCode.Done;
-  } finally {
-    await warehouse?.close();
+  });
+  for (const w of report.warnings) ctx.log.warn(w);
+  if (ctx.json) ctx.out.write(`${toJson({ out, ...report }, 2)}\n`);
+  else {
+    ctx.out.write(
+      `exported ${report.tables.length} table(s) (${report.files} Parquet file(s)) to ${out}: ${report.tables.join(', ') || 'none'}\n`,
+    );
   }
+  return ExitCode.Done;
 }
 
 async function exportLakeCommand(

@@ -141,12 +141,12 @@ async function writePayloads(
   w: Writer,
   cs: CaptureStream,
   decisions: readonly Decision[],
-  itemOf: (d: Decision) => Item,
+  itemOf: (seq: number) => Item,
 ): Promise<void> {
   const written = decisions.filter((d) => d.outcome === 'payload' || d.outcome === 'tombstone');
   for (const [eventId, list] of groupByEvent(written, (d) => d.winner.eventId)) {
     const records = list.map((d) => {
-      const p = itemOf(d).delivery;
+      const p = itemOf(d.winner.seq).delivery;
       return d.winner.complete ? listShaped(p.record, cs.fieldsFor(eventId)) : minimalRecord(p);
     });
     await w.load(cs, eventId, records);
@@ -261,7 +261,7 @@ async function applyStream(ctx: BatchContext, w: Writer, name: string, items: re
   const itemOf = (seq: number) => bySeq.get(seq)!;
   const stored = await storedStates(ctx, name, candidates);
   const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: Date.now() });
-  await writePayloads(w, cs, decisions, (d) => itemOf(d.winner.seq));
+  await writePayloads(w, cs, decisions, itemOf);
   const rereads = await rereadDecided(ctx, w, cs, decisions);
   await markDeletes(ctx, name, decisions, rereads.gone, stored);
   settleDecisions(w, name, decisions, itemOf, rereads);
