@@ -26,7 +26,15 @@ export function socketPathFor(db: string): string {
 
 export type DaemonRequest =
   | { op: 'status'; runs: number }
-  | { op: 'query'; sql: string; form: 'json' | 'text'; allowRead: string[] };
+  | {
+      op: 'query';
+      sql: string;
+      form: 'json' | 'text';
+      allowRead: string[];
+      /** The client's own bounds (the daemon's apply when smaller). */
+      maxRows?: number;
+      timeoutMs?: number;
+    };
 
 export type DaemonAnswer = { ok: true; result: unknown } | { ok: false; error: string };
 
@@ -42,7 +50,17 @@ function parseRequest(line: string): DaemonRequest | null {
   if (r.op === 'status') return { op: 'status', runs: typeof r.runs === 'number' && r.runs > 0 ? r.runs : 10 };
   if (r.op === 'query' && typeof r.sql === 'string') {
     const allowRead = Array.isArray(r.allowRead) ? r.allowRead.filter((d): d is string => typeof d === 'string') : [];
-    return { op: 'query', sql: r.sql, form: r.form === 'text' ? 'text' : 'json', allowRead };
+    const positive = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
+    const maxRows = positive(r.maxRows);
+    const timeoutMs = positive(r.timeoutMs);
+    return {
+      op: 'query',
+      sql: r.sql,
+      form: r.form === 'text' ? 'text' : 'json',
+      allowRead,
+      ...(maxRows ? { maxRows } : {}),
+      ...(timeoutMs ? { timeoutMs } : {}),
+    };
   }
   return null;
 }
@@ -68,23 +86,31 @@ export interface DaemonSocket {
   close(): Promise<void>;
 }
 
-/** Listens on the database's socket; `handle` answers each request. */
+/**
+ * Listens on the database's socket; `handle` answers each request. Its signal aborts when the client goes away
+ * before the answer (a killed `evsync query`): the daemon stops the work instead of finishing it for nobody.
+ */
 export async function startDaemonSocket(
   db: string,
-  handle: (request: DaemonRequest) => Promise<unknown>,
+  handle: (request: DaemonRequest, clientGone: AbortSignal) => Promise<unknown>,
 ): Promise<DaemonSocket> {
   const path = socketPathFor(db);
   // A socket file left by a killed serve: nobody holds the database (this process does now), so it is stale.
   if (existsSync(path)) unlinkSync(path);
   const server: Server = createServer((socket) => {
+    const gone = new AbortController();
+    socket.on('close', () => gone.abort(new Error('the client went away')));
+    socket.on('error', () => undefined);
     readLine(socket, MAX_REQUEST_BYTES)
       .then(async (line) => {
         const request = parseRequest(line);
         if (!request) return { ok: false, error: 'unreadable request' } satisfies DaemonAnswer;
-        return { ok: true, result: await handle(request) } satisfies DaemonAnswer;
+        return { ok: true, result: await handle(request, gone.signal) } satisfies DaemonAnswer;
       })
       .catch((err: unknown): DaemonAnswer => ({ ok: false, error: err instanceof Error ? err.message : String(err) }))
-      .then((answer) => socket.end(`${JSON.stringify(answer)}\n`))
+      .then((answer) => {
+        if (!gone.signal.aborted) socket.end(`${JSON.stringify(answer)}\n`);
+      })
       .catch(() => socket.destroy());
   });
   // Owner-only from the moment it exists: the umask covers the window before the chmod.

@@ -76,6 +76,8 @@ export async function syncEngine(
   assertTimeZone(o.recordTimezone);
   checkEventFilters(o);
   const selection = resolveSelection(o.streams, { customFields: o.customFields !== false });
+  // A daemon's runs list streams one by one that the user selected through a set: only the user's own names count.
+  if (o.namedStreams) selection.named = new Set(o.namedStreams);
   const dry = engine.execution === 'dry';
   const started = new Date();
   // The token call is not cancelled by a stop: it is short, and the run it opens records the stop as partial.

@@ -44,6 +44,12 @@ export interface SyncOptions {
   customFields?: boolean;
   /** A stream recorded unavailable is tried again after this many hours (or at once when its path changes). Default 24. */
   unavailableRetryHours?: number;
+  /**
+   * The streams the user named one by one (a path of theirs answering 404 fails the run; one that came in through a
+   * set such as `core` is recorded unavailable instead). Default: the names listed in `streams`. A daemon, whose
+   * runs list the streams of the user's selection one by one, passes the user's own names here.
+   */
+  namedStreams?: readonly string[];
   /** Stop after the page in flight (clean shutdown); calls and waits in flight are cancelled. */
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;

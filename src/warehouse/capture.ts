@@ -1,10 +1,9 @@
 /**
  * Change capture's side of the warehouse (`Warehouse.capture`): the delivery journal (journal.ts), the stored row
- * versions and delete marks (capture-rows.ts), and read-only SQL for the process that holds the file
- * (`evsync serve` answering `evsync query`). Every method runs in the warehouse's one exclusive queue.
+ * versions and delete marks (capture-rows.ts). Every method runs in the warehouse's one exclusive queue.
  */
 import { markDeleted, type StoredVersion, storedVersions } from './capture-rows.js';
-import { Db, type JsonQueryResult, type Sandbox } from './connection.js';
+import type { Db } from './connection.js';
 import * as journal from './journal.js';
 
 export type { StoredVersion } from './capture-rows.js';
@@ -78,23 +77,5 @@ export class CaptureStore {
 
   markDeleted(table: string, rows: readonly { id: number; at: string }[], runId: string): Promise<number> {
     return this.db.exclusive(() => markDeleted(this.db, table, rows, runId));
-  }
-
-  /**
-   * SQL a person typed, answered by the process holding the file: the same sandbox and statement check as
-   * `evsync query` (a read-only instance of its own with file access disabled, see `Db.openDetached`). The queue is
-   * held meanwhile, after a CHECKPOINT, so nothing writes the file under it: journaling waits for the query.
-   */
-  readQuery(sql: string, form: 'json' | 'text', sandbox: Sandbox): Promise<JsonQueryResult> {
-    if (this.db.path === ':memory:') return Promise.reject(new Error('an in-memory warehouse has no file to query'));
-    return this.db.exclusive(async () => {
-      await this.db.run('CHECKPOINT');
-      const reader = await Db.openDetached(this.db.path, sandbox);
-      try {
-        return await reader.readQuery(sql, form);
-      } finally {
-        await reader.close();
-      }
-    });
   }
 }

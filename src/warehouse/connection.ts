@@ -34,6 +34,26 @@ export class QueryRefusedError extends WarehouseError {
   override name = 'QueryRefusedError';
 }
 
+/** A query stopped before it finished: its time limit passed, the client went away, or the process is stopping. */
+export class QueryCancelledError extends WarehouseError {
+  override name = 'QueryCancelledError';
+}
+
+/** A result larger than the caller's bound (rows or bytes): stopped reading instead of holding it all in memory. */
+export class QueryTooLargeError extends WarehouseError {
+  override name = 'QueryTooLargeError';
+}
+
+/** Bounds on one `readQuery`: rows and JSON bytes of the result, and a signal that interrupts it. */
+export interface QueryLimits {
+  /** Most rows the last statement may return (0 or absent: no bound). */
+  maxRows?: number;
+  /** Most bytes of the result as JSON text (0 or absent: no bound). */
+  maxBytes?: number;
+  /** Aborting it interrupts the statement running (DuckDB's own interrupt) and rejects with QueryCancelledError. */
+  signal?: AbortSignal;
+}
+
 /** Statement kinds `readQuery` runs: SELECT (with DESCRIBE, SHOW, SUMMARIZE, FROM-first, PRAGMA functions). */
 const READING_STATEMENTS = new Set<StatementType>([StatementType.SELECT]);
 
@@ -310,6 +330,7 @@ function scalar(value: unknown): ScalarJson {
 export class Db {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private changes = 0;
   // Statements run once per page (merge, cursor, seen ids) are parsed and planned once, not per page.
   private readonly prepared = new Map<string, DuckDBPreparedStatement>();
 
@@ -353,13 +374,25 @@ export class Db {
   }
 
   /**
-   * A sandboxed, read-only Db on an instance of its own, never shared (see `acquire`): for SQL typed through the
-   * process that holds the file writable (`evsync serve`). Open it only while that process writes nothing (after a
-   * CHECKPOINT, inside its exclusive queue), so the file does not change under it; close it before writing again.
+   * A sandboxed, read-only Db on an instance of its own, never shared (see `acquire`), on a copy of a warehouse
+   * (a snapshot): for SQL typed through the daemon that holds the warehouse itself. Never open the live file this
+   * way from the process holding it: DuckDB's lock is a POSIX record lock, and closing any descriptor of a file
+   * drops every lock the process holds on it, so the daemon would lose its writer lock (measured: after one such
+   * query a second `evsync sync` opened the file). `threads` and `memoryLimit` keep a heavy query from taking the
+   * cores and memory the daemon's own work needs; there is no spill (the sandbox has no temp directory).
    */
-  static async openDetached(path: string, sandbox: Sandbox): Promise<Db> {
+  static async openSnapshotReader(
+    path: string,
+    sandbox: Sandbox,
+    opts: { threads?: number; memoryLimit?: string } = {},
+  ): Promise<Db> {
     const full = resolve(path);
-    const instance = await DuckDBInstance.create(full, { ...INSTANCE_OPTIONS, access_mode: 'READ_ONLY' });
+    const instance = await DuckDBInstance.create(full, {
+      ...INSTANCE_OPTIONS,
+      access_mode: 'READ_ONLY',
+      ...(opts.threads ? { threads: String(opts.threads) } : {}),
+      ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
+    });
     try {
       await applySandbox(instance, sandbox);
     } catch (err) {
@@ -369,6 +402,35 @@ export class Db {
     // Opened on the file itself (not attached): its default catalog is the file's, no USE needed.
     const shared: SharedInstance = { instance, refs: 1, readOnly: true, sandbox: sandboxKey(sandbox), catalog: null };
     return new Db(full, true, await DuckDBConnection.create(instance), shared, false);
+  }
+
+  /**
+   * Changes committed through this Db (statements and transactions), counted: a reader that copied the warehouse
+   * at generation g knows its copy is current while the count is still g.
+   */
+  get generation(): number {
+    return this.changes;
+  }
+
+  /**
+   * `work` on a connection of its own (same instance, same catalog), outside the exclusive queue: for long reads
+   * (copying the database) that must not hold up the writer. DuckDB's MVCC gives it a consistent view while the
+   * queue goes on writing. The connection is closed after.
+   */
+  async sideConnection<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error(`warehouse ${this.path} is closed`);
+    const connection = await DuckDBConnection.create(this.shared.instance);
+    try {
+      if (this.shared.catalog !== null) await connection.run(`USE "${this.shared.catalog.replaceAll('"', '""')}"`);
+      return await work(connection);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  /** The catalog name of the attached file (null in memory): what `COPY FROM DATABASE` copies. */
+  get catalog(): string | null {
+    return this.shared.catalog;
   }
 
   /**
@@ -385,6 +447,7 @@ export class Db {
   /** Runs a statement; returns the number of rows it changed. */
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
     const result = await this.connection.run(sql, params.length ? params.map(toParam) : undefined);
+    this.changes++;
     return Number(result.rowsChanged);
   }
 
@@ -406,7 +469,7 @@ export class Db {
    * EXPLAIN passes only on a sandbox that reaches no folder: `EXPLAIN ANALYZE` runs the statement it explains, and
    * an allowed folder would let an explained COPY write there.
    */
-  async readQuery(sql: string, form: ValueForm = 'json'): Promise<JsonQueryResult> {
+  async readQuery(sql: string, form: ValueForm = 'json', limits: QueryLimits = {}): Promise<JsonQueryResult> {
     const extracted = await this.connection.extractStatements(sql);
     if (extracted.count === 0) throw new QueryRefusedError('no SQL statement to run');
     const statements: DuckDBPreparedStatement[] = [];
@@ -438,28 +501,70 @@ export class Db {
       }
       let last: JsonQueryResult = { columns: [], rows: [] };
       const convert = form === 'json' ? exactJsonConverter : exactTextConverter;
-      for (const stmt of statements) {
-        const reader = await stmt.runAndReadAll();
-        // Types from the result, not from its vectors: only these keep the JSON alias of a top-level column.
-        const types = reader.columnTypes();
-        // Names made unique (`id`, `id_1`) so that no column of a join overwrites another in the row objects.
-        const names = reader.deduplicatedColumnNames();
-        last = {
-          columns: names.map((name, i) => ({ name, type: types[i]?.toString() ?? 'UNKNOWN' })),
-          rows: reader.getRows().map((values) => {
-            const row: Record<string, Json> = {};
-            names.forEach((name, i) => {
-              const type = types[i];
-              const value = values[i] ?? null;
-              row[name] = type ? convert(value, type, convert) : null;
-            });
-            return row;
-          }),
-        };
-      }
+      for (const stmt of statements) last = await this.readBounded(stmt, convert, limits);
       return last;
     } finally {
       for (const stmt of statements) stmt.destroySync();
+    }
+  }
+
+  /**
+   * Reads one statement's result a chunk at a time (DuckDB streams it), stopping at the bounds instead of holding
+   * the whole result; the signal interrupts DuckDB itself, so a cancelled query stops using the cores too.
+   */
+  private async readBounded(
+    stmt: DuckDBPreparedStatement,
+    convert: typeof exactJsonConverter,
+    limits: QueryLimits,
+  ): Promise<JsonQueryResult> {
+    const { maxRows = 0, maxBytes = 0, signal } = limits;
+    const cancelled = () =>
+      new QueryCancelledError(
+        `query cancelled: ${signal?.reason instanceof Error ? signal.reason.message : String(signal?.reason ?? 'stopped')}`,
+      );
+    if (signal?.aborted) throw cancelled();
+    const interrupt = () => this.connection.interrupt();
+    signal?.addEventListener('abort', interrupt, { once: true });
+    try {
+      const result = await stmt.stream();
+      // Types from the result, not from its vectors: only these keep the JSON alias of a top-level column.
+      const types = result.columnTypes();
+      // Names made unique (`id`, `id_1`) so that no column of a join overwrites another in the row objects.
+      const names = result.deduplicatedColumnNames();
+      const rows: Record<string, Json>[] = [];
+      let bytes = 0;
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (signal?.aborted) throw cancelled();
+        if (!chunk || chunk.rowCount === 0) break;
+        for (const values of chunk.getRows()) {
+          const row: Record<string, Json> = {};
+          names.forEach((name, i) => {
+            const type = types[i];
+            row[name] = type ? convert(values[i] ?? null, type, convert) : null;
+          });
+          rows.push(row);
+          if (maxRows > 0 && rows.length > maxRows) {
+            throw new QueryTooLargeError(
+              `the result has more than ${maxRows.toLocaleString('en-US')} rows: add a LIMIT or an aggregate, raise --max-rows, or write it with \`evsync export\` (Parquet) instead`,
+            );
+          }
+          if (maxBytes > 0) {
+            bytes += JSON.stringify(row).length + 1;
+            if (bytes > maxBytes) {
+              throw new QueryTooLargeError(
+                `the result is larger than ${Math.round(maxBytes / 1048576)} MB: add a LIMIT or an aggregate, or write it with \`evsync export\` (Parquet) instead`,
+              );
+            }
+          }
+        }
+      }
+      return { columns: names.map((name, i) => ({ name, type: types[i]?.toString() ?? 'UNKNOWN' })), rows };
+    } catch (err) {
+      if (signal?.aborted && !(err instanceof QueryCancelledError)) throw cancelled();
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', interrupt);
     }
   }
 
@@ -478,6 +583,7 @@ export class Db {
   /** `run` through a cached prepared statement (for statements repeated per page). */
   async runPrepared(sql: string, params: readonly unknown[]): Promise<number> {
     const result = await (await this.statement(sql, params)).run();
+    this.changes++;
     return Number(result.rowsChanged);
   }
 
@@ -508,6 +614,7 @@ export class Db {
       throw err;
     }
     await this.connection.run('COMMIT');
+    this.changes++;
     return result;
   }
 

@@ -11,10 +11,18 @@ export type {
   StreamSettlement,
 } from './capture.js';
 export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
-export { type JsonQueryResult, QueryRefusedError, type Sandbox } from './connection.js';
+export {
+  type JsonQueryResult,
+  QueryCancelledError,
+  type QueryLimits,
+  QueryRefusedError,
+  QueryTooLargeError,
+  type Sandbox,
+} from './connection.js';
 export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
+export { removeSnapshotLeftovers, type SnapshotWritten } from './snapshot.js';
 export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
 export type {
   CursorState,

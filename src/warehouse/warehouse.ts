@@ -5,12 +5,13 @@
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import * as bookkeeping from './bookkeeping.js';
 import { CaptureStore } from './capture.js';
-import { Db, type QueryResult, type ResultRow } from './connection.js';
+import { Db, type QueryLimits, type QueryResult, type ResultRow } from './connection.js';
 import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
 import { type MergeCounts, mergeStaged } from './merge-staged.js';
+import { type SnapshotWritten, writeSnapshot } from './snapshot.js';
 import { ident } from './sql.js';
 import { Staging } from './stage.js';
 import { type StagedFilter, stagedPages } from './staged.js';
@@ -375,8 +376,43 @@ export class Warehouse {
    * SQL a person typed: reading statements only (anything else is refused before it runs, see `Db.readQuery`),
    * column types, and values as exact JSON (numbers when a double holds them, lists and JSON as JSON).
    */
-  readQuery(sql: string, form: 'json' | 'text' = 'json'): Promise<JsonQueryResult> {
-    return this.db.exclusive(() => this.db.readQuery(sql, form));
+  readQuery(sql: string, form: 'json' | 'text' = 'json', limits: QueryLimits = {}): Promise<JsonQueryResult> {
+    return this.db.exclusive(() => this.db.readQuery(sql, form, limits));
+  }
+
+  /** Changes committed through this warehouse so far: a snapshot taken at generation g is current while it is g. */
+  get generation(): number {
+    return this.db.generation;
+  }
+
+  /**
+   * Copies the warehouse to `target` (replaced atomically, see snapshot.ts). Staged pages are merged first, in the
+   * queue (so the copy holds every committed page); the copy itself runs beside the queue, on its own connection,
+   * and never holds up journaling or applying.
+   */
+  async writeSnapshot(target: string): Promise<SnapshotWritten> {
+    await this.db.exclusive(() => this.mergeNow());
+    return writeSnapshot(this.db, target);
+  }
+
+  /**
+   * SQL a person typed, on a snapshot (see `writeSnapshot`) rather than the live file: a sandboxed read-only
+   * instance of its own, with few threads and a memory limit, bounded and cancellable (see `Db.readQuery`).
+   */
+  static async querySnapshot(
+    path: string,
+    sql: string,
+    o: { form: 'json' | 'text'; sandbox: Sandbox; limits: QueryLimits; threads?: number; memoryLimit?: string },
+  ): Promise<JsonQueryResult> {
+    const reader = await Db.openSnapshotReader(path, o.sandbox, {
+      ...(o.threads ? { threads: o.threads } : {}),
+      ...(o.memoryLimit ? { memoryLimit: o.memoryLimit } : {}),
+    });
+    try {
+      return await reader.exclusive(() => reader.readQuery(sql, o.form, o.limits));
+    } finally {
+      await reader.close();
+    }
   }
 
   exportParquet(opts: ExportOptions): Promise<ExportResult> {

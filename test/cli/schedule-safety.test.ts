@@ -107,12 +107,25 @@ describe('evsync schedule', () => {
   });
 
   it('a run that fails still prints its JSON line, and the daemon goes on', async () => {
-    const broken = { ...cli.env, EVSYNC_DB: join(cli.dir, 'no-such-folder', 'x.duckdb') };
-    const r = await runUntil(['schedule', '--cron', '* * * * * *', '--json'], broken, (out) => lines(out).length >= 2);
+    // Credentials the service rejects make every run fail (the daemon holds the warehouse, so a bad --db is a
+    // usage error at start instead, see below).
+    const rejected = { ...cli.env, EVSYNC_CLIENT_SECRET: 'not-the-secret-of-this-account' };
+    const r = await runUntil(['schedule', '--cron', '* * * * * *', '--json'], rejected, (out) => lines(out).length >= 2);
     expect(r.code, r.stderr).toBe(0);
     const [first, second] = lines(r.stdout).map((l) => JSON.parse(l));
     expect(first).toMatchObject({ run: 1, status: 'failed' });
-    expect(first.error).toContain('x.duckdb');
+    expect(first.error).toMatch(/credentials/i);
     expect(second).toMatchObject({ run: 2, status: 'failed' });
+    expect(r.stdout + r.stderr).not.toContain('not-the-secret-of-this-account');
+  });
+
+  it('opens the warehouse once at start: a database it cannot open stops it before any run', async () => {
+    const broken = { ...cli.env, EVSYNC_DB: join(cli.dir, 'no-such-folder', 'x.duckdb') };
+    const before = cli.sim.counters();
+    const r = await run(['schedule', '--cron', '* * * * * *', '--json'], { cwd: cli.dir, env: broken });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('x.duckdb');
+    expect(r.stdout).toBe('');
+    expect(cli.sim.counters().listCalls).toBe(before.listCalls);
   });
 });

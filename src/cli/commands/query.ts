@@ -17,6 +17,14 @@ import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../outp
 interface QueryFlags {
   format?: OutputFormat;
   allowRead?: string[];
+  maxRows?: number;
+  timeout?: number;
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error('expected a whole number > 0');
+  return n;
 }
 
 /** Column names of a warehouse result, whether it reports them as names or as `{name, type}`. */
@@ -79,6 +87,8 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
     sql,
     form: format === 'json' ? 'json' : 'text',
     allowRead,
+    ...(flags.maxRows ? { maxRows: flags.maxRows } : {}),
+    ...(flags.timeout ? { timeoutMs: flags.timeout * 1000 } : {}),
   });
   if (served) {
     if (!served.ok) throw new CliError(explain(served.error, allowRead));
@@ -86,7 +96,11 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
   }
   const result = await withWarehouse(ctx, { sandbox: { allowRead }, mustExist: true }, async (warehouse) => {
     try {
-      return await warehouse.readQuery(sql, format === 'json' ? 'json' : 'text');
+      const timeout = flags.timeout ? AbortSignal.timeout(flags.timeout * 1000) : undefined;
+      return await warehouse.readQuery(sql, format === 'json' ? 'json' : 'text', {
+        ...(flags.maxRows ? { maxRows: flags.maxRows } : {}),
+        ...(timeout ? { signal: timeout } : {}),
+      });
     } catch (err) {
       throw new CliError(explain(errorMessage(err), allowRead));
     }
@@ -115,6 +129,16 @@ export function registerQueryCommand(program: Command, app: App): void {
       parseFormat,
     )
     .option('--allow-read <dir>', 'also let queries read files under this folder (repeatable)', collect)
+    .option(
+      '--max-rows <n>',
+      'refuse a result of more rows (through a running daemon its own bound applies too)',
+      positiveInteger,
+    )
+    .option(
+      '--timeout <seconds>',
+      'cancel the query after this long (through a running daemon its own limit applies too)',
+      positiveInteger,
+    )
     .addHelpText(
       'after',
       `
@@ -125,6 +149,11 @@ INSTALL/LOAD, SET/PRAGMA, CREATE/INSERT/UPDATE/DELETE are refused before anythin
 opened with file system access disabled, so no query writes a file or changes a database. Files are readable only
 under --allow-read folders (DuckDB matches the folder as a path prefix). Large queries do not spill to disk.
 
+While \`evsync serve\` or \`evsync schedule\` holds the warehouse, the query is answered by it, on a snapshot made
+for queries (current as of the query): it may run --query-timeout seconds (default 300) and return --query-max-rows
+rows (default 1,000,000) and 64 MB at most; a larger result is refused with a pointer to \`evsync export\`.
+Interrupting \`evsync query\` (Ctrl-C) cancels the query in the daemon too.
+
 JSON values: integers within +/-(2^53-1) and DECIMALs of at most 15 significant digits are JSON numbers; larger
 ones stay strings so that no digit is lost (check with typeof). Lists, structs and JSON columns are real JSON.
 Table and CSV print numbers exactly as DuckDB does (12.50).
@@ -133,6 +162,7 @@ Examples:
   $ evsync query "select registration_status, count(*) from registrants group by 1 order by 2 desc"
   $ evsync query "select * from registrants where event_id = 101" --format csv > registrants.csv
   $ evsync query "select id, updated_at from events" --format json | jq '.[0]'
+  $ evsync query "select * from registrants" --max-rows 50000 --timeout 60
   $ evsync query --allow-read ./parquet "select count(*) from read_parquet('parquet/registrants/**/*.parquet')"`,
     )
     .action(action<QueryFlags>(app, query));

@@ -15,8 +15,8 @@ import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
 import type { SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
-import { ExitCode, errorMessage, UsageError } from '../errors.js';
+import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
+import { errorMessage, UsageError } from '../errors.js';
 import {
   addBudgetOptions,
   addSelectionOptions,
@@ -25,6 +25,7 @@ import {
   type SelectionFlags,
 } from '../options.js';
 import { formatNumber, toJson } from '../output/format.js';
+import { addQueryBoundOptions, type DaemonFlags, runDaemon } from './daemon-run.js';
 import { statusLine, syncOptionsFrom } from './sync.js';
 
 export interface ScheduleFlags extends SelectionFlags, BudgetFlags {
@@ -155,24 +156,6 @@ export interface SchedulerHooks {
 export interface Scheduler {
   /** Stops the cron job; resolves once the run in flight (if any) has returned. */
   stop(): Promise<{ runs: number; skipped: number }>;
-}
-
-async function schedule(ctx: Ctx, flags: ScheduleFlags): Promise<number> {
-  let running = false;
-  const stop = stopSignal(ctx, (why) =>
-    ctx.log.warn(`${why}: stopping${running ? ' after the page in flight (state is saved)' : ''}…`),
-  );
-  const scheduler = await startScheduler(ctx, flags, stop.signal, {}, (busy) => {
-    running = busy;
-  });
-  await new Promise<void>((resolve) => {
-    if (stop.signal.aborted) resolve();
-    else stop.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  const { runs, skipped } = await scheduler.stop();
-  stop.dispose();
-  ctx.log.info(`schedule stopped after ${runs} run(s), ${skipped} tick(s) skipped`);
-  return ExitCode.Done;
 }
 
 /**
@@ -370,17 +353,22 @@ export function registerScheduleCommand(program: Command, app: App): void {
     .option('--run-now', 'also run once immediately at start');
   addSelectionOptions(cmd);
   addBudgetOptions(cmd);
+  addQueryBoundOptions(cmd);
   cmd
     .option('--deletes', 'run delete sweeps every run (default: when due, with spare credits)')
     .addHelpText(
       'after',
       `
-Never runs two syncs at once: a tick that falls while a sync is running is skipped and logged.
-SIGINT/SIGTERM stop it cleanly: the running sync finishes the page in flight and saves state; exit 0.
+Never runs two syncs at once: a tick that falls while a sync is running is skipped and logged. It is \`evsync serve\`
+without the webhook receiver: it holds the database for its whole life (a second writer is refused, naming it),
+and \`evsync status\` and \`evsync query\` from another shell are answered by it (queries read a snapshot, bounded by
+--query-timeout and --query-max-rows). Waits for the rate-limit window are printed as \`sync\` prints them.
+SIGINT/SIGTERM stop it cleanly: the running sync finishes the page in flight and saves state; exit 0, or 3 when a
+run in flight was cut short (the next start resumes it).
 
 Examples:
   $ evsync schedule --cron "*/15 * * * *"
   $ evsync schedule --cron "0 * * * *" --tz Europe/Paris --event-status live --budget 1500`,
     )
-    .action(action<ScheduleFlags>(app, schedule));
+    .action(action<DaemonFlags>(app, (ctx, flags) => runDaemon(ctx, flags, { name: 'schedule' })));
 }

@@ -14,6 +14,8 @@ export interface ReconcileOptions {
   everyHours: number;
   /** Poll the webhook-fed streams at the first run (default true). */
   catchUp?: boolean;
+  /** Whether webhooks feed the daemon at all (default true); without them every selected stream is polled. */
+  webhooks?: boolean;
   now?: () => number;
 }
 
@@ -26,8 +28,9 @@ export class ReconcilePolicy {
 
   constructor(private readonly o: ReconcileOptions) {
     const selected = selectStreams(o.streams);
-    this.captured = selected.filter(isCaptured).map((s) => s.name);
-    this.polled = selected.filter((s) => !isCaptured(s)).map((s) => s.name);
+    const fed = o.webhooks === false ? () => false : isCaptured;
+    this.captured = selected.filter(fed).map((s) => s.name);
+    this.polled = selected.filter((s) => !fed(s)).map((s) => s.name);
     this.now = o.now ?? Date.now;
     this.lastFullAt = o.catchUp === false ? this.now() : null;
   }

@@ -1,0 +1,269 @@
+/**
+ * The one daemon behind `evsync serve` and `evsync schedule` (schedule is serve without the webhook receiver): one
+ * lifecycle for both.
+ * - It opens the warehouse for writing once and holds it, and so DuckDB's lock, until it exits: no `query`,
+ *   `status` or other reader acting through it can make it let go, and a second writer (`sync`, `export`,
+ *   `backfill`, another daemon) is refused naming this process.
+ * - Readers are never blocked: `status` and `query` from another shell are answered through its socket; queries run
+ *   on a snapshot, on an instance of their own, bounded and cancellable (sync/daemon/queries.ts).
+ * - The scheduled runs follow the library's protocol (sync/daemon/reconcile-loop.ts): the catch-up at start, the
+ *   webhook-fed streams when due, the same engine and rules as `sync`.
+ * - Its heartbeat in the warehouse says, at the next start, how long nothing listened.
+ * - SIGINT/SIGTERM stop it in order: deliveries refused (503, the service retries), queries cancelled, the run in
+ *   flight finishes its page and saves state, then the database closes. Exit 0, or 3 when a run was cut short.
+ */
+import type { Command } from 'commander';
+import type { ApiClient } from '../../api/index.js';
+import type { RunningCapture } from '../../sync/capture/index.js';
+import type { Heartbeat } from '../../sync/daemon/heartbeat.js';
+import type { QueryService } from '../../sync/daemon/queries.js';
+import type { ReconcileLoop } from '../../sync/daemon/reconcile-loop.js';
+import type { SyncOptions } from '../../sync/index.js';
+import type { Warehouse } from '../../warehouse/index.js';
+import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
+import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
+import { ExitCode, errorMessage } from '../errors.js';
+import { formatDuration, toJson } from '../output/format.js';
+import type { Logger } from '../output/logger.js';
+import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
+import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
+import { collectStatus } from './status.js';
+import { syncOptionsFrom } from './sync.js';
+
+export interface DaemonFlags extends ScheduleFlags {
+  listen?: string;
+  path?: string;
+  reconcileEvery?: number;
+  catchUp?: boolean;
+  queryTimeout?: number;
+  queryMaxRows?: number;
+}
+
+export interface DaemonKind {
+  /** `serve` (with the webhook receiver) or `schedule` (polling only). */
+  name: 'serve' | 'schedule';
+  /** Cron expression when neither --cron nor schedule.cron is given (undefined: a usage error). */
+  defaultCron?: string;
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error('expected a whole number > 0');
+  return n;
+}
+
+/** `--query-timeout` and `--query-max-rows`: what one query through the daemon may take. */
+export function addQueryBoundOptions(cmd: Command): void {
+  cmd
+    .option('--query-timeout <seconds>', 'longest a query through the daemon may run (default 300)', positiveInteger)
+    .option(
+      '--query-max-rows <n>',
+      'most rows a query through the daemon may return (default 1,000,000; results over 64 MB are refused too)',
+      positiveInteger,
+    );
+}
+
+/** Everything the daemon holds open, each null until opened: `shutdown` closes what was. */
+interface Held {
+  warehouse: Warehouse | null;
+  client: ApiClient | null;
+  capture: RunningCapture | null;
+  queries: QueryService | null;
+  socket: DaemonSocket | null;
+  heartbeat: Heartbeat | null;
+  scheduler: Scheduler | null;
+}
+
+/** Says where the daemon listens (and, with --json, as one line a supervisor can read). */
+function announce(ctx: Ctx, kind: DaemonKind, r: RunningCapture | null, loop: ReconcileLoop, socket: DaemonSocket) {
+  const { captured, polled } = loop.policy;
+  if (r) {
+    ctx.log.info(
+      `listening on ${r.url} (deliveries), ${r.origin}/healthz, ${r.origin}/metrics; ${captured.length} stream(s) fed by webhooks (${captured.join(', ') || 'none'}), ${polled.length} polled`,
+    );
+  } else ctx.log.info(`${kind.name}: ${polled.length} stream(s) polled on the schedule`);
+  ctx.log.info(`status and query from another shell are answered here (socket ${socket.path})`);
+  // `schedule --json` prints one line per run and nothing else; serve's first line says where it listens.
+  if (ctx.json && r) {
+    ctx.out.write(
+      `${toJson({ listening: r.url, healthz: `${r.origin}/healthz`, metrics: `${r.origin}/metrics`, socket: socket.path })}\n`,
+    );
+  }
+}
+
+/** How long nothing listened, from the previous daemon's heartbeat. */
+function reportSilence(log: Logger, heartbeat: Heartbeat, catchUp: boolean): void {
+  const silent = heartbeat.silentMs;
+  if (silent === null) return;
+  const what = catchUp
+    ? 'the catch-up polls every selected stream, past events included'
+    : '--no-catch-up: changes sent meanwhile may be missing until the next reconciliation';
+  log.info(
+    `the previous daemon's last heartbeat was ${formatDuration(silent)} ago (${heartbeat.previous?.toISOString()}): ${what}`,
+  );
+}
+
+/** Waiting for the credit window: said as `sync` says it, for the daemon's life. */
+function logWaits(client: ApiClient, log: Logger): () => void {
+  const onWait = (w: { ms: number; until: Date; reason: string }) => {
+    const why = w.reason === '429' ? 'the service answered 429' : 'credits used up for this window';
+    log.info(`waiting ${formatDuration(w.ms)} for the rate-limit window (${why}), until ${w.until.toISOString()}`);
+  };
+  client.on('wait', onWait);
+  return () => client.off('wait', onWait);
+}
+
+/** The socket's answers: status from the warehouse the daemon holds, queries through the bounded query service. */
+function startSocket(ctx: Ctx, kind: DaemonKind, w: Warehouse, queries: QueryService): Promise<DaemonSocket> {
+  return startDaemonSocket(ctx.config.db, async (request, clientGone) => {
+    if (request.op === 'status') {
+      return {
+        ...(await collectStatus(w, ctx.config.db, request.runs)),
+        servedBy: `evsync ${kind.name} (PID ${process.pid})`,
+      };
+    }
+    return queries.query(request, clientGone);
+  });
+}
+
+/**
+ * Closes what the daemon opened, in the order that loses nothing: deliveries first (503: the service retries them),
+ * queries (cancelled), the run in flight (it saves its state), then the database.
+ */
+async function shutdown(held: Held, log: Logger): Promise<{ runs: number; skipped: number } | null | undefined> {
+  held.capture?.receiver.close();
+  await held.queries?.close().catch(() => undefined);
+  const summary = await held.scheduler?.stop().catch(() => null);
+  await held.capture?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
+  await held.heartbeat?.stop();
+  await held.socket?.close().catch(() => undefined);
+  await held.client?.close().catch(() => undefined);
+  await held.warehouse?.close().catch(() => undefined);
+  return summary;
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+async function startReceiver(
+  ctx: Ctx,
+  w: Warehouse,
+  c: ApiClient,
+  options: SyncOptions,
+  captured: readonly string[],
+  settings: WebhookSettings,
+  secret: string,
+): Promise<RunningCapture> {
+  const { startCapture } = await import('../../sync/capture/index.js');
+  return startCapture({
+    warehouse: w,
+    client: c,
+    secret,
+    streams: captured,
+    filters: options,
+    ...(options.overrides ? { overrides: options.overrides } : {}),
+    ...(options.recordTimezone ? { recordTimezone: options.recordTimezone } : {}),
+    listen: settings.listen,
+    path: settings.path,
+    secretHeader: settings.secretHeader,
+    maxBodyBytes: settings.maxBodyBytes,
+    log: (level, message) => ctx.log[level](message),
+  });
+}
+
+/** Runs the daemon until SIGINT/SIGTERM (or the caller's stop signal). */
+export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Promise<number> {
+  const conn = connection(ctx);
+  const receiving = kind.name === 'serve';
+  const secret = receiving ? webhookSecret(ctx) : '';
+  const settings = webhookSettings(ctx, flags);
+  const options = syncOptionsFrom(ctx, flags, 'incremental');
+  const { parseListen } = await import('../../sync/capture/index.js');
+  if (receiving) parseListen(settings.listen);
+  const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
+  const { QueryService } = await import('../../sync/daemon/queries.js');
+  const { Heartbeat } = await import('../../sync/daemon/heartbeat.js');
+  const log = ctx.log;
+  let busy = false;
+  let cutShort = false;
+  const stop = stopSignal(ctx, (why) =>
+    log.warn(`${why}: stopping${busy ? ' after the page in flight (state is saved)' : ''}…`),
+  );
+  const held: Held = {
+    warehouse: null,
+    client: null,
+    capture: null,
+    queries: null,
+    socket: null,
+    heartbeat: null,
+    scheduler: null,
+  };
+  let stopWaitLog: () => void = () => undefined;
+  try {
+    const w = await openWarehouse(ctx);
+    held.warehouse = w;
+    const c = await createClient(ctx, conn, flags);
+    held.client = c;
+    stopWaitLog = logWaits(c, log);
+    // Without webhooks there is nothing to catch up on: every run polls what it would have (`--run-now` runs one now).
+    const catchUp = receiving && flags.catchUp !== false;
+    const loop = new ReconcileLoop({
+      warehouse: w,
+      streams: options.streams ?? 'core',
+      webhooks: receiving,
+      everyHours: settings.reconcileEveryHours,
+      catchUp,
+      retentionDays: settings.retentionDays,
+      log: (level, message) => log[level](message),
+    });
+    if (receiving) {
+      held.capture = await startReceiver(ctx, w, c, options, loop.policy.captured, settings, secret);
+      loop.attach(held.capture);
+    }
+    await loop.start();
+    held.queries = new QueryService({
+      warehouse: w,
+      snapshotPath: `${ctx.config.db}.query-snapshot`,
+      bounds: {
+        ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
+        ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
+      },
+    });
+    held.socket = await startSocket(ctx, kind, w, held.queries);
+    held.heartbeat = await Heartbeat.start(w, { onError: (err) => log.warn(`heartbeat: ${errorMessage(err)}`) });
+    reportSilence(log, held.heartbeat, catchUp);
+    announce(ctx, kind, held.capture, loop, held.socket);
+    held.scheduler = await startScheduler(
+      ctx,
+      { ...flags, runNow: catchUp || flags.runNow === true },
+      stop.signal,
+      {
+        warehouse: w,
+        client: c,
+        label: receiving ? 'reconcile' : 'run',
+        ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
+        plan: () => loop.plan(),
+        onResult: async (result, startedAt) => {
+          cutShort = result.status === 'partial' && stop.signal.aborted;
+          await loop.after(result, startedAt);
+        },
+      },
+      (b) => {
+        busy = b;
+      },
+    );
+    await untilAborted(stop.signal);
+  } finally {
+    stopWaitLog();
+    const summary = await shutdown(held, log);
+    stop.dispose();
+    if (summary) log.info(`${kind.name} stopped after ${summary.runs} run(s), ${summary.skipped} tick(s) skipped`);
+    if (cutShort) log.warn('the run in flight was cut short: its state is saved and the next start resumes it');
+  }
+  // Known only once the run in flight has returned (shutdown waits for it).
+  return cutShort ? ExitCode.Partial : ExitCode.Done;
+}
