@@ -97,7 +97,12 @@ export async function startDaemonSocket(
   const path = socketPathFor(db);
   // A socket file left by a killed serve: nobody holds the database (this process does now), so it is stale.
   if (existsSync(path)) unlinkSync(path);
+  // Open connections, so that closing never waits for a client that stopped reading (a stalled client must not
+  // keep the daemon from stopping).
+  const open = new Set<Socket>();
   const server: Server = createServer((socket) => {
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
     const gone = new AbortController();
     socket.on('close', () => gone.abort(new Error('the client went away')));
     socket.on('error', () => undefined);
@@ -132,6 +137,7 @@ export async function startDaemonSocket(
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
+        for (const socket of open) socket.destroy();
         if (existsSync(path)) unlinkSync(path);
       }),
   };

@@ -113,13 +113,36 @@ function logWaits(client: ApiClient, log: Logger): () => void {
   return () => client.off('wait', onWait);
 }
 
+/** What `status --json` says of the daemon answering it. */
+export interface DaemonState {
+  command: 'serve' | 'schedule';
+  pid: number;
+  /** Queries running through it now. */
+  queriesRunning: number;
+  /** A catch-up is owed: every selected stream polled, past events included, until one run of it completes. */
+  catchUpPending: boolean;
+}
+
 /** The socket's answers: status from the warehouse the daemon holds, queries through the bounded query service. */
-function startSocket(ctx: Ctx, kind: DaemonKind, w: Warehouse, queries: QueryService): Promise<DaemonSocket> {
+function startSocket(
+  ctx: Ctx,
+  kind: DaemonKind,
+  w: Warehouse,
+  queries: QueryService,
+  loop: ReconcileLoop,
+): Promise<DaemonSocket> {
   return startDaemonSocket(ctx.config.db, async (request, clientGone) => {
     if (request.op === 'status') {
+      const daemon: DaemonState = {
+        command: kind.name,
+        pid: process.pid,
+        queriesRunning: queries.active,
+        catchUpPending: loop.pending,
+      };
       return {
         ...(await collectStatus(w, ctx.config.db, request.runs)),
         servedBy: `evsync ${kind.name} (PID ${process.pid})`,
+        daemon,
       };
     }
     return queries.query(request, clientGone);
@@ -233,7 +256,7 @@ export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind):
         ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
       },
     });
-    held.socket = await startSocket(ctx, kind, w, held.queries);
+    held.socket = await startSocket(ctx, kind, w, held.queries, loop);
     held.heartbeat = await Heartbeat.start(w, { onError: (err) => log.warn(`heartbeat: ${errorMessage(err)}`) });
     reportSilence(log, held.heartbeat, catchUp);
     announce(ctx, kind, held.capture, loop, held.socket);

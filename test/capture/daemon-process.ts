@@ -1,0 +1,76 @@
+/**
+ * `evsync serve` / `evsync schedule` as a real process (`node --import tsx src/cli/main.ts ...`), so a test can
+ * hold the warehouse from another process, signal it, kill it, and see what a user sees on its stderr.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { socketPathFor } from '../../src/cli/daemon.js';
+import { waitForText } from '../cli/helpers.js';
+import { ROOT } from '../helpers/reliability.js';
+
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+
+export interface DaemonProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Everything it printed on stderr so far. */
+  stderr(): string;
+  /** The delivery URL (serve only). */
+  url: string | null;
+  /** Resolves with how it ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM, then the exit. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The environment of the daemon: the machine's (PATH...) without any EVSYNC_* of the developer, then `env`. */
+function daemonEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('EVSYNC_')));
+  return { ...base, NO_COLOR: '1', ...env };
+}
+
+/** Starts the daemon and resolves once it says its socket answers (and, for serve, where it listens). */
+export async function spawnDaemon(argv: string[], env: Record<string, string>): Promise<DaemonProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...argv], {
+    cwd: ROOT,
+    env: daemonEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    text += d.toString();
+  });
+  child.stdout?.resume();
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
+  let ended = false;
+  void exited.then(() => {
+    ended = true;
+  });
+  await waitForText(() => (ended ? `${text}\n[exited]` : text), /answered here \(socket|\[exited\]/);
+  if (ended) throw new Error(`the daemon exited at start: ${text}`);
+  const url = /listening on (http:\/\/\S+\/webhooks)/.exec(text)?.[1] ?? null;
+  return {
+    child,
+    pid: child.pid ?? 0,
+    stderr: () => text,
+    url,
+    exited,
+    stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** A query sent on the daemon's socket by hand: the test decides when the client goes away (`socket.destroy()`). */
+export function rawQuery(db: string, sql: string): Socket {
+  const socket = connect(socketPathFor(db));
+  socket.on('error', () => undefined);
+  socket.write(`${JSON.stringify({ op: 'query', sql, form: 'json', allowRead: [] })}\n`);
+  return socket;
+}
