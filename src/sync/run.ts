@@ -317,7 +317,7 @@ async function eventPhase(run: Run, events: readonly EventInfo[]): Promise<void>
   await run.exec.execute(items.filter((i) => i.mode === 'refresh'));
 }
 
-/** Delete sweeps of cursor streams, last, with what credits are left (or all of them with `--deletes`). */
+/** Delete sweeps of cursor streams, last: with what credits are left ('auto'), the due ones ('due'), or all (`--deletes`). */
 async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void> {
   const { o } = run;
   if (o.deletes === false || run.exec.stopping) return;
@@ -332,7 +332,8 @@ async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void>
       for (const e of events) keep(run, planSweep(stream, eventScope(e.id), ctx, policy, e), items);
     }
   }
-  await run.exec.execute(items, o.deletes !== true);
+  // 'auto' sweeps with spare credits only; 'due' treats the due ones as work the run owes (a daemon's catch-up).
+  await run.exec.execute(items, o.deletes !== true && o.deletes !== 'due');
 }
 
 /** Views are a convenience over the data: a view that cannot be built is reported (it alone), not a failed sync. */

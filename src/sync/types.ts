@@ -15,8 +15,12 @@ export interface SyncOptions {
   /** Only events starting on or after / before these dates (`YYYY-MM-DD`). */
   eventsFrom?: string;
   eventsTo?: string;
-  /** Run delete sweeps: true = every cursor stream now; 'auto' = when due and credits are spare; false = never. */
-  deletes?: boolean | 'auto';
+  /**
+   * Run delete sweeps: true = every cursor stream now; 'auto' = when due (`sweepEveryHours`) and credits are spare;
+   * 'due' = when due, as owed work (a daemon's catch-up: what was swept before it went silent is due again); false =
+   * never.
+   */
+  deletes?: boolean | 'auto' | 'due';
   /** Work items in flight at once. Default 2. */
   concurrency?: number;
   /** The signpost is the server's time minus this many seconds. Default 5. */

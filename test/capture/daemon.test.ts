@@ -41,7 +41,7 @@ async function eventually(condition: () => Promise<boolean>): Promise<void> {
 
 interface StatusWithDaemon {
   servedBy?: string;
-  daemon?: { command: string; pid: number; queriesRunning: number; catchUpPending: boolean };
+  daemon?: { command?: string; pid?: number; queriesRunning?: number; catchUpPendingSince: string | null };
   unavailable: { stream: string }[];
 }
 

@@ -110,7 +110,11 @@ describe('evsync schedule', () => {
     // Credentials the service rejects make every run fail (the daemon holds the warehouse, so a bad --db is a
     // usage error at start instead, see below).
     const rejected = { ...cli.env, EVSYNC_CLIENT_SECRET: 'not-the-secret-of-this-account' };
-    const r = await runUntil(['schedule', '--cron', '* * * * * *', '--json'], rejected, (out) => lines(out).length >= 2);
+    const r = await runUntil(
+      ['schedule', '--cron', '* * * * * *', '--json'],
+      rejected,
+      (out) => lines(out).length >= 2,
+    );
     expect(r.code, r.stderr).toBe(0);
     const [first, second] = lines(r.stdout).map((l) => JSON.parse(l));
     expect(first).toMatchObject({ run: 1, status: 'failed' });

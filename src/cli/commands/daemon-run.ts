@@ -27,7 +27,7 @@ import { formatDuration, toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
 import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
-import { collectStatus } from './status.js';
+import { collectStatus, type DaemonStatus } from './status.js';
 import { syncOptionsFrom } from './sync.js';
 
 export interface DaemonFlags extends ScheduleFlags {
@@ -113,16 +113,6 @@ function logWaits(client: ApiClient, log: Logger): () => void {
   return () => client.off('wait', onWait);
 }
 
-/** What `status --json` says of the daemon answering it. */
-export interface DaemonState {
-  command: 'serve' | 'schedule';
-  pid: number;
-  /** Queries running through it now. */
-  queriesRunning: number;
-  /** A catch-up is owed: every selected stream polled, past events included, until one run of it completes. */
-  catchUpPending: boolean;
-}
-
 /** The socket's answers: status from the warehouse the daemon holds, queries through the bounded query service. */
 function startSocket(
   ctx: Ctx,
@@ -133,17 +123,15 @@ function startSocket(
 ): Promise<DaemonSocket> {
   return startDaemonSocket(ctx.config.db, async (request, clientGone) => {
     if (request.op === 'status') {
-      const daemon: DaemonState = {
+      const report = await collectStatus(w, ctx.config.db, request.runs);
+      const daemon: DaemonStatus = {
+        lastHeartbeat: report.daemon?.lastHeartbeat ?? null,
+        catchUpPendingSince: loop.pending ? (report.daemon?.catchUpPendingSince ?? null) : null,
         command: kind.name,
         pid: process.pid,
         queriesRunning: queries.active,
-        catchUpPending: loop.pending,
       };
-      return {
-        ...(await collectStatus(w, ctx.config.db, request.runs)),
-        servedBy: `evsync ${kind.name} (PID ${process.pid})`,
-        daemon,
-      };
+      return { ...report, servedBy: `evsync ${kind.name} (PID ${process.pid})`, daemon };
     }
     return queries.query(request, clientGone);
   });
@@ -247,7 +235,6 @@ export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind):
       held.capture = await startReceiver(ctx, w, c, options, loop.policy.captured, settings, secret);
       loop.attach(held.capture);
     }
-    await loop.start();
     held.queries = new QueryService({
       warehouse: w,
       snapshotPath: `${ctx.config.db}.query-snapshot`,
@@ -258,6 +245,7 @@ export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind):
     });
     held.socket = await startSocket(ctx, kind, w, held.queries, loop);
     held.heartbeat = await Heartbeat.start(w, { onError: (err) => log.warn(`heartbeat: ${errorMessage(err)}`) });
+    await loop.start(held.heartbeat.previous);
     reportSilence(log, held.heartbeat, catchUp);
     announce(ctx, kind, held.capture, loop, held.socket);
     held.scheduler = await startScheduler(

@@ -2,8 +2,11 @@
  * `evsync status`: what the warehouse knows, without a single API call: the last runs, every cursor with its age,
  * rejected records, and the credit ledger as the last run left it. Reads `_evsync` (see warehouse/bookkeeping.ts).
  */
+
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { HEARTBEAT_MARK } from '../../sync/daemon/heartbeat.js';
+import { CATCH_UP_MARK } from '../../sync/daemon/reconcile-loop.js';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { askDaemon } from '../daemon.js';
@@ -50,6 +53,19 @@ export interface StatusReport {
   capture?: CaptureStatus[];
   /** Set when a running `evsync serve` answered (it holds the database). */
   servedBy?: string;
+  /** What the daemon (`serve`, `schedule`) left in the warehouse, and, when one answered, its live state. */
+  daemon?: DaemonStatus;
+}
+
+export interface DaemonStatus {
+  /** The last heartbeat a daemon wrote here (UTC ISO), null when none ever ran. */
+  lastHeartbeat: string | null;
+  /** Since when a catch-up is owed (it polls every selected stream, past events included, until one completes). */
+  catchUpPendingSince: string | null;
+  /** Set when a running daemon answered. */
+  command?: 'serve' | 'schedule';
+  pid?: number;
+  queriesRunning?: number;
 }
 
 /** A warehouse timestamp (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
@@ -125,7 +141,23 @@ export async function collectStatus(
     ledger: await w.lastLedger(),
     tables: await w.tableCounts(),
     capture: captureStatus(await w.capture.streams(), nowMs),
+    daemon: {
+      lastHeartbeat: (await w.getMark(HEARTBEAT_MARK)) || null,
+      catchUpPendingSince: (await w.getMark(CATCH_UP_MARK)) || null,
+    },
   };
+}
+
+function renderDaemon(s: Ctx['style'], d: DaemonStatus | undefined): string | null {
+  if (!d || (d.lastHeartbeat === null && d.command === undefined)) return null;
+  const who = d.command
+    ? `evsync ${d.command} (PID ${d.pid}) is running, ${d.queriesRunning ?? 0} query(ies) in it`
+    : 'not running';
+  const beat = d.lastHeartbeat ? `; last heartbeat ${d.lastHeartbeat.slice(0, 19).replace('T', ' ')} UTC` : '';
+  const owed = d.catchUpPendingSince
+    ? `; a catch-up owed since ${d.catchUpPendingSince.slice(0, 19).replace('T', ' ')} UTC (every selected stream, past events included, is polled until a run of it completes)`
+    : '';
+  return `${s.bold('Daemon')}: ${who}${beat}${owed}`;
 }
 
 /** Beyond this many cursors the text output groups them by stream (a large account has thousands). */
@@ -237,6 +269,8 @@ function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
   } else parts.push(`${s.bold('Budget')}: no run recorded yet`);
   const capture = renderCapture(s, report.capture ?? [], report.servedBy ?? null);
   if (capture) parts.push(capture);
+  const daemon = renderDaemon(s, report.daemon);
+  if (daemon) parts.push(daemon);
   return `${parts.join('\n')}\n`;
 }
 

@@ -45,6 +45,8 @@ export class ReconcileLoop {
   private readonly now: () => number;
   /** A catch-up is pending (polled with past events included) until a run of it completes. */
   private catchingUp: boolean;
+  /** Since when nothing listened (the previous daemon's last heartbeat), or null when no daemon ran here before. */
+  private silentSince: number | null = null;
   /** The running receiver and applier (null until attached, and always without webhooks). */
   private capture: RunningCapture | null = null;
 
@@ -65,13 +67,21 @@ export class ReconcileLoop {
     this.capture = capture;
   }
 
-  /** At start: records the catch-up as pending (so a daemon killed before it completes owes it again). */
-  async start(): Promise<void> {
+  /**
+   * At start, given the previous daemon's last heartbeat (null when none ever ran here): records the catch-up as
+   * pending (a daemon killed before it completes owes it again) and since when nothing listened.
+   */
+  async start(lastHeartbeat: Date | null): Promise<void> {
     const pending = await this.o.warehouse.getMark(CATCH_UP_MARK);
     if (pending) {
       this.catchingUp = true;
       this.o.log('info', `a catch-up pending since ${pending} goes on: every event is polled, past ones included`);
     } else if (this.catchingUp) await this.o.warehouse.setMark(CATCH_UP_MARK, new Date(this.now()).toISOString());
+    // Deliveries may have been lost from the earliest of the two on (a catch-up owed since then covers it too).
+    const times = [lastHeartbeat?.getTime(), pending ? Date.parse(pending) : undefined].filter(
+      (t): t is number => t !== undefined && Number.isFinite(t),
+    );
+    this.silentSince = times.length ? Math.min(...times) : null;
   }
 
   /** Whether a catch-up is still owed. */
@@ -90,9 +100,18 @@ export class ReconcileLoop {
     return {
       streams: list.join(','),
       namedStreams: this.named,
-      // A catch-up covers past events too: a change to one while nothing listened is otherwise missed for a day.
-      ...(this.catchingUp ? { pastEventPollHours: 0 } : {}),
+      ...(this.catchingUp ? this.catchUpOptions() : {}),
     };
+  }
+
+  /**
+   * What a catch-up adds to a run: past events too (a change to one while nothing listened is otherwise missed for a
+   * day), and the delete sweeps not run since the silence began, as owed work (a lost delete delivery is seen by
+   * no poll: only a sweep finds it). A sweep the user ran since (`sync --deletes`) is not paid for again.
+   */
+  private catchUpOptions(): Partial<SyncOptions> {
+    const silentHours = this.silentSince === null ? 0 : Math.max(0, (this.now() - this.silentSince) / 3_600_000);
+    return { pastEventPollHours: 0, deletes: 'due', sweepEveryHours: silentHours };
   }
 
   /**
