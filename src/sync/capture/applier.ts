@@ -8,6 +8,7 @@ import type { StreamOverride } from '../../../connectors/index.js';
 import { type ApiClient, EvsyncApiError } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
+import { PageLoader } from '../page-loader.js';
 import { applyBatch, type BatchContext } from './apply-batch.js';
 import type { CaptureMetrics } from './metrics.js';
 import { EventScope } from './scope.js';
@@ -71,14 +72,16 @@ export class Applier {
 
   constructor(private readonly o: ApplierOptions) {
     this.batchSize = o.batchSize ?? 500;
+    const runId = o.runId ?? 'capture';
     this.ctx = {
       warehouse: o.warehouse,
       client: o.client,
+      loader: new PageLoader(o.warehouse, runId),
       streams: new CaptureStreams(o.warehouse, o.overrides, o.customFields !== false),
       scope: new EventScope(o.filters ?? {}),
       selected: new Set(o.streams),
       recordTimezone: o.recordTimezone ?? 'UTC',
-      runId: o.runId ?? 'capture',
+      runId,
       signal: this.stop$.signal,
     };
   }

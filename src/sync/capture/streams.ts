@@ -11,13 +11,11 @@ import {
 } from '../../../connectors/index.js';
 import type { CustomField, ResolvedStream } from '../../../connectors/types.js';
 import { requestFields } from '../../../schemas/columns.js';
-import { createNormalizer, type Normalizer } from '../../../schemas/normalize.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
 
 export interface CaptureStream {
   stream: ResolvedStream;
-  normalizer: Normalizer;
   /** The API fields a list of this scope asks for (its own custom fields only), as a sync would. */
   fieldsFor(eventId: number | null): string[];
 }
@@ -31,8 +29,10 @@ export class CaptureStreams {
     private readonly customFields = true,
   ) {}
 
-  invalidate(): void {
-    this.cache.clear();
+  /** Resolve one stream (`name`), or all, again at their next use. */
+  invalidate(name?: string): void {
+    if (name === undefined) this.cache.clear();
+    else this.cache.delete(name);
   }
 
   async get(name: string): Promise<CaptureStream> {
@@ -66,7 +66,7 @@ export class CaptureStreams {
         customs.map((c) => c.name),
       );
     };
-    const entry: CaptureStream = { stream, normalizer: createNormalizer(stream), fieldsFor };
+    const entry: CaptureStream = { stream, fieldsFor };
     this.cache.set(name, entry);
     return entry;
   }
