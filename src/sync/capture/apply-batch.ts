@@ -98,7 +98,7 @@ async function load(
   if (records.length === 0) return;
   const scope = eventId === null ? ACCOUNT_SCOPE : eventScope(eventId);
   const r = await ctx.loader.load({ stream: cs.stream, scope, records });
-  // A new field became a column: resolved again, the stream declares it, so a payload without it is not complete.
+  // A new field became a column: the stream, resolved again, keeps it in the payloads written from now on.
   if (r.newColumns.length > 0) ctx.streams.invalidate(cs.stream.name);
 }
 
@@ -153,7 +153,7 @@ async function writePayloads(
   for (const [eventId, list] of groupByEvent(written, (d) => d.winner.eventId)) {
     const records = list.map((d) => {
       const p = itemOf(d.winner.seq).delivery;
-      return d.winner.complete ? listShaped(p.record, cs.fieldsFor(eventId)) : minimalRecord(p);
+      return d.winner.complete ? listShaped(p.record, cs.storedFor(eventId)) : minimalRecord(p);
     });
     await load(ctx, cs, eventId, records);
   }

@@ -18,6 +18,11 @@ export interface CaptureStream {
   stream: ResolvedStream;
   /** The API fields a list of this scope asks for (its own custom fields only), as a sync would. */
   fieldsFor(eventId: number | null): string[];
+  /**
+   * What of a payload may reach the table: those fields, and the ones schema evolution made columns of (a list
+   * returns them unasked). A payload carries more than a list (flattened addresses), so other members stay out.
+   */
+  storedFor(eventId: number | null): string[];
 }
 
 export class CaptureStreams {
@@ -66,7 +71,9 @@ export class CaptureStreams {
         customs.map((c) => c.name),
       );
     };
-    const entry: CaptureStream = { stream, fieldsFor };
+    const extras = Object.keys(stream.extraFields ?? {});
+    const storedFor = (eventId: number | null): string[] => [...fieldsFor(eventId), ...extras];
+    const entry: CaptureStream = { stream, fieldsFor, storedFor };
     this.cache.set(name, entry);
     return entry;
   }
