@@ -1,5 +1,5 @@
 /** Change capture from webhooks: the receiver, the applier, and both running together (library surface). */
-export { Applier, type ApplierOptions } from './applier.js';
+export { Applier, type ApplierOptions, describeWait, type WaitState } from './applier.js';
 export {
   type InstallReport,
   installWebhooks,
