@@ -95,7 +95,7 @@ describe('deliveries waiting for credits', () => {
     const waits = await logged(/deliveries wait for credits/);
     await capture.applier.idle();
     expect(waits).toMatch(
-      /^info deliveries wait for credits: 3 pending \(their re-reads do not fit the window: 9 credits left\); the window resets in \d+ s$/,
+      /^info deliveries wait for credits: 3 pending \(their re-reads do not fit the window: 9 credits left\); the window resets in \d+ s \(\d\d:\d\d:\d\d UTC\)$/,
     );
     const resetsIn = Number(/resets in (\d+) s/.exec(waits)![1]);
     expect(resetsIn).toBeGreaterThan(0);

@@ -156,7 +156,7 @@ export class Applier {
       const reset =
         state.resetsInSeconds === null
           ? 'the window reset is unknown'
-          : `the window resets in ${state.resetsInSeconds} s`;
+          : `the window resets in ${state.resetsInSeconds} s (${state.resetAt!.toISOString().slice(11, 19)} UTC)`;
       this.o.log?.(
         'info',
         `deliveries wait for credits: ${deferred} pending (their re-reads do not fit the window: ${left}); ${reset}`,
