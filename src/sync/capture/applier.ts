@@ -5,15 +5,15 @@
  * reconciliation polls every stream.
  */
 import type { StreamOverride } from '../../../connectors/index.js';
-import { type ApiClient, EvsyncApiError, LIST_COST } from '../../api/index.js';
+import { type ApiClient, EvsyncApiError } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
 import { PageLoader } from '../page-loader.js';
 import { applyBatch, type BatchContext } from './apply-batch.js';
+import { CreditWait, type WaitState } from './credit-wait.js';
 import type { CaptureMetrics } from './metrics.js';
 import { EventScope } from './scope.js';
 import { CaptureStreams } from './streams.js';
-import { utcMs } from './time.js';
 
 export interface ApplierOptions {
   warehouse: Warehouse;
@@ -47,43 +47,11 @@ export function safeError(err: unknown): string {
   const kind = /^([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)* Error)\b/.exec(err.message)?.[1];
   return kind ? `${err.name} (${kind})` : err.name;
 }
-/** How soon deliveries whose re-read waits for credits are looked at again when the window's reset is unknown. */
-const DEFERRED_RETRY_MS = 5_000;
-/** Bounds of the wait for the window's reset (a reset estimate far off is checked again meanwhile). */
-const MIN_RESET_WAIT_MS = 1_000;
-const MAX_RESET_WAIT_MS = 60_000;
-
-/** Deliveries waiting for credits: what `/healthz`, `/metrics`, the logs and `status` say about them. */
-export interface WaitState {
-  /** Whether deliveries wait for the credit window now. */
-  waiting: boolean;
-  /** Deliveries left pending because their re-read would not fit the window (0 when none waits). */
-  pending: number;
-  /** Seconds since the oldest of them was journaled; null when none waits. */
-  oldestPendingSeconds: number | null;
-  /** Since when deliveries wait; null when none does. */
-  since: Date | null;
-  /** Credits the client may spend in the window now (its ledger's estimate, after its reserve). */
-  creditsRemaining: number;
-  /** When the window resets (the ledger's estimate); null before any call. */
-  resetAt: Date | null;
-  /** Seconds until then (0 once past); null when unknown. */
-  resetsInSeconds: number | null;
-}
-
-/** The state as one phrase: `waiting for credits (90 pending, oldest 240 s, window resets in 120 s)`. */
-export function describeWait(w: WaitState): string {
-  if (!w.waiting) return 'ok';
-  const reset = w.resetsInSeconds === null ? 'window reset unknown' : `window resets in ${w.resetsInSeconds} s`;
-  return `waiting for credits (${w.pending} pending, oldest ${w.oldestPendingSeconds ?? 0} s, ${reset})`;
-}
-
 export class Applier {
   private readonly ctx: BatchContext;
   private readonly batchSize: number;
   private wake: (() => void) | null = null;
   private stopWake: (() => void) | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
   private dirty = true;
   private stopped = false;
   private loop: Promise<void> | null = null;
@@ -98,12 +66,8 @@ export class Applier {
   calls = 0;
   applied = 0;
   private readonly stop$ = new AbortController();
-  /** Deliveries waiting for credits since the last batch that deferred any; null while none waits. */
-  private waitingFor: { since: number; pending: number; oldestMs: number | null } | null = null;
-  /** Credits came back (an answer said so, or the window rolled): what waited is tried at once. */
-  private readonly onLedger = (): void => {
-    if (this.waitingFor && this.o.client.ledger.snapshot().remaining >= LIST_COST) this.notify();
-  };
+  /** Deliveries whose re-read waits for the credit window (created with the applier). */
+  private readonly credits: CreditWait;
 
   constructor(private readonly o: ApplierOptions) {
     this.batchSize = o.batchSize ?? 500;
@@ -119,62 +83,12 @@ export class Applier {
       runId,
       signal: this.stop$.signal,
     };
-    o.client.ledger.on('update', this.onLedger);
+    this.credits = new CreditWait(o.client.ledger, () => this.notify(), o.log);
   }
 
   /** Whether deliveries wait for credits, how many, since when, and when the window resets. */
   waitState(now = Date.now()): WaitState {
-    const ledger = this.o.client.ledger.snapshot();
-    const w = this.waitingFor;
-    const resetsIn = ledger.resetAt === null ? null : Math.max(0, Math.ceil((ledger.resetAt.getTime() - now) / 1000));
-    return {
-      waiting: w !== null,
-      pending: w?.pending ?? 0,
-      oldestPendingSeconds: w?.oldestMs == null ? null : Math.max(0, Math.round((now - w.oldestMs) / 1000)),
-      since: w ? new Date(w.since) : null,
-      creditsRemaining: ledger.remaining,
-      resetAt: ledger.resetAt,
-      resetsInSeconds: resetsIn,
-    };
-  }
-
-  /** Says when deliveries start waiting for credits and when they resume; wakes the loop when the window resets. */
-  private noteDeferred(deferred: number, oldest: string | null): void {
-    if (deferred === 0) {
-      if (this.waitingFor) {
-        const waited = Math.round((Date.now() - this.waitingFor.since) / 1000);
-        this.o.log?.('info', `deliveries resumed: credits are back after ${waited} s of waiting`);
-      }
-      this.waitingFor = null;
-      return;
-    }
-    const first = this.waitingFor === null;
-    this.waitingFor = { since: this.waitingFor?.since ?? Date.now(), pending: deferred, oldestMs: utcMs(oldest) };
-    const state = this.waitState();
-    if (first) {
-      const left = `${state.creditsRemaining} credits left`;
-      const reset =
-        state.resetsInSeconds === null
-          ? 'the window reset is unknown'
-          : `the window resets in ${state.resetsInSeconds} s (${state.resetAt!.toISOString().slice(11, 19)} UTC)`;
-      this.o.log?.(
-        'info',
-        `deliveries wait for credits: ${deferred} pending (their re-reads do not fit the window: ${left}); ${reset}`,
-      );
-    }
-    // Looked at again when the window resets (or when an answer says credits are back: onLedger), not before.
-    if (!this.retryTimer) {
-      const resetAt = state.resetAt?.getTime();
-      const wait =
-        resetAt === undefined
-          ? DEFERRED_RETRY_MS
-          : Math.min(MAX_RESET_WAIT_MS, Math.max(MIN_RESET_WAIT_MS, resetAt - Date.now()));
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null;
-        this.notify();
-      }, wait);
-      this.retryTimer.unref();
-    }
+    return this.credits.state(now);
   }
 
   /** Starts applying (what is pending now, then each delivery as it is journaled). */
@@ -238,7 +152,7 @@ export class Applier {
     return this.exclusive(async () => {
       const entries = await this.o.warehouse.capture.pending(this.batchSize);
       if (entries.length === 0) {
-        this.noteDeferred(0, null);
+        this.credits.note(0, null);
         return 0;
       }
       const r = await applyBatch(this.ctx, entries);
@@ -255,7 +169,7 @@ export class Applier {
       for (const s of streamOf.values()) m?.lastDelivery.set(s.stream, Date.now());
       this.applied += r.settlements.length;
       // Deferred re-reads wait for credits, not for the next delivery.
-      this.noteDeferred(r.deferred, r.oldestDeferred);
+      this.credits.note(r.deferred, r.oldestDeferred);
       this.o.log?.('debug', `applied ${r.settlements.length} deliveries (${r.calls} re-read calls)`);
       // A full batch means more may be waiting; a batch left entirely pending (deferred) must not spin.
       return r.settlements.length > 0 ? entries.length : 0;
@@ -306,11 +220,10 @@ export class Applier {
   /** Finishes the batch in flight (a re-read in flight is cancelled; its batch stays pending) and stops. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.o.client.ledger.off('update', this.onLedger);
     this.stop$.abort(new Error('stopping'));
     this.wake?.();
     this.stopWake?.();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.credits.close();
     await this.loop;
     await this.chain;
   }
