@@ -22,9 +22,16 @@ import { type CaptureHarness, HEADER, SECRET, startCaptureHarness } from './help
 
 type Item = Record<string, unknown>;
 
-/** Where a deep value goes in a rewritten answer (JSON.stringify cannot write it: it recurses). */
+/** Where a nested value goes in a rewritten answer or a body (JSON.stringify cannot write the deep one). */
+const nested = (levels: number) => `${'['.repeat(levels)}"leaf"${']'.repeat(levels)}`;
 const DEEP_MARK = '__deep_value__';
-const DEEP_TEXT = `${'['.repeat(100_000)}"leaf"${']'.repeat(100_000)}`;
+/** Past the documented 256 levels, not deep enough to exhaust the stack. */
+const PAST_256_MARK = '__past_256_value__';
+const MARKS: [string, string][] = [
+  [`"${DEEP_MARK}"`, nested(100_000)],
+  [`"${PAST_256_MARK}"`, nested(300)],
+];
+const withNested = (json: string) => MARKS.reduce((text, [mark, value]) => text.replaceAll(mark, value), json);
 
 /** What the proxy plants in list answers, by record id. */
 const planted = new Map<number, (item: Item) => void>();
@@ -40,7 +47,7 @@ const rules: ProxyRules = {
         changed = true;
       }
     }
-    return changed ? JSON.stringify(envelope).replaceAll(`"${DEEP_MARK}"`, DEEP_TEXT) : null;
+    return changed ? withNested(JSON.stringify(envelope)) : null;
   },
 };
 
@@ -87,12 +94,9 @@ function registrantsOfOneEvent(count: number): Item[] {
 }
 
 async function post(record: Item): Promise<void> {
-  const body = JSON.stringify({
-    action: 'update',
-    object: 'registrant',
-    datetime: '2099-01-01 00:00:00',
-    registrant: record,
-  }).replaceAll(`"${DEEP_MARK}"`, DEEP_TEXT);
+  const body = withNested(
+    JSON.stringify({ action: 'update', object: 'registrant', datetime: '2099-01-01 00:00:00', registrant: record }),
+  );
   const res = await request(h.capture.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', [HEADER]: SECRET },
@@ -241,6 +245,31 @@ describe('a record nested deeper than can be stored', () => {
     for (const r of rejected.rows) expect(String(r.raw)).toContain(TOO_DEEP);
     // The quarantined records keep the version stored before.
     for (const r of [polled!, reread1!, sent!]) expect(await row(r.id, 'notes')).toEqual({ notes: r.notes ?? null });
+  });
+
+  it('past the documented 256 levels, short of what JSON cannot write: the same outcome on every path', async () => {
+    const [polled, reread1, sent] = registrantsOfOneEvent(3) as [Item, Item, Item];
+    for (const r of [polled, reread1])
+      planted.set(Number(r.id), (item) => Object.assign(item, { notes: PAST_256_MARK }));
+    await poll();
+    await post(reread(reread1));
+    await post(payload(sent, { notes: PAST_256_MARK }));
+    await h.capture.applier.idle();
+
+    // What each path did with the record: its reason when quarantined, else the text stored.
+    const outcome = async (id: unknown) => {
+      const r = await h.warehouse.query(`SELECT reason FROM _evsync.rejected WHERE CAST(raw AS VARCHAR) LIKE ?`, [
+        `{"id":${Number(id)},%`,
+      ]);
+      return r.rows.length > 0
+        ? `quarantined: ${String(r.rows[0]!.reason)}`
+        : `stored: ${String((await row(id, 'notes')).notes)}`;
+    };
+    const polledOutcome = await outcome(polled.id);
+    // Today polling stores the JSON text (the 256-level cap applies to the raw kept of a quarantined record).
+    expect(polledOutcome).toMatch(/^(quarantined: .*nested|stored: \[{300}"leaf"\]{300})$/);
+    expect(await outcome(reread1.id)).toBe(polledOutcome);
+    expect(await outcome(sent.id)).toBe(polledOutcome);
   });
 });
 
