@@ -30,6 +30,7 @@ export {
   CaptureMetrics,
   type CaptureOptions,
   createReceiver,
+  describeWait,
   installWebhooks,
   parseDelivery,
   type Receiver,
@@ -38,6 +39,7 @@ export {
   type RunningCapture,
   removeWebhooks,
   startCapture,
+  type WaitState,
   type WebhookSetup,
   webhookStatus,
 } from './sync/capture/index.js';

@@ -172,7 +172,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     world,
     clock,
     auth: new Auth(accounts),
-    credits: new Credits(rate.credits, rate.windowSeconds, accounts.length),
+    credits: new Credits(
+      rate.credits,
+      rate.windowSeconds,
+      accounts.length,
+      rate.clock === 'simulated' ? () => clock.nowMs() : Date.now,
+    ),
     faults,
     mutator: new Mutator(world, clock, hooks),
     changes: hooks,

@@ -42,8 +42,11 @@ export interface SimulatorOptions {
   host?: string;
   /** Default 0: a free port. */
   port?: number;
-  /** Default 2000 credits per 600 s; windows run in real time. */
-  rateLimit?: { credits: number; windowSeconds: number };
+  /**
+   * Default 2000 credits per 600 s; windows run in real time, or on the simulated clock with `clock: 'simulated'`
+   * (`advanceClock(windowSeconds)` then ends the window).
+   */
+  rateLimit?: { credits: number; windowSeconds: number; clock?: 'real' | 'simulated' };
   /** Default 1800. */
   tokenTtlSeconds?: number;
   /** Background mutations while serving. Default 0. */

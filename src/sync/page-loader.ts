@@ -7,11 +7,15 @@ import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/
 import { withoutSecretValues } from './secret-values.js';
 
 /**
- * Normalizes a page and hands it to the warehouse. Walks run concurrently; the warehouse runs one operation at a
- * time (its own exclusive queue), so each page's transaction is never interleaved with another's.
+ * The one sink from records to rows, whatever brought them: a polled page, a webhook payload, a re-read by id.
+ * Header secret values out, normalize (every stored text scrubbed of the credentials live clients hold), quarantine
+ * what cannot be a row into `_evsync.rejected`, add the columns new fields call for, load. Walks run concurrently;
+ * the warehouse runs one operation at a time (its own exclusive queue), so each page's transaction is never
+ * interleaved with another's.
  */
 export class PageLoader {
-  private readonly normalizers = new Map<string, Normalizer>();
+  /** Per stream name, the normalizer of the resolved stream it was made for (a daemon resolves a stream again). */
+  private readonly normalizers = new Map<string, { stream: ResolvedStream; normalizer: Normalizer }>();
   /** Columns added by schema evolution during this run, per stream, so each is added once. */
   private readonly addedColumns = new Map<string, Set<string>>();
 
@@ -24,19 +28,18 @@ export class PageLoader {
   private readonly scrub = makeSecretScrubber(registeredSecrets);
 
   private normalizer(stream: ResolvedStream): Normalizer {
-    let n = this.normalizers.get(stream.name);
-    if (!n) {
-      n = createNormalizer(stream, { scrub: this.scrub });
-      this.normalizers.set(stream.name, n);
-    }
-    return n;
+    const cached = this.normalizers.get(stream.name);
+    if (cached?.stream === stream) return cached.normalizer;
+    const normalizer = createNormalizer(stream, { scrub: this.scrub });
+    this.normalizers.set(stream.name, { stream, normalizer });
+    return normalizer;
   }
 
   /** Fields each stream's records carried that were kept out of the table (a case twin of a column, a scope name). */
   skippedFields(): Record<string, readonly SkippedFieldSummary[]> {
     const out: Record<string, readonly SkippedFieldSummary[]> = {};
-    for (const [name, n] of this.normalizers) {
-      const skipped = n.skippedFields();
+    for (const [name, { normalizer }] of this.normalizers) {
+      const skipped = normalizer.skippedFields();
       if (skipped.length) out[name] = skipped;
     }
     return out;
@@ -52,7 +55,7 @@ export class PageLoader {
     cursor?: CursorState;
     seenWalkId?: string;
     idsOnly?: boolean;
-  }): Promise<LoadResult & { seenIds: number }> {
+  }): Promise<LoadResult & { seenIds: number; newColumns: string[] }> {
     const { stream, scope } = input;
     const records = withoutSecretValues(stream, input.records);
     const rows: NormalizedRow[] = [];
@@ -104,6 +107,6 @@ export class PageLoader {
       upsert: !input.idsOnly,
       cursor: input.cursor,
     });
-    return { ...result, seenIds: seenIds.length };
+    return { ...result, seenIds: seenIds.length, newColumns: Object.keys(newColumns ?? {}) };
   }
 }

@@ -16,6 +16,7 @@ import { type EventFilters, runSync } from '../../src/sync/index.js';
 import type { JournaledDelivery } from '../../src/warehouse/index.js';
 import { tempDir } from '../cli/helpers.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
+import type { ProxyRules } from '../helpers/proxy.js';
 
 /** The streams whose trigger objects the service pushes (the catalogue's `webhook` fields). */
 export const CAPTURED = capturedObjects().map((c) => c.stream.name);
@@ -39,6 +40,8 @@ export function setupFor(url: string, format: 'json' | 'post' = 'json'): Webhook
 export interface CaptureHarness extends Harness {
   capture: RunningCapture;
   streams: string[];
+  /** The proxy's base URL when the harness was started with `proxy`. */
+  proxyUrl: string | null;
   /** The simulator's list calls so far (10 credits each). */
   listCalls(): number;
   /** Waits until every delivery the simulator made is final and every journaled one applied. */
@@ -59,6 +62,9 @@ export async function startCaptureHarness(
     filters?: EventFilters;
     /** Options of the client the applier re-reads with. */
     client?: Partial<ClientOptions>;
+    /** The backfill and the applier's re-reads go through a loopback proxy with these rules (`proxyUrl`). */
+    proxy?: ProxyRules;
+    log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
   } = {},
 ): Promise<CaptureHarness> {
   const h = await startHarness({
@@ -66,18 +72,22 @@ export async function startCaptureHarness(
     webhookDelivery: { retryBaseMs: 20, timeoutMs: 5000 },
     ...o.sim,
   });
-  const client = h.client();
+  // Through the proxy, the backfill and the applier see one base URL (a warehouse holds one account's data).
+  const proxy = o.proxy ? (await h.proxied(o.proxy)).proxy : null;
+  const base = proxy ? { baseUrl: proxy.baseUrl } : {};
+  const client = h.client(base);
   const streams = o.streams ?? CAPTURED;
   const backfill = await runSync(client, h.warehouse, { mode: 'backfill', streams: streams.join(',') });
   if (backfill.status !== 'done') throw new Error(`backfill: ${backfill.status} ${backfill.errors.join('; ')}`);
   const capture = await startCapture({
     warehouse: h.warehouse,
-    client: o.client ? h.client(o.client) : client,
+    client: o.client ? h.client({ ...base, ...o.client }) : client,
     secret: SECRET,
     streams,
     listen: '127.0.0.1:0',
     ...(o.filters ? { filters: o.filters } : {}),
     ...(o.onJournaled ? { onJournaled: o.onJournaled } : {}),
+    ...(o.log ? { log: o.log } : {}),
   });
   if (o.install !== false) await installWebhooks(client, setupFor(capture.url, o.format));
   if (o.faults) h.sim.setFaults(o.faults);
@@ -86,6 +96,7 @@ export async function startCaptureHarness(
     ...h,
     capture,
     streams,
+    proxyUrl: proxy?.baseUrl ?? null,
     listCalls: () => h.sim.counters().listCalls - start,
     async settle() {
       await h.sim.webhooks.idle();

@@ -28,7 +28,8 @@ const emptyCounters = (): CallCounters => ({
 });
 
 /**
- * Credits per credential in fixed windows of real time. A window starts with the first charged call after the
+ * Credits per credential in fixed windows of real time (or of the simulated clock, when asked: a test then ends a
+ * window with `advanceClock` instead of waiting for it). A window starts with the first charged call after the
  * previous one ended.
  *
  * What is charged: every call made with valid credentials (a valid Basic for the token call, a valid unexpired
@@ -44,6 +45,7 @@ export class Credits {
     private readonly credits: number,
     private readonly windowSeconds: number,
     accounts: number,
+    private readonly now: () => number = Date.now,
   ) {
     this.states = Array.from({ length: accounts }, () => ({ windowStart: null, used: 0, counters: emptyCounters() }));
   }
@@ -58,7 +60,7 @@ export class Credits {
   }
 
   /** Charges a call if it fits; false means answer 429. */
-  tryCharge(account: number, kind: CallKind, route: string, now = Date.now()): boolean {
+  tryCharge(account: number, kind: CallKind, route: string, now = this.now()): boolean {
     const s = this.state(account, now);
     const cost = COST[kind];
     if (s.used + cost > this.credits) {
@@ -81,7 +83,7 @@ export class Credits {
     this.states[account]!.counters.rejected429++;
   }
 
-  headers(account: number | null, now = Date.now()): RateHeaders {
+  headers(account: number | null, now = this.now()): RateHeaders {
     if (account === null) return { limit: this.credits, remaining: this.credits, reset: 0 };
     const s = this.state(account, now);
     if (s.windowStart === null) return { limit: this.credits, remaining: this.credits, reset: 0 };

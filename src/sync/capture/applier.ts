@@ -8,7 +8,9 @@ import type { StreamOverride } from '../../../connectors/index.js';
 import { type ApiClient, EvsyncApiError } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
+import { PageLoader } from '../page-loader.js';
 import { applyBatch, type BatchContext } from './apply-batch.js';
+import { CreditWait, type WaitState } from './credit-wait.js';
 import type { CaptureMetrics } from './metrics.js';
 import { EventScope } from './scope.js';
 import { CaptureStreams } from './streams.js';
@@ -45,15 +47,11 @@ export function safeError(err: unknown): string {
   const kind = /^([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)* Error)\b/.exec(err.message)?.[1];
   return kind ? `${err.name} (${kind})` : err.name;
 }
-/** How soon deliveries whose re-read waits for credits are looked at again. */
-const DEFERRED_RETRY_MS = 5_000;
-
 export class Applier {
   private readonly ctx: BatchContext;
   private readonly batchSize: number;
   private wake: (() => void) | null = null;
   private stopWake: (() => void) | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
   private dirty = true;
   private stopped = false;
   private loop: Promise<void> | null = null;
@@ -68,19 +66,29 @@ export class Applier {
   calls = 0;
   applied = 0;
   private readonly stop$ = new AbortController();
+  /** Deliveries whose re-read waits for the credit window (created with the applier). */
+  private readonly credits: CreditWait;
 
   constructor(private readonly o: ApplierOptions) {
     this.batchSize = o.batchSize ?? 500;
+    const runId = o.runId ?? 'capture';
     this.ctx = {
       warehouse: o.warehouse,
       client: o.client,
+      loader: new PageLoader(o.warehouse, runId),
       streams: new CaptureStreams(o.warehouse, o.overrides, o.customFields !== false),
       scope: new EventScope(o.filters ?? {}),
       selected: new Set(o.streams),
       recordTimezone: o.recordTimezone ?? 'UTC',
-      runId: o.runId ?? 'capture',
+      runId,
       signal: this.stop$.signal,
     };
+    this.credits = new CreditWait(o.client.ledger, () => this.notify(), o.log);
+  }
+
+  /** Whether deliveries wait for credits, how many, since when, and when the window resets. */
+  waitState(now = Date.now()): WaitState {
+    return this.credits.state(now);
   }
 
   /** Starts applying (what is pending now, then each delivery as it is journaled). */
@@ -143,7 +151,10 @@ export class Applier {
   private async batch(): Promise<number> {
     return this.exclusive(async () => {
       const entries = await this.o.warehouse.capture.pending(this.batchSize);
-      if (entries.length === 0) return 0;
+      if (entries.length === 0) {
+        this.credits.note(0, null);
+        return 0;
+      }
       const r = await applyBatch(this.ctx, entries);
       this.account(r.calls);
       await this.o.warehouse.capture.settle(r.settlements, r.streams);
@@ -157,14 +168,8 @@ export class Applier {
       for (const l of r.lags) m?.observeLag(l.stream, l.seconds);
       for (const s of streamOf.values()) m?.lastDelivery.set(s.stream, Date.now());
       this.applied += r.settlements.length;
-      // Deferred re-reads wait for credits, not for the next delivery: look again a little later.
-      if (r.deferred > 0 && !this.retryTimer) {
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = null;
-          this.notify();
-        }, DEFERRED_RETRY_MS);
-        this.retryTimer.unref();
-      }
+      // Deferred re-reads wait for credits, not for the next delivery.
+      this.credits.note(r.deferred, r.oldestDeferred);
       this.o.log?.('debug', `applied ${r.settlements.length} deliveries (${r.calls} re-read calls)`);
       // A full batch means more may be waiting; a batch left entirely pending (deferred) must not spin.
       return r.settlements.length > 0 ? entries.length : 0;
@@ -218,7 +223,7 @@ export class Applier {
     this.stop$.abort(new Error('stopping'));
     this.wake?.();
     this.stopWake?.();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.credits.close();
     await this.loop;
     await this.chain;
   }

@@ -1,11 +1,13 @@
 /**
  * One batch of journaled deliveries turned into warehouse changes: read each body again, drop duplicates and what the
- * sync does not cover, decide per record (decide.ts), then write: payload rows and re-read rows through `loadPage`,
- * deletes as `_deleted_at`. Returns how each delivery was settled; the caller records that in the journal.
+ * sync does not cover, decide per record (decide.ts), then write: payload rows and re-read rows through the engine's
+ * own PageLoader (the one sink polled pages go through: secrets scrubbed, bad records quarantined, new fields added
+ * as columns), deletes as `_deleted_at`. Returns how each delivery was settled; the caller records that in the journal.
  */
 import type { ApiClient } from '../../api/index.js';
 import { ForbiddenError, LIST_COST, MAX_IDS, NotFoundError } from '../../api/index.js';
 import type { JournaledDelivery, Settlement, StreamSettlement, Warehouse } from '../../warehouse/index.js';
+import type { PageLoader } from '../page-loader.js';
 import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
 import { type Candidate, type Decision, decide, type StoredState } from './decide.js';
 import { type ParsedDelivery, parseDelivery } from './payload.js';
@@ -17,6 +19,8 @@ import { recordTimeMs, utcMs, utcText } from './time.js';
 export interface BatchContext {
   warehouse: Warehouse;
   client: ApiClient;
+  /** Where every record becomes a row (or a quarantined record), as in a sync run. */
+  loader: PageLoader;
   streams: CaptureStreams;
   scope: EventScope;
   /** Streams this sync covers (the others' deliveries are journaled and ignored). */
@@ -39,6 +43,8 @@ export interface BatchResult {
   eventsChanged: boolean;
   /** Deliveries left pending: their re-read would have waited for the credit window. */
   deferred: number;
+  /** When the oldest of them was journaled (UTC text), null when none was deferred. */
+  oldestDeferred: string | null;
 }
 
 const CONTENT_TYPE = { json: 'application/json', post: 'application/x-www-form-urlencoded' } as const;
@@ -64,36 +70,36 @@ function minimalRecord(d: ParsedDelivery): Record<string, unknown> {
   return d.eventId !== null && d.object !== 'event' ? { id: d.recordId, event_id: d.eventId } : { id: d.recordId };
 }
 
-class Writer {
+/** What a batch did so far: settlements, lags, calls, deliveries deferred. */
+class Tally {
   readonly settlements: Settlement[] = [];
   readonly lags: { stream: string; seconds: number }[] = [];
   calls = 0;
   deferred = 0;
-
-  constructor(private readonly ctx: BatchContext) {}
+  oldestDeferred: string | null = null;
 
   settle(entry: JournaledDelivery, status: Settlement['status'], outcome: string, reason: string | null = null): void {
     this.settlements.push({ seq: entry.seq, status, outcome, reason });
   }
 
-  async load(cs: CaptureStream, eventId: number | null, records: readonly Record<string, unknown>[]): Promise<void> {
-    if (records.length === 0) return;
-    const rows = [];
-    const rejected: { raw: unknown; reason: string }[] = [];
-    for (const raw of records) {
-      const r = cs.normalizer.normalize(raw);
-      if (r.ok) rows.push(r.row);
-      else rejected.push({ raw, reason: `webhook: ${r.reason}` });
-    }
-    await this.ctx.warehouse.loadPage({
-      stream: cs.stream,
-      scope: eventId === null ? ACCOUNT_SCOPE : eventScope(eventId),
-      runId: this.ctx.runId,
-      rows,
-      rejected,
-      upsert: true,
-    });
+  defer(entry: JournaledDelivery): void {
+    this.deferred += 1;
+    if (this.oldestDeferred === null || entry.receivedAt < this.oldestDeferred) this.oldestDeferred = entry.receivedAt;
   }
+}
+
+/** Records of one scope into rows, through the sink polled pages go through. */
+async function load(
+  ctx: BatchContext,
+  cs: CaptureStream,
+  eventId: number | null,
+  records: readonly unknown[],
+): Promise<void> {
+  if (records.length === 0) return;
+  const scope = eventId === null ? ACCOUNT_SCOPE : eventScope(eventId);
+  const r = await ctx.loader.load({ stream: cs.stream, scope, records });
+  // A new field became a column: the stream, resolved again, keeps it in the payloads written from now on.
+  if (r.newColumns.length > 0) ctx.streams.invalidate(cs.stream.name);
 }
 
 function groupByEvent<T>(items: readonly T[], eventOf: (t: T) => number | null): Map<number | null, T[]> {
@@ -138,7 +144,7 @@ async function storedStates(
 
 /** Rows from payloads, and tombstones (written, then marked deleted by `markDeletes`). */
 async function writePayloads(
-  w: Writer,
+  ctx: BatchContext,
   cs: CaptureStream,
   decisions: readonly Decision[],
   itemOf: (seq: number) => Item,
@@ -147,9 +153,9 @@ async function writePayloads(
   for (const [eventId, list] of groupByEvent(written, (d) => d.winner.eventId)) {
     const records = list.map((d) => {
       const p = itemOf(d.winner.seq).delivery;
-      return d.winner.complete ? listShaped(p.record, cs.fieldsFor(eventId)) : minimalRecord(p);
+      return d.winner.complete ? listShaped(p.record, cs.storedFor(eventId)) : minimalRecord(p);
     });
-    await w.load(cs, eventId, records);
+    await load(ctx, cs, eventId, records);
   }
 }
 
@@ -169,7 +175,7 @@ interface Rereads {
  */
 async function rereadDecided(
   ctx: BatchContext,
-  w: Writer,
+  w: Tally,
   cs: CaptureStream,
   decisions: readonly Decision[],
 ): Promise<Rereads> {
@@ -190,7 +196,7 @@ async function rereadDecided(
         ctx.signal,
       );
       w.calls += r.calls;
-      await w.load(cs, eventId, r.records as Record<string, unknown>[]);
+      await load(ctx, cs, eventId, r.records);
       for (const id of r.missing) out.gone.add(id);
     } catch (err) {
       // A path the account does not serve is the reconciliation's to report; the batch goes on without it.
@@ -223,7 +229,7 @@ async function markDeletes(
  * the rest applied, with their lag when they changed the warehouse; the losers of each decision are superseded.
  */
 function settleDecisions(
-  w: Writer,
+  w: Tally,
   name: string,
   decisions: readonly Decision[],
   itemOf: (seq: number) => Item,
@@ -232,7 +238,8 @@ function settleDecisions(
   for (const d of decisions) {
     const entry = itemOf(d.winner.seq).entry;
     if (rereads.deferred.has(d.winner.seq)) {
-      w.deferred += 1 + d.losers.length;
+      w.defer(entry);
+      for (const l of d.losers) w.defer(itemOf(l.seq).entry);
       continue;
     }
     const why = rereads.refused.get(d.winner.seq);
@@ -250,7 +257,7 @@ function settleDecisions(
 }
 
 /** One stream's share of a batch: decide per record, write payloads, re-read, mark deletes, then settle each. */
-async function applyStream(ctx: BatchContext, w: Writer, name: string, items: readonly Item[]): Promise<void> {
+async function applyStream(ctx: BatchContext, w: Tally, name: string, items: readonly Item[]): Promise<void> {
   const cs = await ctx.streams.get(name);
   const hasUpdatedAt = 'updated_at' in cs.stream.fields;
   const bySeq = new Map<number, Item>();
@@ -261,7 +268,7 @@ async function applyStream(ctx: BatchContext, w: Writer, name: string, items: re
   const itemOf = (seq: number) => bySeq.get(seq)!;
   const stored = await storedStates(ctx, name, candidates);
   const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: Date.now() });
-  await writePayloads(w, cs, decisions, itemOf);
+  await writePayloads(ctx, cs, decisions, itemOf);
   const rereads = await rereadDecided(ctx, w, cs, decisions);
   await markDeletes(ctx, name, decisions, rereads.gone, stored);
   settleDecisions(w, name, decisions, itemOf, rereads);
@@ -292,7 +299,7 @@ function summarize(items: readonly Item[], settlements: readonly Settlement[], z
 
 /** Applies the entries (pending ones, or already applied ones when replaying) and says how each was settled. */
 export async function applyBatch(ctx: BatchContext, entries: readonly JournaledDelivery[]): Promise<BatchResult> {
-  const w = new Writer(ctx);
+  const w = new Tally();
   const duplicates = ctx.replay
     ? new Set<string>()
     : await ctx.warehouse.capture.appliedHashes(entries.map((e) => e.bodySha256));
@@ -332,5 +339,6 @@ export async function applyBatch(ctx: BatchContext, entries: readonly JournaledD
     lags: w.lags,
     eventsChanged,
     deferred: w.deferred,
+    oldestDeferred: w.oldestDeferred,
   };
 }

@@ -1,5 +1,6 @@
 /** Change capture from webhooks: the receiver, the applier, and both running together (library surface). */
 export { Applier, type ApplierOptions } from './applier.js';
+export { describeWait, type WaitState } from './credit-wait.js';
 export {
   type InstallReport,
   installWebhooks,

@@ -38,6 +38,12 @@ export class CaptureMetrics {
   private readonly lag = new Map<string, { buckets: number[]; sum: number; count: number }>();
   /** Set by the daemon: deliveries journaled and not yet applied, and the newest delivery time per stream. */
   pending = 0;
+  /** Seconds since the oldest of them was journaled (0 when none is pending). */
+  oldestPendingSeconds = 0;
+  /** Deliveries whose re-read waits for the credit window. */
+  waitingForCredits = 0;
+  /** Credits the daemon's client may spend in the window now (null before it knows). */
+  creditsRemaining: number | null = null;
   readonly lastDelivery = new Map<string, number>();
   startedAt = Date.now();
 
@@ -75,6 +81,22 @@ export class CaptureMetrics {
       '# TYPE evsync_webhook_pending gauge',
       `evsync_webhook_pending ${this.pending}`,
     );
+    const gauge = (name: string, help: string, value: number) =>
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
+    gauge('evsync_deliveries_pending', 'Deliveries journaled and not yet applied.', this.pending);
+    gauge(
+      'evsync_deliveries_oldest_pending_seconds',
+      'Seconds since the oldest delivery not yet applied was journaled.',
+      this.oldestPendingSeconds,
+    );
+    gauge(
+      'evsync_deliveries_waiting_for_credits',
+      'Deliveries whose re-read waits for the credit window.',
+      this.waitingForCredits,
+    );
+    if (this.creditsRemaining !== null) {
+      gauge('evsync_credits_remaining', 'Credits the client may spend in the window now.', this.creditsRemaining);
+    }
     lines.push(
       '# HELP evsync_webhook_last_delivery_timestamp_seconds When the newest delivery of a stream was applied.',
       '# TYPE evsync_webhook_last_delivery_timestamp_seconds gauge',

@@ -8,10 +8,13 @@
  *   503  the journal cannot be written (the service retries later)
  *   200  journaled; applying it is the applier's business
  *
- * Logs name the delivery's sequence number, object, action and ids, never a value from its record.
+ * Logs name the delivery's sequence number, object, action and ids, never a value from its record. A body is
+ * journaled with the credentials live clients hold scrubbed out (a record that echoes a token), as stored rows are.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { makeSecretScrubber, type SecretScrubber } from '../../../schemas/secrets.js';
+import { registeredSecrets } from '../../api/index.js';
 import type { JournaledDelivery, NewDelivery, Warehouse } from '../../warehouse/index.js';
 import { JournalWriter } from './journal-writer.js';
 import type { CaptureMetrics } from './metrics.js';
@@ -98,6 +101,7 @@ interface ReceiverState {
   readonly header: string;
   readonly max: number;
   readonly writer: JournalWriter;
+  readonly scrub: SecretScrubber;
   readonly log: (level: 'debug' | 'warn', message: string) => void;
   readonly count: (outcome: string) => void;
   closed: boolean;
@@ -111,6 +115,7 @@ function receiverState(o: ReceiverOptions): ReceiverState {
     header: (o.secretHeader ?? DEFAULT_SECRET_HEADER).toLowerCase(),
     max: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     writer: new JournalWriter(o.warehouse),
+    scrub: makeSecretScrubber(registeredSecrets),
     log: o.log ?? (() => undefined),
     count: (outcome) => o.metrics?.deliveries.add({ outcome }),
     closed: false,
@@ -221,7 +226,9 @@ async function handleDelivery(s: ReceiverState, req: IncomingMessage, res: Serve
     answer(res, 413, { error: `body larger than ${s.max} bytes` }, true);
     return;
   }
-  const body = raw.toString('utf8');
+  // Hashed as sent (a retry of it is a duplicate), journaled and applied without the secrets it may echo.
+  s.scrub.refresh();
+  const body = s.scrub.text(raw.toString('utf8'));
   const parsed = parseDelivery(body, req.headers['content-type']);
   const journaled = await journal(s, journalEntry(raw, body, parsed), res);
   if (journaled === null) return;

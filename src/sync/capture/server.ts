@@ -13,9 +13,11 @@ import type { ApiClient } from '../../api/index.js';
 import type { JournaledDelivery, Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
 import { Applier } from './applier.js';
+import { describeWait } from './credit-wait.js';
 import { CaptureMetrics } from './metrics.js';
 import { createReceiver, type Receiver } from './receiver.js';
 import { secretHashHex } from './secret.js';
+import { utcMs } from './time.js';
 
 export interface CaptureOptions {
   warehouse: Warehouse;
@@ -114,7 +116,9 @@ interface Parts {
 
 /**
  * `GET /healthz`: 200 only while the journal answers a ping, its last write succeeded and the receiver is not
- * stopping, i.e. while a delivery sent here can be journaled (a proxy or monitor routes by this).
+ * stopping, i.e. while a delivery sent here can be journaled (a proxy or monitor routes by this). The applier's
+ * state is said beside it: `ok`, its last error, or `waiting for credits (...)` (deliveries are journaled meanwhile,
+ * so the receiver stays healthy).
  */
 function answerHealth(p: Parts, res: ServerResponse): void {
   p.warehouse.capture
@@ -125,18 +129,29 @@ function answerHealth(p: Parts, res: ServerResponse): void {
         res,
         ok ? 200 : 503,
         'application/json',
-        JSON.stringify({ ok, journal: ok ? 'ok' : 'unavailable', applier: p.applier.lastError ?? 'ok' }),
+        JSON.stringify({
+          ok,
+          journal: ok ? 'ok' : 'unavailable',
+          applier: p.applier.lastError ?? describeWait(p.applier.waitState()),
+        }),
       );
     })
     .catch(() => send(res, 503, 'application/json', JSON.stringify({ ok: false, journal: 'unavailable' })));
 }
 
-/** `GET /metrics`: the pending count is read again first; if the journal cannot say, the last known one is shown. */
+/**
+ * `GET /metrics`: the pending count and the oldest pending delivery are read again first (if the journal cannot say,
+ * the last known ones are shown), what waits for credits from the applier.
+ */
 function answerMetrics(p: Parts, res: ServerResponse): void {
-  p.warehouse.capture
-    .counts()
-    .then((c) => {
+  const wait = p.applier.waitState();
+  p.metrics.waitingForCredits = wait.pending;
+  p.metrics.creditsRemaining = wait.creditsRemaining;
+  Promise.all([p.warehouse.capture.counts(), p.warehouse.capture.pending(1)])
+    .then(([c, [oldest]]) => {
       p.metrics.pending = c.pending;
+      const at = utcMs(oldest?.receivedAt);
+      p.metrics.oldestPendingSeconds = at === null ? 0 : Math.max(0, Math.round((Date.now() - at) / 1000));
     })
     .catch(() => undefined)
     .finally(() => send(res, 200, 'text/plain; version=0.0.4', p.metrics.render()));

@@ -11,15 +11,18 @@ import {
 } from '../../../connectors/index.js';
 import type { CustomField, ResolvedStream } from '../../../connectors/types.js';
 import { requestFields } from '../../../schemas/columns.js';
-import { createNormalizer, type Normalizer } from '../../../schemas/normalize.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
 
 export interface CaptureStream {
   stream: ResolvedStream;
-  normalizer: Normalizer;
   /** The API fields a list of this scope asks for (its own custom fields only), as a sync would. */
   fieldsFor(eventId: number | null): string[];
+  /**
+   * What of a payload may reach the table: those fields, and the ones schema evolution made columns of (a list
+   * returns them unasked). A payload carries more than a list (flattened addresses), so other members stay out.
+   */
+  storedFor(eventId: number | null): string[];
 }
 
 export class CaptureStreams {
@@ -31,8 +34,10 @@ export class CaptureStreams {
     private readonly customFields = true,
   ) {}
 
-  invalidate(): void {
-    this.cache.clear();
+  /** Resolve one stream (`name`), or all, again at their next use. */
+  invalidate(name?: string): void {
+    if (name === undefined) this.cache.clear();
+    else this.cache.delete(name);
   }
 
   async get(name: string): Promise<CaptureStream> {
@@ -66,7 +71,9 @@ export class CaptureStreams {
         customs.map((c) => c.name),
       );
     };
-    const entry: CaptureStream = { stream, normalizer: createNormalizer(stream), fieldsFor };
+    const extras = Object.keys(stream.extraFields ?? {});
+    const storedFor = (eventId: number | null): string[] => [...fieldsFor(eventId), ...extras];
+    const entry: CaptureStream = { stream, fieldsFor, storedFor };
     this.cache.set(name, entry);
     return entry;
   }
