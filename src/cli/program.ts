@@ -138,9 +138,8 @@ function reportError(app: App, err: unknown): number {
   const name = err instanceof Error ? err.name : '';
   const message = err instanceof Error ? err.message : String(err);
   if (name === 'CredentialsRejectedError') {
-    print(
-      `${message}\nThe service rejected the credentials: check EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET (or EVSYNC_CREDENTIALS) for this base URL.`,
-    );
+    // The message already says what to check; said once.
+    print(message);
     return ExitCode.Failure;
   }
   // Bad values that only the client or the engine could judge (a base URL shape, a time zone) are usage errors.
