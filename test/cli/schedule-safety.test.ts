@@ -107,12 +107,13 @@ describe('evsync schedule', () => {
   });
 
   it('a run that fails still prints its JSON line, and the daemon goes on', async () => {
-    const broken = { ...cli.env, EVSYNC_DB: join(cli.dir, 'no-such-folder', 'x.duckdb') };
+    // Refused credentials fail each run (a --db no run can use is refused before the daemon starts).
+    const broken = { ...cli.env, EVSYNC_CLIENT_SECRET: 'not-the-secret' };
     const r = await runUntil(['schedule', '--cron', '* * * * * *', '--json'], broken, (out) => lines(out).length >= 2);
     expect(r.code, r.stderr).toBe(0);
     const [first, second] = lines(r.stdout).map((l) => JSON.parse(l));
     expect(first).toMatchObject({ run: 1, status: 'failed' });
-    expect(first.error).toContain('x.duckdb');
+    expect(first.error).toContain('credentials rejected');
     expect(second).toMatchObject({ run: 2, status: 'failed' });
   });
 });

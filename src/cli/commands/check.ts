@@ -3,16 +3,14 @@
  * the rate-limit state from the headers, the clock, the record time zone, and the database (does it open, and can
  * a sync write it?). Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, openSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
-import { errnoCode, errnoReason } from '../../warehouse/fs-errors.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { formatDuration, formatNumber, toJson } from '../output/format.js';
+import { warehouseWritable } from '../warehouse-path.js';
 
 /** `info`: worth saying, neither good nor bad (something that could not be judged); never a ✓. */
 type Status = 'ok' | 'warn' | 'fail' | 'info';
@@ -79,71 +77,6 @@ export function judgeRecordTime(
     skewSeconds,
     message: `newest updated_at (${newest}) is ${formatDuration(skewMs)} old: too old to calibrate the record time zone (change a record and run check again)`,
   };
-}
-
-/** How `check` says the codes whose plain meaning does not fit a database file it probes. */
-const DATABASE_WORDING = {
-  EROFS: 'read-only file system (EROFS)',
-  ENOENT: 'no such file or folder, or the file system refuses new files there (ENOENT)',
-};
-
-function fsReason(err: unknown): string {
-  return errnoReason(errnoCode(err), DATABASE_WORDING) ?? errorMessage(err);
-}
-
-/** Creates and removes an owner-only file in `folder`: the one sure test that files can be created there. */
-function probeFolder(folder: string): void {
-  const probe = join(folder, `.evsync-check-${randomBytes(6).toString('hex')}`);
-  closeSync(openSync(probe, 'wx', 0o600));
-  rmSync(probe, { force: true });
-}
-
-/**
- * Whether a sync can write the warehouse: the file itself (opened for writing, nothing written) and its folder,
- * where DuckDB creates `<db>.wal` on the first write. Permission bits are not consulted: root ignores them, so
- * only trying says the truth (a read-only mount, a path under a file, /proc).
- */
-export function warehouseWritable(db: string): { status: Status; message: string } | null {
-  const folder = dirname(db);
-  let st: ReturnType<typeof lstatSync> | undefined;
-  try {
-    st = lstatSync(db, { throwIfNoEntry: false });
-  } catch (err) {
-    return { status: 'fail', message: `${db} cannot be created: ${fsReason(err)}` };
-  }
-  if (st?.isDirectory()) return { status: 'fail', message: `${db} is a folder, not a database file` };
-  if (st) {
-    try {
-      closeSync(openSync(db, 'r+'));
-    } catch (err) {
-      return { status: 'fail', message: `${db} cannot be written: ${fsReason(err)}; a sync writes it` };
-    }
-  } else {
-    let folderStat: ReturnType<typeof statSync> | undefined;
-    try {
-      folderStat = statSync(folder, { throwIfNoEntry: false });
-    } catch (err) {
-      return { status: 'fail', message: `${db} cannot be created: ${fsReason(err)}` };
-    }
-    if (!folderStat) {
-      return {
-        status: 'fail',
-        message: `${db} cannot be created: folder ${folder} does not exist (create it, or point --db / EVSYNC_DB elsewhere)`,
-      };
-    }
-    if (!folderStat.isDirectory()) {
-      return { status: 'fail', message: `${db} cannot be created: ${folder} is a file, not a folder` };
-    }
-  }
-  try {
-    probeFolder(folder);
-  } catch (err) {
-    return {
-      status: 'fail',
-      message: `${st ? `${db} cannot be written` : `${db} cannot be created`}: folder ${folder} refuses new files (${fsReason(err)}); DuckDB writes ${basename(db)}.wal there`,
-    };
-  }
-  return null;
 }
 
 /**
@@ -271,7 +204,7 @@ async function check(ctx: Ctx): Promise<number> {
 
     const db = ctx.config.db;
     const unwritable = warehouseWritable(db);
-    if (unwritable) add('database', unwritable.status, unwritable.message);
+    if (unwritable) add('database', 'fail', unwritable);
     else if (existsSync(db)) {
       try {
         const w = await openWarehouse(ctx, { readOnly: true });

@@ -15,7 +15,16 @@ import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
 import type { SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
+import {
+  type App,
+  action,
+  type Ctx,
+  checkWarehousePath,
+  connection,
+  createClient,
+  openWarehouse,
+  stopSignal,
+} from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import {
   addBudgetOptions,
@@ -98,6 +107,7 @@ async function factsFrom(w: Warehouse, flags: SelectionFlags): Promise<Warehouse
 
 async function warehouseFacts(ctx: Ctx, flags: SelectionFlags, held?: Warehouse): Promise<WarehouseFacts> {
   if (held) return factsFrom(held, flags);
+  checkWarehousePath(ctx); // a --db no run can use is said now (exit 2), not at the first tick
   if (!existsSync(ctx.config.db)) return { events: null, learnedLimit: null };
   let w: Warehouse | null = null;
   try {
