@@ -3,7 +3,6 @@
  * right for 6-field (seconds) schedules, the budget is judged against the limit the service reported, one API
  * client (and token) serves every run, and --json prints one JSON line per run.
  */
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runsPerHour } from '../../src/cli/commands/schedule.js';
 import { BufferStream } from '../../src/cli/output/io.js';
