@@ -100,6 +100,17 @@ export function serviceProblem(err: unknown, baseUrl: string): string | null {
   return null;
 }
 
+/** The list call was not made because the window's credits are spent: how long until the next, and what is usable. */
+function budgetSpent(err: unknown): { ms: number; usable: number } | null {
+  if (!(err instanceof Error) || err.name !== 'BudgetExhaustedError') return null;
+  const e = err as Error & { reason?: unknown; resetAt?: unknown; remaining?: unknown };
+  if (e.reason !== 'max-wait' || !(e.resetAt instanceof Date)) return null;
+  return {
+    ms: Math.max(0, e.resetAt.getTime() - Date.now()),
+    usable: typeof e.remaining === 'number' ? e.remaining : 0,
+  };
+}
+
 async function newestEvent(client: ApiClient): Promise<ListPage> {
   // The cheapest call that says something about record time: one record, newest first. Still 10 credits.
   return client.list('/events', { sort: '-updated_at', perPage: 1, page: 1, fields: ['id', 'updated_at'] });
@@ -135,6 +146,8 @@ async function check(ctx: Ctx): Promise<number> {
     recordSkewSeconds: null,
     creditsSpent: 0,
   };
+  /** Set when the window's credits are spent: a state to wait out, not a failure. */
+  let waitMs: number | null = null;
   try {
     let tokenOk = false;
     try {
@@ -183,7 +196,15 @@ async function check(ctx: Ctx): Promise<number> {
           add('record time zone', j.status, j.message);
         } else add('record time zone', 'warn', 'no event with updated_at to calibrate against');
       } catch (err) {
-        add('list call', 'fail', errorMessage(err));
+        const wait = budgetSpent(err);
+        if (wait) {
+          waitMs = wait.ms;
+          add(
+            'list call',
+            'info',
+            `not made: ${wait.usable} credits usable in this window, 10 needed; the next window starts in ${formatDuration(wait.ms)} (nothing to fix: the budget is spent for now)`,
+          );
+        } else add('list call', 'fail', errorMessage(err));
       }
     }
 
@@ -195,6 +216,17 @@ async function check(ctx: Ctx): Promise<number> {
         'rate limit',
         snap.remaining < 10 ? 'warn' : 'ok',
         `${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left${reset}${snap.remaining < 10 ? ' (a sync will wait for the reset)' : ''}`,
+      );
+    } else if (waitMs !== null) {
+      report.rateLimit = {
+        limit: snap.limit,
+        remaining: snap.remaining,
+        resetAt: new Date(Date.now() + waitMs).toISOString(),
+      };
+      add(
+        'rate limit',
+        'info',
+        `budget spent: ${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left, the window resets in ${formatDuration(waitMs)} (a sync waits for it, up to --max-wait)`,
       );
     } else {
       // Before a list call answers, the ledger holds only its assumptions (2000/600 s): nothing to report as known.
@@ -218,10 +250,15 @@ async function check(ctx: Ctx): Promise<number> {
     await client.close();
   }
   report.ok = checks.every((c) => c.status !== 'fail');
+  const verdict = !report.ok
+    ? 'a sync cannot run: fix the failures above'
+    : waitMs !== null
+      ? `a sync can run once the rate-limit window resets in ${formatDuration(waitMs)}`
+      : 'a sync can run';
   if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
   else
     ctx.out.write(
-      `${report.ok ? 'a sync can run' : 'a sync cannot run: fix the failures above'} (this check spent ${report.creditsSpent} credit${report.creditsSpent === 1 ? '' : 's'})\n`,
+      `${verdict} (this check spent ${report.creditsSpent} credit${report.creditsSpent === 1 ? '' : 's'})\n`,
     );
   return report.ok ? ExitCode.Done : ExitCode.Failure;
 }
