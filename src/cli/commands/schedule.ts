@@ -25,6 +25,7 @@ import {
   openWarehouse,
   stopSignal,
 } from '../context.js';
+import { neverFires, nextFiringTimes } from '../cron.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import {
   addBudgetOptions,
@@ -349,7 +350,9 @@ export async function startScheduler(
     errorHandler: (err) => log.error(`scheduled run failed: ${errorMessage(err)}`),
   });
 
-  perHour = runsPerHour(job.nextDates(200).map((d) => d.toMillis()));
+  const never = neverFires(job);
+  if (never) throw new UsageError(`${where}: "${cronTime}" ${never}`);
+  perHour = runsPerHour(nextFiringTimes(job, 200));
   log.info(
     `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
   );
