@@ -141,8 +141,9 @@ function reportError(app: App, err: unknown): number {
   const name = err instanceof Error ? err.name : '';
   const message = err instanceof Error ? err.message : String(err);
   if (name === 'CredentialsRejectedError') {
-    // The message already says what to check; said once.
-    print(message);
+    // Said once: the client's generic hint gives way to the variables a CLI user sets.
+    const what = message.replace(/; check the client id and secret or the pre-encoded credentials$/, '');
+    print(`${what}: check EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET (or EVSYNC_CREDENTIALS) for this base URL`);
     return ExitCode.Failure;
   }
   // Bad values that only the client or the engine could judge (a base URL shape, a time zone) are usage errors.

@@ -61,7 +61,9 @@ describe('filters before credits', () => {
     expect(r.code).toBe(1);
     const lines = r.stderr.split('\n').filter((l) => /credentials/i.test(l));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^error: credentials rejected by http:\/\/127\.0\.0\.1:\d+\/v1 \(HTTP 401/);
+    expect(lines[0]).toMatch(
+      /^error: credentials rejected by http:\/\/127\.0\.0\.1:\d+\/v1 \(HTTP 401[^)]*\): check EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET \(or EVSYNC_CREDENTIALS\) for this base URL$/,
+    );
   });
 
   it('a filter that matches keeps the run going as before (exit 0)', async () => {
