@@ -28,6 +28,23 @@ function probeFolder(folder: string): void {
   rmSync(probe, { force: true });
 }
 
+/** What is wrong with the existing entry at `db` as the warehouse file: a folder, or a file `open(flags)` refuses. */
+function existingFileProblem(
+  db: string,
+  st: ReturnType<typeof lstatSync> | undefined,
+  flags: 'r' | 'r+',
+  cannot: string,
+): string | null {
+  if (st?.isDirectory()) return `${db} is a folder, not a database file (${POINT_ELSEWHERE})`;
+  if (!st) return null;
+  try {
+    closeSync(openSync(db, flags));
+    return null;
+  } catch (err) {
+    return `${db} ${cannot}: ${fsReason(err)}`;
+  }
+}
+
 /** Why `db` cannot be read as a warehouse file (a folder, unreadable), or null; a missing file is no problem here. */
 export function warehouseUnreadable(db: string): string | null {
   let st: ReturnType<typeof lstatSync> | undefined;
@@ -36,15 +53,7 @@ export function warehouseUnreadable(db: string): string | null {
   } catch (err) {
     return `${db} cannot be read: ${fsReason(err)}`;
   }
-  if (st?.isDirectory()) return `${db} is a folder, not a database file (${POINT_ELSEWHERE})`;
-  if (st) {
-    try {
-      closeSync(openSync(db, 'r'));
-    } catch (err) {
-      return `${db} cannot be read: ${fsReason(err)}`;
-    }
-  }
-  return null;
+  return existingFileProblem(db, st, 'r', 'cannot be read');
 }
 
 /**
@@ -60,13 +69,9 @@ export function warehouseWritable(db: string): string | null {
   } catch (err) {
     return `${db} cannot be created: ${fsReason(err)}`;
   }
-  if (st?.isDirectory()) return `${db} is a folder, not a database file (${POINT_ELSEWHERE})`;
   if (st) {
-    try {
-      closeSync(openSync(db, 'r+'));
-    } catch (err) {
-      return `${db} cannot be written: ${fsReason(err)}; a sync writes it`;
-    }
+    const problem = existingFileProblem(db, st, 'r+', 'cannot be written');
+    if (problem) return st.isDirectory() ? problem : `${problem}; a sync writes it`;
   } else {
     let folderStat: ReturnType<typeof statSync> | undefined;
     try {

@@ -4,9 +4,8 @@
  * credits spent reports a state to wait out (exit 0), not a failure.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { run, simulatedCli, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { run, simulatedCli } from './helpers.js';
 
 const cli = simulatedCli({ seed: 27, prefix: 'evsync-first-costs-' });
 
@@ -39,30 +38,21 @@ describe('plan on a warehouse that never counted', () => {
   });
 });
 
-describe('check with the window spent', () => {
-  let sim: Simulator;
-  let dir: ReturnType<typeof tempDir>;
-  beforeAll(async () => {
-    // 20 credits per 10 hours (the wait reads as hours and minutes at any speed): a first check (11) leaves 9, a second one's token call 8: short of a list call (10).
-    sim = await startSimulator({ size: 'tiny', seed: 28, port: 0, rateLimit: { credits: 20, windowSeconds: 36_000 } });
-    dir = tempDir('evsync-check-spent-');
-  });
-  afterAll(async () => {
-    await sim.close();
-    dir.cleanup();
-  });
+// 20 credits per 10 hours (the wait reads as hours and minutes at any speed): a first check (11) leaves 9, a second
+// one's token call 8: short of a list call (10).
+const tight = simulatedCli({
+  seed: 28,
+  prefix: 'evsync-check-spent-',
+  db: 'w.duckdb',
+  rateLimit: { credits: 20, windowSeconds: 36_000 },
+});
 
+describe('check with the window spent', () => {
   it('reports the spent budget as a state with the wait (exit 0), not as a failure', async () => {
-    const a = sim.accounts[0]!;
-    const env = {
-      EVSYNC_BASE_URL: sim.baseUrl,
-      EVSYNC_CLIENT_ID: a.clientId,
-      EVSYNC_CLIENT_SECRET: a.clientSecret,
-      EVSYNC_DB: join(dir.dir, 'w.duckdb'),
-    };
-    const first = await run(['check'], { cwd: dir.dir, env });
+    const env = tight.env;
+    const first = await run(['check'], { cwd: tight.dir, env });
     expect(first.code, first.stdout).toBe(0);
-    const r = await run(['check'], { cwd: dir.dir, env });
+    const r = await run(['check'], { cwd: tight.dir, env });
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout).not.toContain('✗');
     expect(r.stdout).not.toContain('fix the failures');
@@ -75,7 +65,7 @@ describe('check with the window spent', () => {
     expect(r.stdout).toMatch(
       /a sync can run once the rate-limit window resets in \d+h\d+m \(this check spent 1 credit\)/,
     );
-    const json = await run(['check', '--json'], { cwd: dir.dir, env });
+    const json = await run(['check', '--json'], { cwd: tight.dir, env });
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
     expect(report.ok).toBe(true);
