@@ -22,7 +22,9 @@ const COMMANDS: Record<string, string[]> = {
   serve: ['serve', '--listen', '127.0.0.1:0'],
 };
 
-const WRITERS = ['sync', 'backfill', 'plan --count', 'schedule', 'serve'];
+const WRITERS = ['sync', 'backfill', 'plan --count', 'schedule', 'serve', 'demo'];
+/** The demo's own database is only ever --db: it is refused before the simulator starts. */
+const DEMO = ['demo'];
 
 async function runWith(db: string, args: string[]) {
   return run(['--db', db, ...args], {
@@ -36,7 +38,7 @@ describe('a bad --db, whatever the command', () => {
     const folder = join(cli.dir, 'a-folder');
     mkdirSync(folder);
     cli.sim.resetCounters();
-    for (const [name, args] of Object.entries(COMMANDS)) {
+    for (const [name, args] of [...Object.entries(COMMANDS), ['demo', DEMO] as const]) {
       const r = await runWith(folder, args);
       expect(r.code, `${name}: ${r.stderr}`).toBe(2);
       expect(r.stderr, name).toContain(
@@ -50,7 +52,7 @@ describe('a bad --db, whatever the command', () => {
   it('a folder that does not exist: said for every command that would create the file, exit 2', async () => {
     const db = join(cli.dir, 'no-such-folder', 'evsync.duckdb');
     for (const name of WRITERS) {
-      const r = await runWith(db, COMMANDS[name]!);
+      const r = await runWith(db, COMMANDS[name] ?? DEMO);
       expect(r.code, `${name}: ${r.stderr}`).toBe(2);
       expect(r.stderr, name).toContain(
         `error: ${db} cannot be created: folder ${join(cli.dir, 'no-such-folder')} does not exist (create it, or point --db / EVSYNC_DB elsewhere)`,
