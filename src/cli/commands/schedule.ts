@@ -15,7 +15,8 @@ import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
 import type { SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
+import { type App, action, type Ctx, checkWarehousePath, connection, createClient, openWarehouse } from '../context.js';
+import { neverFires, nextFiringTimes } from '../cron.js';
 import { errorMessage, UsageError } from '../errors.js';
 import {
   addBudgetOptions,
@@ -99,6 +100,7 @@ async function factsFrom(w: Warehouse, flags: SelectionFlags): Promise<Warehouse
 
 async function warehouseFacts(ctx: Ctx, flags: SelectionFlags, held?: Warehouse): Promise<WarehouseFacts> {
   if (held) return factsFrom(held, flags);
+  checkWarehousePath(ctx); // a --db no run can use is said now (exit 2), not at the first tick
   if (!existsSync(ctx.config.db)) return { events: null, learnedLimit: null };
   let w: Warehouse | null = null;
   try {
@@ -322,7 +324,9 @@ export async function startScheduler(
     errorHandler: (err) => log.error(`scheduled run failed: ${errorMessage(err)}`),
   });
 
-  perHour = runsPerHour(job.nextDates(200).map((d) => d.toMillis()));
+  const never = neverFires(job);
+  if (never) throw new UsageError(`${where}: "${cronTime}" ${never}`);
+  perHour = runsPerHour(nextFiringTimes(job, 200));
   log.info(
     `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
   );
