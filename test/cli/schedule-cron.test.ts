@@ -50,6 +50,7 @@ describe('a yearly schedule', () => {
     const r = await startAndStop(['schedule', '--cron', '0 0 1 1 *']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('No execution date');
+    expect(r.stderr).toContain('about 1 run/year');
     expect(nextAt(r.stderr)).toBe(nextNewYearLocal());
   });
 

@@ -49,6 +49,17 @@ export function runsPerHour(nextTimes: readonly number[]): number {
   return ((nextTimes.length - 1) * 3_600_000) / (last - first);
 }
 
+/** How often a schedule runs, in the unit that reads best: a yearly one is "1 run/year", not "0 runs/hour". */
+export function frequency(perHour: number): string {
+  const say = (n: number, unit: string) => {
+    const text = formatNumber(Math.round(n * 10) / 10);
+    return `${text} ${text === '1' ? 'run' : 'runs'}/${unit}`;
+  };
+  if (perHour >= 0.5) return say(perHour, 'hour');
+  if (perHour * 24 >= 0.5) return say(perHour * 24, 'day');
+  return say(perHour * 24 * 365, 'year');
+}
+
 export interface BudgetFit {
   perRun: number;
   perHour: number;
@@ -328,7 +339,7 @@ export async function startScheduler(
   if (never) throw new UsageError(`${where}: "${cronTime}" ${never}`);
   perHour = runsPerHour(nextFiringTimes(job, 200));
   log.info(
-    `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
+    `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${frequency(perHour)}, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
   );
   if (facts.events === null) {
     log.info('events in scope unknown until the first sync: the budget check runs on the next start');
