@@ -11,6 +11,8 @@ import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
 import { type MergeCounts, mergeStaged } from './merge-staged.js';
+import { WarehouseSide } from './side.js';
+import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { ident } from './sql.js';
 import { Staging } from './stage.js';
 import { type StagedFilter, stagedPages } from './staged.js';
@@ -387,6 +389,24 @@ export class Warehouse {
     });
   }
 
+  /**
+   * Publishes a read-only copy of the warehouse at `target` (snapshot.ts): written beside it, then renamed over it,
+   * so readers of the previous copy keep a consistent view. Merges what is staged first.
+   */
+  publishSnapshot(target: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      await this.threadsFor(false);
+      return publishSnapshot(this.db, target, opts);
+    });
+  }
+
+  /** A second connection to this warehouse for work beside its queue (side.ts): the daemon's publisher. */
+  openSide(): Promise<WarehouseSide> {
+    if (this.closed) return Promise.reject(new Error(`warehouse ${this.path} is closed`));
+    return WarehouseSide.open(this.db.path, this.db.readOnly);
+  }
+
   /** Change capture's journal and the row versions it compares (capture.ts), in this warehouse's queue. */
   get capture(): CaptureStore {
     this.captureStore ??= new CaptureStore(this.db);
@@ -526,7 +546,8 @@ export class Warehouse {
 
   private async hasBookkeeping(): Promise<boolean> {
     const r = await this.db.query(
-      `SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = '_evsync' AND table_name = 'cursors'`,
+      `SELECT count(*) AS n FROM duckdb_tables()
+        WHERE database_name = current_database() AND schema_name = '_evsync' AND table_name = 'cursors'`,
     );
     return Number(r.rows[0]?.n ?? 0) > 0;
   }

@@ -1,0 +1,187 @@
+/**
+ * The snapshot: a read-only DuckDB copy of the warehouse that any DuckDB client (the duckdb CLI, Python, DBeaver,
+ * Metabase) can open while evsync holds the live file (DuckDB lets no other process open a file one process holds).
+ *
+ * What it holds: every stream table (all rows, `_deleted_at` included, as in the warehouse), the `_evsync` tables
+ * the views need (`custom_fields`), `_evsync.snapshot` (one row: when and from where it was published), and the
+ * `analytics` views created again inside the copy, so they name nothing outside it.
+ *
+ * How it is written, so that a reader never sees half of it:
+ *   1. leftovers of a publish that was killed (`.<name>.publish-<hex>.tmp`, with its `.wal`) are removed;
+ *   2. the copy is written to a new temporary file beside the target (same folder: same file system, so the rename
+ *      is atomic), attached to the warehouse's own DuckDB instance, all tables copied in one transaction (one
+ *      consistent point in time while writes go on through other connections);
+ *   3. detached (DuckDB checkpoints it), fsynced, made owner-only (it holds personal data);
+ *   4. renamed over the target, then the folder fsynced. A reader holding the previous file open keeps reading it
+ *      (the old inode lives until it closes); the next open gets the new one.
+ * Killed before step 4, the previous snapshot is untouched.
+ *
+ * Measured on medium (bench/results/publish.json): `COPY FROM DATABASE` copied the file ~30% faster than one
+ * `CREATE TABLE ... AS SELECT` per table, but it copies every `_evsync` table too (the webhook journal with its raw
+ * deliveries, staged pages, seen ids), which grow with the daemon's life and are no reader's business: per table it
+ * is, so the copy holds exactly what the views need.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Db } from './connection.js';
+import { listStreamTables } from './ddl.js';
+import { WarehouseError } from './errors.js';
+import { ident, literal, utcNow } from './sql.js';
+import { type AnalyticsViewsReport, createAnalyticsViews } from './views.js';
+
+/** `_evsync` tables copied into the snapshot: what the views read, nothing else (no journal, no raw records). */
+const BOOKKEEPING_COPIED = ['custom_fields'] as const;
+
+/** The snapshot file's layout: small blocks and row groups, as the warehouse's (see connection.ts), to bound memory. */
+const SNAPSHOT_FILE_OPTIONS = 'BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768';
+
+export interface SnapshotOptions {
+  /** Called after each table is copied (n counts from 1): progress, and a test's kill point. */
+  onTable?: (table: string, n: number) => void;
+  /** What the snapshot was published after (a run id), recorded in `_evsync.snapshot`. */
+  runId?: string | null;
+}
+
+export interface SnapshotResult {
+  /** The snapshot's absolute path. */
+  path: string;
+  tables: string[];
+  /** Rows copied per table (all rows, deleted ones included). */
+  rows: Record<string, number>;
+  /** Size of the snapshot file. */
+  bytes: number;
+  /** The analytics views created in the copy, and a warning per view that could not be. */
+  views: AnalyticsViewsReport;
+  /** Temporary files of an earlier, interrupted publish that were removed. */
+  removedLeftovers: number;
+  ms: number;
+}
+
+/** A snapshot that cannot be written where asked (the target is the warehouse itself, or a folder). */
+export class SnapshotRefusedError extends WarehouseError {
+  override name = 'SnapshotRefusedError';
+}
+
+function tempPrefix(target: string): string {
+  return `.${basename(target)}.publish-`;
+}
+
+const TEMP_RE = /^[0-9a-f]{16}\.tmp(\.wal)?$/;
+
+/** Removes what a killed publish to `target` left beside it; returns how many files. */
+export function removeSnapshotLeftovers(target: string): number {
+  const dir = dirname(target);
+  const prefix = tempPrefix(target);
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !TEMP_RE.test(name.slice(prefix.length))) continue;
+    rmSync(join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
+}
+
+function fsyncPath(path: string, flags: 'r' | 'r+'): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The checks that keep a snapshot from ever replacing something it must not. */
+function checkTarget(db: Db, target: string): void {
+  if (db.path === ':memory:') throw new SnapshotRefusedError('snapshot: an in-memory warehouse cannot be published');
+  if (target === db.path) {
+    throw new SnapshotRefusedError(`snapshot: ${target} is the warehouse itself; choose another file`);
+  }
+  const st = statSync(target, { throwIfNoEntry: false });
+  if (st && !st.isFile()) throw new SnapshotRefusedError(`snapshot: ${target} exists and is not a file`);
+  const parent = statSync(dirname(target), { throwIfNoEntry: false });
+  if (!parent?.isDirectory()) throw new SnapshotRefusedError(`snapshot: folder ${dirname(target)} does not exist`);
+}
+
+/**
+ * Writes the snapshot of the warehouse `db` is connected to (its current database) and puts it at `target`.
+ * Run it on a connection of its own to let writes go on meanwhile: it reads one consistent point in time.
+ */
+export async function publishSnapshot(db: Db, targetPath: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {
+  const started = performance.now();
+  const target = resolve(targetPath);
+  checkTarget(db, target);
+  const removedLeftovers = removeSnapshotLeftovers(target);
+  const temp = join(dirname(target), `${tempPrefix(target)}${randomBytes(8).toString('hex')}.tmp`);
+  const alias = `evsync_snapshot_${randomBytes(6).toString('hex')}`;
+  const live = await currentDatabase(db);
+  const tables = await listStreamTables(db);
+  const rows: Record<string, number> = {};
+  let views: AnalyticsViewsReport = { created: [], warnings: [] };
+  let attached = false;
+  try {
+    await db.run(`ATTACH ${literal(temp)} AS ${ident(alias)} (${SNAPSHOT_FILE_OPTIONS})`);
+    attached = true;
+    const to = (schema: string, table: string) => `${ident(alias)}.${ident(schema)}.${ident(table)}`;
+    const from = (schema: string, table: string) => `${ident(live)}.${ident(schema)}.${ident(table)}`;
+    await db.transaction(async () => {
+      await db.run(`CREATE SCHEMA ${ident(alias)}._evsync`);
+      await db.run(`CREATE SCHEMA ${ident(alias)}.analytics`);
+      let n = 0;
+      for (const table of tables) {
+        rows[table] = await db.run(`CREATE TABLE ${to('main', table)} AS SELECT * FROM ${from('main', table)}`);
+        opts.onTable?.(table, ++n);
+      }
+      for (const table of BOOKKEEPING_COPIED) {
+        await db.run(`CREATE TABLE ${to('_evsync', table)} AS SELECT * FROM ${from('_evsync', table)}`);
+      }
+      await db.run(
+        `CREATE TABLE ${to('_evsync', 'snapshot')} AS
+           SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables`,
+        [utcNow(), db.path, opts.runId ?? null, tables.length],
+      );
+    });
+    // The views are made inside the copy (its own `main`), so a reader opening it alone can use them.
+    await db.run(`USE ${ident(alias)}`);
+    try {
+      views = await createAnalyticsViews(db);
+    } finally {
+      await db.run(`USE ${ident(live)}`);
+    }
+    await db.run(`CHECKPOINT ${ident(alias)}`);
+    await db.run(`DETACH ${ident(alias)}`);
+    attached = false;
+    rmSync(`${temp}.wal`, { force: true });
+    chmodSync(temp, 0o600);
+    fsyncPath(temp, 'r+');
+    renameSync(temp, target);
+    fsyncPath(dirname(target), 'r');
+  } catch (err) {
+    if (attached) await db.run(`DETACH ${ident(alias)}`).catch(() => undefined);
+    rmSync(temp, { force: true });
+    rmSync(`${temp}.wal`, { force: true });
+    throw err;
+  }
+  return {
+    path: target,
+    tables,
+    rows,
+    bytes: statSync(target).size,
+    views,
+    removedLeftovers,
+    ms: performance.now() - started,
+  };
+}
+
+async function currentDatabase(db: Db): Promise<string> {
+  const r = await db.query('SELECT current_database() AS name');
+  const name = r.rows[0]?.name;
+  if (typeof name !== 'string') throw new Error('snapshot: no current database');
+  return name;
+}
