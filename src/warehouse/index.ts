@@ -17,7 +17,7 @@ export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
 export type { PendingPartition } from './publish-pending.js';
 export type { WarehouseSide } from './side.js';
-export { SnapshotRefusedError, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
 export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
 export type {
   CursorState,

@@ -135,7 +135,10 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
       await db.run(`CREATE SCHEMA ${ident(alias)}.analytics`);
       let n = 0;
       for (const table of tables) {
-        rows[table] = await db.run(`CREATE TABLE ${to('main', table)} AS SELECT * FROM ${from('main', table)}`);
+        await db.run(`CREATE TABLE ${to('main', table)} AS SELECT * FROM ${from('main', table)}`);
+        // CREATE TABLE AS reports no row count: the copy is counted (from its fresh row groups' metadata).
+        const counted = await db.query(`SELECT count(*) AS n FROM ${to('main', table)}`);
+        rows[table] = Number(counted.rows[0]?.n ?? 0);
         opts.onTable?.(table, ++n);
       }
       for (const table of BOOKKEEPING_COPIED) {

@@ -127,7 +127,9 @@ describe('Warehouse.open', () => {
       const attempt = Warehouse.open(path);
       await expect(attempt).rejects.toBeInstanceOf(DatabaseInUseError);
       // The holder named by its command line (from /proc), and the way out for readers.
-      await expect(attempt).rejects.toThrow(`database ${path} is in use by another process: node --input-type=module -e`);
+      await expect(attempt).rejects.toThrow(
+        `database ${path} is in use by another process: node --input-type=module -e`,
+      );
       await expect(attempt).rejects.toThrow(`(PID ${proc.pid})`);
       await expect(attempt).rejects.toThrow('--snapshot <file>');
       const error = await attempt.catch((e: unknown) => e);
