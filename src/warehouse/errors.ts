@@ -7,7 +7,7 @@ export class WarehouseError extends Error {
 }
 
 /** Longest program description put in a message (a `node -e <script>` command line can run to pages). */
-const HOLDER_MAX = 80;
+const HOLDER_MAX = 120;
 
 /**
  * What runs as `pid`, from its command line (`/proc/<pid>/cmdline`, Linux): the program's base name and its

@@ -135,7 +135,7 @@ describe('Warehouse.open', () => {
       const error = await attempt.catch((e: unknown) => e);
       expect((error as DatabaseInUseError).pid).toBe(proc.pid);
       expect((error as DatabaseInUseError).holder).toMatch(/^node --input-type=module -e import \{ DuckDBInstance \}/);
-      expect((error as DatabaseInUseError).holder?.length).toBeLessThanOrEqual(80);
+      expect((error as DatabaseInUseError).holder?.length).toBeLessThanOrEqual(120);
       // No stack trace of DuckDB's in the message, only the sentence.
       expect((error as Error).message).not.toMatch(/IO Error|Conflicting lock/);
       await expect(Warehouse.open(path, { readOnly: true })).rejects.toThrow(`(PID ${proc.pid})`);

@@ -2,6 +2,8 @@
  * `evsync sync` (incremental) and `evsync backfill` (full, resumable): the engine under the credit budget.
  * Exit 0 done, 3 partial (state saved: the same command resumes), 1 failed.
  */
+import { statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
 import { parseTarget } from '../../lake/target.js';
@@ -17,6 +19,7 @@ import { SyncProgress } from '../output/progress.js';
 export interface SyncFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
   parquetOut?: string;
+  snapshot?: string;
 }
 
 /** Engine options from flags over the config file; the engine's own defaults for the rest. */
@@ -202,6 +205,37 @@ async function exportTouched(
   ctx.log.debug(`export: ${toJson(report)}`);
 }
 
+/**
+ * `--snapshot <file>` checked before the run spends a credit: not the warehouse itself, not a folder, in a folder
+ * that exists. Returns the absolute path.
+ */
+export function snapshotTarget(ctx: Ctx, file: string): string {
+  const target = resolve(ctx.io.cwd, file);
+  if (file.trim() === '') throw new UsageError('--snapshot: no file given');
+  if (target === resolve(ctx.io.cwd, ctx.config.db)) {
+    throw new UsageError(`--snapshot ${file} is the warehouse itself; name another file (e.g. evsync-snapshot.duckdb)`);
+  }
+  if (statSync(target, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UsageError(`--snapshot ${file} is a folder; name a file in it (e.g. ${join(file, 'evsync.duckdb')})`);
+  }
+  if (!statSync(dirname(target), { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UsageError(`--snapshot ${file}: folder ${dirname(target)} does not exist`);
+  }
+  return target;
+}
+
+/** Publishes the snapshot after a run and says where and how long it took. */
+export async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
+  const result = await warehouse.publishSnapshot(target, { runId });
+  for (const w of result.views.warnings) log.warn(`snapshot: ${w}`);
+  log.info(
+    `snapshot: published ${target} in ${formatDuration(result.ms)} (${result.tables.length} tables, ${(
+      result.bytes / 1024 / 1024
+    ).toFixed(1)} MiB); open it read-only with any DuckDB client while evsync runs`,
+  );
+  return result;
+}
+
 /** The command as the user typed it, to tell them what to run again. Quotes what a shell would need quoted. */
 export function commandLine(argv: readonly string[]): string {
   return ['evsync', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
@@ -220,6 +254,7 @@ async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: 
 async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
   const lakeTarget = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
   if (lakeTarget && !lakeTarget.ok) throw new UsageError(`--parquet-out: ${lakeTarget.problem}`);
+  const snapshot = flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot);
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, mode);
   const client = await createClient(ctx, conn, flags);
@@ -248,6 +283,8 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     progress.dispose();
     if (flags.parquetOut && result.status !== 'failed')
       await exportTouched(ctx, warehouse, flags.parquetOut, touched, ctx.log, result.runId);
+    // Partial runs too: what they loaded is committed, and readers of the snapshot should see it.
+    if (snapshot && result.status !== 'failed') await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log);
     if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);
     else {
       ctx.out.write(summaryTable(result));
@@ -272,6 +309,10 @@ function describe(cmd: Command, mode: SyncMode): Command {
       '--parquet-out <dir|s3://bucket/prefix>',
       'also export the partitions this run wrote to Parquet (Hive layout), locally or to the lake',
     )
+    .option(
+      '--snapshot <file>',
+      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically: open that with the duckdb CLI, Python or a BI tool, never the warehouse itself',
+    )
     .addHelpText(
       'after',
       mode === 'incremental'
@@ -280,12 +321,14 @@ Examples:
   $ evsync sync                                  # core streams, every event
   $ evsync sync --streams registrants,sessions --event-status live --budget 600
   $ evsync sync --json | jq .credits.total
+  $ evsync sync --snapshot ./evsync-snapshot.duckdb   # then: duckdb -readonly ./evsync-snapshot.duckdb
 
 Exit codes: 0 done, 3 partial (budget or max wait reached; run the same command again to resume), 1 failed, 2 usage.`
         : `
 Examples:
   $ evsync backfill --streams all
   $ evsync backfill --events 101,102 --max-wait 0   # stop (exit 3) instead of waiting for a window
+  $ evsync backfill --streams all --snapshot ./evsync-snapshot.duckdb
 
 A backfill is resumable: when it stops early (exit 3), run the same command again; it continues from the saved
 checkpoints and spends no credits twice.`,
