@@ -10,7 +10,6 @@
  * only: a partition touched again while it runs keeps its later row and is published again next time.
  */
 import type { Db } from './connection.js';
-import { utcNow } from './sql.js';
 
 export const PUBLISH_PENDING_DDL = [
   `CREATE TABLE IF NOT EXISTS _evsync.publish_pending (
@@ -33,14 +32,14 @@ export async function readPending(db: Db): Promise<PendingPartition[]> {
   }));
 }
 
-/** Records partitions as owed, at `at` (UTC `YYYY-MM-DD HH:MM:SS.mmm`, default now). */
-export async function addPending(db: Db, parts: readonly PendingPartition[], at = utcNow()): Promise<void> {
+/** Records partitions as owed, each at the time it was touched (UTC `YYYY-MM-DD HH:MM:SS.mmm`). */
+export async function addPending(db: Db, parts: readonly (PendingPartition & { at: string })[]): Promise<void> {
   if (parts.length === 0) return;
   await db.run(
     `INSERT INTO _evsync.publish_pending (table_name, event_id, recorded_at)
-     SELECT p.t, p.e, CAST(? AS TIMESTAMP)
-       FROM (SELECT unnest(CAST(CAST(? AS JSON) AS STRUCT(t VARCHAR, e BIGINT)[]), recursive := true)) p`,
-    [at, JSON.stringify(parts.map((p) => ({ t: p.table, e: p.eventId })))],
+     SELECT p.t, p.e, CAST(p.a AS TIMESTAMP)
+       FROM (SELECT unnest(CAST(CAST(? AS JSON) AS STRUCT(t VARCHAR, e BIGINT, a VARCHAR)[]), recursive := true)) p`,
+    [JSON.stringify(parts.map((p) => ({ t: p.table, e: p.eventId, a: p.at })))],
   );
 }
 

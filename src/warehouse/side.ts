@@ -43,8 +43,9 @@ export class WarehouseSide {
     return this.db.exclusive(() => readPending(this.db));
   }
 
-  recordPending(parts: readonly PendingPartition[], at?: string): Promise<void> {
-    return this.db.exclusive(() => addPending(this.db, parts, at));
+  /** Records touched partitions, each with the time it was touched (UTC `YYYY-MM-DD HH:MM:SS.mmm`). */
+  recordPending(parts: readonly (PendingPartition & { at: string })[]): Promise<void> {
+    return this.db.exclusive(() => addPending(this.db, parts));
   }
 
   /** After a publish that started at `startedAt` (UTC `YYYY-MM-DD HH:MM:SS.mmm`) completed. */
