@@ -4,17 +4,16 @@
  * process (a child node with @duckdb/node-api) while this process holds the live file, and compared with the
  * simulator's ground truth. Publishes are driven by flush(), never by the clock; the kill is by count.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TouchedPartitions } from '../../src/cli/commands/sync.js';
 import { type Publisher, runSync, startPublisher } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { runTsxChild } from '../helpers/tsx-child.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const STREAMS = 'events,registrants,sessions';
 
 let h: Harness | undefined;
@@ -175,28 +174,13 @@ describe('startPublisher', () => {
     // The child takes the file: this process lets go of it.
     await h.warehouse.close();
 
-    const killed = await new Promise<{ signal: string | null; stdout: string; stderr: string }>((done, fail) => {
-      const c = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'test/sync/fixtures/publisher-kill-child.ts',
-          h!.dbPath,
-          parquet,
-          snapshot,
-          'registrants',
-          events.join(','),
-        ],
-        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      c.on('error', fail);
-      c.on('close', (_code, signal) => done({ signal, stdout, stderr }));
-    });
+    const killed = await runTsxChild('test/sync/fixtures/publisher-kill-child.ts', [
+      h.dbPath,
+      parquet,
+      snapshot,
+      'registrants',
+      events.join(','),
+    ]);
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     expect(killed.stdout.trim()).toMatch(/^copied 1 \w+$/);
     expect(readdirSync(h.dir).some((f) => f.startsWith('.snapshot.duckdb.publish-'))).toBe(true);

@@ -3,15 +3,13 @@
  * @duckdb/node-api, test/helpers/duckdb-reader.ts) while this process holds the live file, which DuckDB lets no
  * other process open. Faults by count: a child SIGKILLs itself after its n-th copied table.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SnapshotRefusedError } from '../../src/warehouse/index.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
+import { runTsxChild } from '../helpers/tsx-child.js';
 import { eventScope, events, page, reg, registrants, rows, type TempWarehouse, tempWarehouseEach } from './helpers.js';
-
-const ROOT = resolve(import.meta.dirname, '../..');
 
 let t: TempWarehouse;
 tempWarehouseEach((opened) => {
@@ -111,19 +109,7 @@ describe('publishSnapshot', () => {
     await fill([4]);
     // The child opens the warehouse itself: this process lets go of it first.
     await t.w.close();
-    const killed = await new Promise<{ signal: string | null; stdout: string; stderr: string }>((done, fail) => {
-      const c = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'test/warehouse/fixtures/snapshot-kill-child.ts', t.path, target, '1'],
-        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      c.on('error', fail);
-      c.on('close', (_code, signal) => done({ signal, stdout, stderr }));
-    });
+    const killed = await runTsxChild('test/warehouse/fixtures/snapshot-kill-child.ts', [t.path, target, '1']);
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     expect(killed.stdout.trim()).toBe('copied 1 events');
     const leftovers = readdirSync(t.dir).filter((f) => f.startsWith('.snapshot.duckdb.publish-'));
