@@ -105,7 +105,14 @@ export async function publishScenarios(o: PublishBenchOptions): Promise<Scenario
         null,
         `${detail(r.incremental)}; CPU ${seconds(r.incremental.lastCpuMs ?? 0)}; touched ${JSON.stringify(r.touched)}`,
       ),
-      figure(name('incremental publish'), 'peak RSS MB', r.incrementalPeakRssMb, null, null),
+      figure(
+        name('incremental publish'),
+        'peak RSS MB',
+        r.incrementalPeakRssMb,
+        null,
+        null,
+        `4 more alike: ${r.repeated.map((x) => `${x.ms} ms, snapshot ${mib(x.snapshotBytes)} MiB`).join('; ')}`,
+      ),
       figure(
         name('snapshot copy, CREATE TABLE AS per table'),
         's',

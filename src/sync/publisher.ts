@@ -2,7 +2,8 @@
  * The daemon's publisher: keeps what readers open fresh while `serve` holds the warehouse. Changes mark the
  * partitions they touched (`touched`); on a cadence the publisher re-exports only those partitions to Parquet (a
  * folder, or the lake on s3://, by the same code and the same manifest, ownership, lease and atomicity rules as
- * `export` and `sync --parquet-out`), then publishes the snapshot (src/warehouse/snapshot.ts).
+ * `export` and `sync --parquet-out`), then publishes the snapshot (src/warehouse/snapshot.ts), copying again only the
+ * touched tables (the first snapshot of a process copies them all).
  *
  * - Coalesced: touches between two publishes make one publish; nothing touched, nothing published.
  * - One publish at a time: a tick that finds one running leaves its touches to the next.
@@ -73,6 +74,7 @@ export interface PublishStats {
   /** Bytes the last publish wrote: Parquet files (or uploads) plus the snapshot file. */
   lastBytes: number | null;
   lastParquet: { tables: number; bytes: number; ms: number } | null;
+  /** The last snapshot: tables copied from the warehouse (the rest came from the previous snapshot). */
   lastSnapshot: { tables: number; bytes: number; ms: number } | null;
   totalDurationMs: number;
   totalCpuMs: number;
@@ -140,6 +142,8 @@ class CadencedPublisher implements Publisher {
   private stopped = false;
   /** The snapshot must be published even with nothing touched (it does not exist yet). */
   private snapshotDue: boolean;
+  /** The next snapshot copies every table (until one has been published by this process). */
+  private snapshotWhole = true;
   private readonly s: PublishStats = {
     publishes: 0,
     failures: 0,
@@ -261,11 +265,15 @@ class CadencedPublisher implements Publisher {
       if (this.opts.snapshot !== undefined) {
         const snap = await this.reader.publishSnapshot(this.opts.snapshot, {
           ...(this.opts.onSnapshotTable ? { onTable: this.opts.onSnapshotTable } : {}),
+          // The first snapshot of a process copies everything (whatever happened while no publisher ran); later
+          // ones start from the previous snapshot and copy the touched tables only.
+          ...(this.snapshotWhole ? {} : { changedTables: [...batch.keys()] }),
         });
+        this.snapshotWhole = false;
         for (const w of snap.views.warnings) this.opts.log('warn', `snapshot: ${w}`);
         snapshotBytes = snap.bytes;
         this.snapshotDue = false;
-        this.s.lastSnapshot = { tables: snap.tables.length, bytes: snap.bytes, ms: snap.ms };
+        this.s.lastSnapshot = { tables: snap.copied.length, bytes: snap.bytes, ms: snap.ms };
       }
       // Done: what was recorded before the start is delivered (later touches stay recorded).
       await this.record();

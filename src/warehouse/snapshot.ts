@@ -9,8 +9,10 @@
  * How it is written, so that a reader never sees half of it:
  *   1. leftovers of a publish that was killed (`.<name>.publish-<hex>.tmp`, with its `.wal`) are removed;
  *   2. the copy is written to a new temporary file beside the target (same folder: same file system, so the rename
- *      is atomic), attached to the warehouse's own DuckDB instance, all tables copied in one transaction (one
- *      consistent point in time while writes go on through other connections);
+ *      is atomic), attached to the warehouse's own DuckDB instance, the tables copied in one transaction (one
+ *      consistent point in time while writes go on through other connections). With `changedTables` (the daemon's
+ *      publisher), the temporary file starts as a copy of the previous snapshot and only those tables are copied
+ *      again: a publish costs what changed, not the whole warehouse;
  *   3. detached (DuckDB checkpoints it), fsynced, made owner-only (it holds personal data);
  *   4. renamed over the target, then the folder fsynced. A reader holding the previous file open keeps reading it
  *      (the old inode lives until it closes); the next open gets the new one.
@@ -22,7 +24,19 @@
  * is, so the copy holds exactly what the views need.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Db } from './connection.js';
 import { listStreamTables } from './ddl.js';
@@ -35,19 +49,29 @@ const BOOKKEEPING_COPIED = ['custom_fields'] as const;
 
 /** The snapshot file's layout: small blocks and row groups, as the warehouse's (see connection.ts), to bound memory. */
 const SNAPSHOT_FILE_OPTIONS = 'BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768';
+/** A file keeps the block size it was made with. */
+const REUSED_FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
 
 export interface SnapshotOptions {
   /** Called after each table is copied (n counts from 1): progress, and a test's kill point. */
   onTable?: (table: string, n: number) => void;
   /** What the snapshot was published after (a run id), recorded in `_evsync.snapshot`. */
   runId?: string | null;
+  /**
+   * The stream tables changed since the previous snapshot at the target: the others are taken from it (a file copy)
+   * instead of copied again. Ignored (everything copied) when there is no previous snapshot, or it was published
+   * from another warehouse. Without it, every table is copied.
+   */
+  changedTables?: readonly string[];
 }
 
 export interface SnapshotResult {
   /** The snapshot's absolute path. */
   path: string;
   tables: string[];
-  /** Rows copied per table (all rows, deleted ones included). */
+  /** The tables copied from the warehouse this time (the others came from the previous snapshot). */
+  copied: string[];
+  /** Rows copied per copied table (all rows, deleted ones included). */
   rows: Record<string, number>;
   /** Size of the snapshot file. */
   bytes: number;
@@ -110,6 +134,34 @@ function checkTarget(db: Db, target: string): void {
 }
 
 /**
+ * Attaches the new copy as `alias` at `temp`. With `reuse`, the copy starts as the previous snapshot (a file copy:
+ * far cheaper than copying its tables again) if that one was published from this warehouse; returns the stream
+ * tables it holds then, or null for a new, empty copy.
+ */
+async function attachCopy(db: Db, target: string, temp: string, alias: string, reuse: boolean) {
+  if (reuse && existsSync(target)) {
+    copyFileSync(target, temp, constants.COPYFILE_FICLONE);
+    await db.run(`ATTACH ${literal(temp)} AS ${ident(alias)} (${REUSED_FILE_OPTIONS})`);
+    try {
+      const r = await db.query(`SELECT source FROM ${ident(alias)}._evsync.snapshot`);
+      if (r.rows.length === 1 && r.rows[0]?.source === db.path) {
+        const held = await db.query(
+          `SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'`,
+          [alias],
+        );
+        return new Set(held.rows.map((row) => String(row.table_name)));
+      }
+    } catch {
+      // Not a snapshot of evsync's (or an older layout): written anew below.
+    }
+    await db.run(`DETACH ${ident(alias)}`);
+    rmSync(temp, { force: true });
+  }
+  await db.run(`ATTACH ${literal(temp)} AS ${ident(alias)} (${SNAPSHOT_FILE_OPTIONS})`);
+  return null;
+}
+
+/**
  * Writes the snapshot of the warehouse `db` is connected to (its current database) and puts it at `target`.
  * Run it on a connection of its own to let writes go on meanwhile: it reads one consistent point in time.
  */
@@ -123,27 +175,38 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
   const live = await currentDatabase(db);
   const tables = await listStreamTables(db);
   const rows: Record<string, number> = {};
+  const copied: string[] = [];
   let views: AnalyticsViewsReport = { created: [], warnings: [] };
   let attached = false;
   try {
-    await db.run(`ATTACH ${literal(temp)} AS ${ident(alias)} (${SNAPSHOT_FILE_OPTIONS})`);
+    const held = await attachCopy(db, target, temp, alias, opts.changedTables !== undefined);
     attached = true;
+    const changed = new Set(opts.changedTables ?? []);
     const to = (schema: string, table: string) => `${ident(alias)}.${ident(schema)}.${ident(table)}`;
     const from = (schema: string, table: string) => `${ident(live)}.${ident(schema)}.${ident(table)}`;
+    const copy = async (schema: string, table: string) => {
+      await db.run(`DROP TABLE IF EXISTS ${to(schema, table)}`);
+      await db.run(`CREATE TABLE ${to(schema, table)} AS SELECT * FROM ${from(schema, table)}`);
+    };
     await db.transaction(async () => {
-      await db.run(`CREATE SCHEMA ${ident(alias)}._evsync`);
-      await db.run(`CREATE SCHEMA ${ident(alias)}.analytics`);
+      if (held === null) {
+        await db.run(`CREATE SCHEMA ${ident(alias)}._evsync`);
+        await db.run(`CREATE SCHEMA ${ident(alias)}.analytics`);
+      }
+      // Tables the warehouse no longer has leave the copy too.
+      for (const table of held ?? []) if (!tables.includes(table)) await db.run(`DROP TABLE ${to('main', table)}`);
       let n = 0;
       for (const table of tables) {
-        await db.run(`CREATE TABLE ${to('main', table)} AS SELECT * FROM ${from('main', table)}`);
+        if (held?.has(table) && !changed.has(table)) continue;
+        await copy('main', table);
+        copied.push(table);
         // CREATE TABLE AS reports no row count: the copy is counted (from its fresh row groups' metadata).
         const counted = await db.query(`SELECT count(*) AS n FROM ${to('main', table)}`);
         rows[table] = Number(counted.rows[0]?.n ?? 0);
         opts.onTable?.(table, ++n);
       }
-      for (const table of BOOKKEEPING_COPIED) {
-        await db.run(`CREATE TABLE ${to('_evsync', table)} AS SELECT * FROM ${from('_evsync', table)}`);
-      }
+      for (const table of BOOKKEEPING_COPIED) await copy('_evsync', table);
+      await db.run(`DROP TABLE IF EXISTS ${to('_evsync', 'snapshot')}`);
       await db.run(
         `CREATE TABLE ${to('_evsync', 'snapshot')} AS
            SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables`,
@@ -174,6 +237,7 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
   return {
     path: target,
     tables,
+    copied,
     rows,
     bytes: statSync(target).size,
     views,

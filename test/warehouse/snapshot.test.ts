@@ -102,6 +102,37 @@ describe('publishSnapshot', () => {
     }
   });
 
+  it('with changedTables, copies only those and takes the rest from the previous snapshot', async () => {
+    await fill([1, 2, 3]);
+    const target = join(t.dir, 'snapshot.duckdb');
+    // Nothing to start from: everything is copied.
+    expect((await t.w.publishSnapshot(target, { changedTables: [] })).copied).toEqual(['events', 'registrants']);
+    await fill([4, 5]);
+    // Events were rewritten too (same row), but only registrants are said to have changed.
+    const r = await t.w.publishSnapshot(target, { changedTables: ['registrants'] });
+    expect(r.copied).toEqual(['registrants']);
+    expect(r.rows).toEqual({ registrants: 5 });
+    const reader = await DuckDbReader.open(target);
+    try {
+      expect(await reader.count(COUNT)).toBe(5);
+      expect(await reader.count('SELECT count(*) FROM main.events')).toBe(1);
+      expect(await reader.count('SELECT sum(registrants) FROM analytics.registration_status_by_event')).toBe(5);
+    } finally {
+      await reader.close();
+    }
+    // A snapshot another warehouse published is not built upon.
+    const other = join(t.dir, 'other.duckdb');
+    const { Warehouse } = await import('../../src/warehouse/index.js');
+    const w2 = await Warehouse.open(other);
+    try {
+      await page(w2, events, { key: 'account', column: null, value: null }, [{ id: 99, name: 'Other' }]);
+      expect((await w2.publishSnapshot(target, { changedTables: [] })).copied).toEqual(['events']);
+    } finally {
+      await w2.close();
+    }
+    expect((await t.w.publishSnapshot(target, { changedTables: [] })).copied).toEqual(['events', 'registrants']);
+  });
+
   it('killed mid-publish leaves the previous snapshot readable; the next publish removes the leftovers', async () => {
     await fill([1, 2, 3]);
     const target = join(t.dir, 'snapshot.duckdb');
