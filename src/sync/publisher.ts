@@ -240,6 +240,7 @@ class CadencedPublisher implements Publisher {
 
   async flush(): Promise<void> {
     while (this.running) await this.running.catch(() => undefined);
+    if (this.stopped) return;
     if (this.touchedNow.size === 0 && !this.snapshotDue) return;
     await this.run();
   }

@@ -18,6 +18,7 @@ export { DatabaseInUseError, WarehouseError } from './errors.js';
 export type { PendingPartition } from './publish-pending.js';
 export type { WarehouseSide } from './side.js';
 export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
+export { snapshotTargetProblem } from './snapshot-target.js';
 export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
 export type {
   CursorState,

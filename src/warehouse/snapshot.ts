@@ -42,6 +42,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Db } from './connection.js';
 import { listStreamTables } from './ddl.js';
 import { WarehouseError } from './errors.js';
+import { snapshotTargetProblem } from './snapshot-target.js';
 import { ident, literal, utcNow } from './sql.js';
 import { type AnalyticsViewsReport, createAnalyticsViews } from './views.js';
 
@@ -122,16 +123,38 @@ function fsyncPath(path: string, flags: 'r' | 'r+'): void {
   }
 }
 
+/** Refuses a target holding a DuckDB database that is not an evsync snapshot (someone's own database). */
+async function checkPrevious(db: Db, target: string): Promise<void> {
+  if (!existsSync(target) || statSync(target).size === 0) return;
+  const alias = `evsync_previous_${randomBytes(6).toString('hex')}`;
+  let ours = false;
+  try {
+    await db.run(`ATTACH ${literal(target)} AS ${ident(alias)} (READ_ONLY)`);
+    try {
+      const r = await db.query(
+        `SELECT count(*) AS n FROM duckdb_tables()
+          WHERE database_name = ? AND schema_name = '_evsync' AND table_name = 'snapshot'`,
+        [alias],
+      );
+      ours = Number(r.rows[0]?.n ?? 0) === 1;
+    } finally {
+      await db.run(`DETACH ${ident(alias)}`);
+    }
+  } catch {
+    // Unreadable as a database (damaged, another program's lock): not provably ours.
+  }
+  if (!ours) {
+    throw new SnapshotRefusedError(
+      `snapshot: ${target} exists and is not a snapshot evsync published; evsync replaces only its own (move the file away or name another)`,
+    );
+  }
+}
+
 /** The checks that keep a snapshot from ever replacing something it must not. */
 function checkTarget(db: Db, target: string): void {
   if (db.path === ':memory:') throw new SnapshotRefusedError('snapshot: an in-memory warehouse cannot be published');
-  if (target === db.path) {
-    throw new SnapshotRefusedError(`snapshot: ${target} is the warehouse itself; choose another file`);
-  }
-  const st = statSync(target, { throwIfNoEntry: false });
-  if (st && !st.isFile()) throw new SnapshotRefusedError(`snapshot: ${target} exists and is not a file`);
-  const parent = statSync(dirname(target), { throwIfNoEntry: false });
-  if (!parent?.isDirectory()) throw new SnapshotRefusedError(`snapshot: folder ${dirname(target)} does not exist`);
+  const problem = snapshotTargetProblem(target, db.path);
+  if (problem) throw new SnapshotRefusedError(`snapshot: ${problem}`);
 }
 
 /**
@@ -142,8 +165,10 @@ function checkTarget(db: Db, target: string): void {
 async function attachCopy(db: Db, target: string, temp: string, alias: string, reuse: boolean) {
   if (reuse && existsSync(target)) {
     copyFileSync(target, temp, constants.COPYFILE_FICLONE);
-    await db.run(`ATTACH ${literal(temp)} AS ${ident(alias)} (${REUSED_FILE_OPTIONS})`);
+    let attached = false;
     try {
+      await db.run(`ATTACH ${literal(temp)} AS ${ident(alias)} (${REUSED_FILE_OPTIONS})`);
+      attached = true;
       const r = await db.query(`SELECT source FROM ${ident(alias)}._evsync.snapshot`);
       if (r.rows.length === 1 && r.rows[0]?.source === db.path) {
         const held = await db.query(
@@ -153,10 +178,11 @@ async function attachCopy(db: Db, target: string, temp: string, alias: string, r
         return new Set(held.rows.map((row) => String(row.table_name)));
       }
     } catch {
-      // Not a snapshot of evsync's (or an older layout): written anew below.
+      // Not readable as this warehouse's snapshot (damaged, an older layout): written anew below.
     }
-    await db.run(`DETACH ${ident(alias)}`);
+    if (attached) await db.run(`DETACH ${ident(alias)}`);
     rmSync(temp, { force: true });
+    rmSync(`${temp}.wal`, { force: true });
   }
   await db.run(`ATTACH ${literal(temp)} AS ${ident(alias)} (${SNAPSHOT_FILE_OPTIONS})`);
   return null;
@@ -170,6 +196,7 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
   const started = performance.now();
   const target = resolve(targetPath);
   checkTarget(db, target);
+  await checkPrevious(db, target);
   const removedLeftovers = removeSnapshotLeftovers(target);
   const temp = join(dirname(target), `${tempPrefix(target)}${randomBytes(8).toString('hex')}.tmp`);
   const alias = `evsync_snapshot_${randomBytes(6).toString('hex')}`;

@@ -3,6 +3,7 @@
  * with @duckdb/node-api) while the warehouse file itself is out of bounds. And the other way round: a reader holding
  * the warehouse makes evsync say who holds it and point at --snapshot.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Warehouse } from '../../src/warehouse/index.js';
@@ -57,15 +58,18 @@ describe('--snapshot', () => {
     });
   });
 
-  it('refuses the warehouse itself, a folder or a missing folder before spending a credit (exit 2)', async () => {
+  it('refuses the warehouse itself, a folder, a missing folder or a file of another kind before spending a credit (exit 2)', async () => {
     await inTempDir(async (dir) => {
       const db = join(dir, 'evsync.duckdb');
       const env = { ...cli.env, EVSYNC_DB: db };
+      const notes = join(dir, 'notes.txt');
+      writeFileSync(notes, 'mine');
       const credits = cli.sim.counters().credits;
       for (const [target, message] of [
         [db, 'is the warehouse itself'],
         [dir, 'is a folder'],
         [join(dir, 'nope', 's.duckdb'), 'does not exist'],
+        [notes, 'is not a DuckDB database'],
       ] as const) {
         const r = await run(['sync', '--snapshot', target], { cwd: dir, env });
         expect(r.code, r.stderr).toBe(2);

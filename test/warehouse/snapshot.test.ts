@@ -3,7 +3,7 @@
  * @duckdb/node-api, test/helpers/duckdb-reader.ts) while this process holds the live file, which DuckDB lets no
  * other process open. Faults by count: a child SIGKILLs itself after its n-th copied table.
  */
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SnapshotRefusedError } from '../../src/warehouse/index.js';
@@ -171,6 +171,20 @@ describe('publishSnapshot', () => {
     await expect(t.w.publishSnapshot(t.path)).rejects.toBeInstanceOf(SnapshotRefusedError);
     await expect(t.w.publishSnapshot(t.dir)).rejects.toBeInstanceOf(SnapshotRefusedError);
     await expect(t.w.publishSnapshot(join(t.dir, 'no-such-folder', 's.duckdb'))).rejects.toThrow(/does not exist/);
+    // A file that is no DuckDB database, and a database that is no snapshot, are someone else's: left alone.
+    const notes = join(t.dir, 'notes.txt');
+    writeFileSync(notes, 'my notes');
+    await expect(t.w.publishSnapshot(notes)).rejects.toThrow(/is not a DuckDB database/);
+    expect(readFileSync(notes, 'utf8')).toBe('my notes');
+    await expect(t.w.publishSnapshot(t.path.replace(/test\.duckdb$/, 'test.duckdb.stage'))).rejects.toBeInstanceOf(
+      SnapshotRefusedError,
+    );
+    const theirs = join(t.dir, 'theirs.duckdb');
+    const { Warehouse } = await import('../../src/warehouse/index.js');
+    await (await Warehouse.open(theirs)).close();
+    const size = statSync(theirs).size;
+    await expect(t.w.publishSnapshot(theirs)).rejects.toThrow(/is not a snapshot evsync published/);
+    expect(statSync(theirs).size).toBe(size);
     // A file that only looks like a leftover (another name) is not evsync's.
     const other = join(t.dir, '.snapshot.duckdb.publish-notours.tmp');
     writeFileSync(other, 'x');

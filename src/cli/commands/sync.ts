@@ -2,13 +2,13 @@
  * `evsync sync` (incremental) and `evsync backfill` (full, resumable): the engine under the credit budget.
  * Exit 0 done, 3 partial (state saved: the same command resumes), 1 failed.
  */
-import { statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
 import { parseTarget } from '../../lake/target.js';
 import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
+import { snapshotTargetProblem } from '../../warehouse/snapshot-target.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type SelectionFlags } from '../options.js';
@@ -207,20 +207,13 @@ async function exportTouched(
 
 /**
  * `--snapshot <file>` checked before the run spends a credit: not the warehouse itself, not a folder, in a folder
- * that exists. Returns the absolute path.
+ * that exists, not a file other than a DuckDB database. Returns the absolute path.
  */
 export function snapshotTarget(ctx: Ctx, file: string): string {
-  const target = resolve(ctx.io.cwd, file);
   if (file.trim() === '') throw new UsageError('--snapshot: no file given');
-  if (target === resolve(ctx.io.cwd, ctx.config.db)) {
-    throw new UsageError(`--snapshot ${file} is the warehouse itself; name another file (e.g. evsync-snapshot.duckdb)`);
-  }
-  if (statSync(target, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new UsageError(`--snapshot ${file} is a folder; name a file in it (e.g. ${join(file, 'evsync.duckdb')})`);
-  }
-  if (!statSync(dirname(target), { throwIfNoEntry: false })?.isDirectory()) {
-    throw new UsageError(`--snapshot ${file}: folder ${dirname(target)} does not exist`);
-  }
+  const target = resolve(ctx.io.cwd, file);
+  const problem = snapshotTargetProblem(target, resolve(ctx.io.cwd, ctx.config.db));
+  if (problem) throw new UsageError(`--snapshot: ${problem.replace(target, file)}`);
   return target;
 }
 
