@@ -55,8 +55,11 @@ const SNAPSHOT_FILE_OPTIONS = 'BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768';
 const REUSED_FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
 
 export interface SnapshotOptions {
-  /** Called after each table is copied (n counts from 1): progress, and a test's kill point. */
-  onTable?: (table: string, n: number) => void;
+  /**
+   * Called after each table is copied (n counts from 1), inside the copy's transaction, and awaited: progress, and a
+   * test's kill point or pause.
+   */
+  onTable?: (table: string, n: number) => void | Promise<void>;
   /** What the snapshot was published after (a run id), recorded in `_evsync.snapshot`. */
   runId?: string | null;
   /**
@@ -231,7 +234,7 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
         // CREATE TABLE AS reports no row count: the copy is counted (from its fresh row groups' metadata).
         const counted = await db.query(`SELECT count(*) AS n FROM ${to('main', table)}`);
         rows[table] = Number(counted.rows[0]?.n ?? 0);
-        opts.onTable?.(table, ++n);
+        await opts.onTable?.(table, ++n);
       }
       for (const table of BOOKKEEPING_COPIED) await copy('_evsync', table);
       await db.run(`DROP TABLE IF EXISTS ${to('_evsync', 'snapshot')}`);

@@ -9,7 +9,18 @@ import { describe, expect, it } from 'vitest';
 import { SnapshotRefusedError } from '../../src/warehouse/index.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { runTsxChild } from '../helpers/tsx-child.js';
-import { eventScope, events, page, reg, registrants, rows, type TempWarehouse, tempWarehouseEach } from './helpers.js';
+import {
+  eventScope,
+  events,
+  page,
+  reg,
+  registrants,
+  registrantsDef,
+  resolve,
+  rows,
+  type TempWarehouse,
+  tempWarehouseEach,
+} from './helpers.js';
 
 let t: TempWarehouse;
 tempWarehouseEach((opened) => {
@@ -131,6 +142,31 @@ describe('publishSnapshot', () => {
       await w2.close();
     }
     expect((await t.w.publishSnapshot(target, { changedTables: [] })).copied).toEqual(['events', 'registrants']);
+  });
+
+  it('a query through the writer (capture.readQuery) answers while a publish holds its transaction after a schema change', async () => {
+    await fill([1, 2, 3]);
+    const side = await t.w.openSide();
+    let answer: unknown = null;
+    try {
+      await side.publishSnapshot(join(t.dir, 'snapshot.duckdb'), {
+        onTable: async (_table, n) => {
+          if (n !== 1) return;
+          // The publish's transaction is open: the writer adds a column (an ALTER), then answers a query.
+          await t.w.ensureTable(
+            resolve(registrantsDef, { customs: [...registrants.customFieldList], extra: { late: 'text' } }),
+          );
+          answer = (
+            await t.w.capture.readQuery('SELECT count(*) AS n FROM registrants WHERE late IS NULL', 'json', {
+              allowRead: [],
+            })
+          ).rows;
+        },
+      });
+    } finally {
+      await side.close();
+    }
+    expect(answer).toEqual([{ n: 3 }]);
   });
 
   it('killed mid-publish leaves the previous snapshot readable; the next publish removes the leftovers', async () => {
