@@ -50,8 +50,8 @@ export interface PublisherOptions {
   log: PublishLog;
   /** Publish every table once at start (a new output, or to rebuild it), besides what was left pending. */
   publishAllAtStart?: boolean;
-  /** After each table copied into the snapshot (n from 1): progress, and a test's kill point. */
-  onSnapshotTable?: (table: string, n: number) => void;
+  /** After each table copied into the snapshot (n from 1), awaited: progress, and a test's kill point or pause. */
+  onSnapshotTable?: (table: string, n: number) => void | Promise<void>;
 }
 
 /** Numbers for `/metrics` and `status`: what publishing costs and whether it keeps up. */

@@ -151,6 +151,44 @@ describe('startPublisher', () => {
     expect(publisher.stats().publishes).toBe(start + 1);
   });
 
+  it('never blocks the caller: writes and queries go on while a publish is paused mid-way; the snapshot is one point in time', async () => {
+    h = await startHarness();
+    await runSync(h.client(), h.warehouse, { mode: 'backfill', streams: 'events,registrants', lagSeconds: 0 });
+    const harness = h;
+    const snapshot = join(h.dir, 'snapshot.duckdb');
+    const total = truthIds(h, 'registrants').length;
+    const gone = truthIds(h, 'registrants')[0] ?? 0;
+    let during: number | null = null;
+    publisher = await startPublisher({
+      warehouse: h.warehouse,
+      snapshot,
+      everyMs: 3_600_000,
+      log: () => {},
+      // The publish waits here, inside its transaction, until the writer's work below is done: were the publisher
+      // holding the writer's queue, this would never finish.
+      onSnapshotTable: async (_table, n) => {
+        if (n !== 1 || during !== null) return;
+        await harness.warehouse.capture.markDeleted('registrants', [{ id: gone, at: '2024-06-01 00:00:00' }], 'run-x');
+        during = (await harness.warehouse.tableCounts()).registrants ?? null;
+      },
+    });
+    await publisher.flush();
+    expect(during).toBe(total - 1);
+    const count = async () => {
+      const reader = await DuckDbReader.open(snapshot);
+      try {
+        return await reader.count('SELECT count(*) FROM main.registrants WHERE _deleted_at IS NULL');
+      } finally {
+        await reader.close();
+      }
+    };
+    // The publish read one point in time, from before the write it let through.
+    expect(await count()).toBe(total);
+    publisher.touched('registrants', 'all');
+    await publisher.flush();
+    expect(await count()).toBe(total - 1);
+  });
+
   it('killed during a publish: the previous snapshot stays readable, the next start redoes the publish', async () => {
     h = await startHarness();
     await runSync(h.client(), h.warehouse, { mode: 'backfill', streams: STREAMS, lagSeconds: 0 });
