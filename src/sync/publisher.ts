@@ -250,6 +250,14 @@ class CadencedPublisher implements Publisher {
     await this.record();
     const batch = this.touchedNow;
     this.touchedNow = new Map();
+    // A table the warehouse does not have (a name given in error, a stream not loaded yet) would fail every
+    // publish from now on: it is dropped, once, with a warning.
+    const existing = new Set(await this.reader.listTables());
+    for (const table of batch.keys()) {
+      if (existing.has(table)) continue;
+      batch.delete(table);
+      this.opts.log('warn', `publish: no table ${table} in the warehouse; its touches are dropped`);
+    }
     // Everything committed before this moment is in what this publish reads.
     const startedAt = utcText();
     const wallStart = performance.now();

@@ -141,14 +141,24 @@ describe('startPublisher', () => {
     h = await startHarness();
     await runSync(h.client(), h.warehouse, { mode: 'backfill', streams: 'events,registrants', lagSeconds: 0 });
     const snapshot = join(h.dir, 'snapshot.duckdb');
-    publisher = await startPublisher({ warehouse: h.warehouse, snapshot, everyMs: 3_600_000, log: () => {} });
+    const warnings: string[] = [];
+    publisher = await startPublisher({
+      warehouse: h.warehouse,
+      snapshot,
+      everyMs: 3_600_000,
+      log: (level, m) => {
+        if (level === 'warn') warnings.push(m);
+      },
+    });
     await publisher.flush();
     const start = publisher.stats().publishes;
     for (let i = 0; i < 50; i++) publisher.touched('registrants', [i % 3]);
     publisher.touched('events', 'all');
-    expect(publisher.stats().pendingPartitions).toBe(4);
+    publisher.touched('no_such_table', [1]);
+    expect(publisher.stats().pendingPartitions).toBe(5);
     await Promise.all([publisher.flush(), publisher.flush()]);
-    expect(publisher.stats().publishes).toBe(start + 1);
+    expect(publisher.stats()).toMatchObject({ publishes: start + 1, failures: 0, pendingPartitions: 0 });
+    expect(warnings).toEqual(['publish: no table no_such_table in the warehouse; its touches are dropped']);
   });
 
   it('never blocks the caller: writes and queries go on while a publish is paused mid-way; the snapshot is one point in time', async () => {
