@@ -144,7 +144,7 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
     });
   } catch (err) {
     if (err instanceof DatabaseInUseError) {
-      throw new CliError(`${errorMessage(err)}; wait for it to finish (or stop it) and try again`);
+      throw new CliError(`${errorMessage(err)}. Once it has closed the file (finished, or stopped), try again`);
     }
     const foreign = notADatabase(db, err);
     if (foreign) throw new UsageError(foreign);

@@ -7,11 +7,11 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from '../warehouse/export-manifest.js';
-import type { PartitionSelection, Warehouse } from '../warehouse/index.js';
+import type { PartitionSelection } from '../warehouse/index.js';
 import { LakeError } from './errors.js';
 import { ACCOUNT_ID_RE, leaseKey, tableRoot } from './layout.js';
 import { Lease } from './lease.js';
-import { publishTable } from './publish.js';
+import { type ParquetSource, publishTable } from './publish.js';
 import { inspectRemoteTable, type RemoteTable } from './remote-table.js';
 import type { ObjectStore } from './store.js';
 
@@ -72,7 +72,7 @@ function prepareStaging(dir: string): void {
   });
 }
 
-export async function exportToLake(warehouse: Warehouse, opts: LakeExportOptions): Promise<LakeExportResult> {
+export async function exportToLake(warehouse: ParquetSource, opts: LakeExportOptions): Promise<LakeExportResult> {
   if (!ACCOUNT_ID_RE.test(opts.account)) {
     throw new LakeError(`account id ${JSON.stringify(opts.account)}: expected 1-63 of a-z, 0-9, _ and -`, 'refused');
   }

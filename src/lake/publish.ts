@@ -23,8 +23,14 @@ import type { ObjectStore } from './store.js';
 
 const PARTITION_COLUMN = 'event_id';
 
+/**
+ * What the lake reads the warehouse through: the warehouse itself (export, sync --parquet-out) or a side connection
+ * of it (the daemon's publisher, which must not wait behind the warehouse's queue).
+ */
+export type ParquetSource = Pick<Warehouse, 'listTables' | 'exportParquet'>;
+
 export interface PublishContext {
-  warehouse: Warehouse;
+  warehouse: ParquetSource;
   store: ObjectStore;
   lease: Lease;
   /** Owner-only folder beside the database; this table's files are staged in a fresh folder under it. */

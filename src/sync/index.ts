@@ -2,6 +2,14 @@ export { formatTimestamp } from './clock.js';
 export { AccountMismatchError, SyncUsageError } from './errors.js';
 export { type EventFilters, eventsInScope } from './event-scope.js';
 export { LOWER_BOUND_WARNING, type PlanReport, planSync } from './plan-report.js';
+export {
+  type Publisher,
+  type PublisherLake,
+  type PublisherOptions,
+  type PublishLog,
+  type PublishStats,
+  startPublisher,
+} from './publisher.js';
 export { runSync } from './run.js';
 export type {
   ProgressEvent,

@@ -37,6 +37,7 @@
  */
 import type { Db, ResultRow } from './connection.js';
 import { JOURNAL_DDL } from './journal.js';
+import { PUBLISH_PENDING_DDL } from './publish-pending.js';
 import { duckJson, timestampText, utcNow } from './sql.js';
 import { STATE_DDL } from './state.js';
 import type { CursorState, CursorWalk, RunSummary } from './types.js';
@@ -78,7 +79,7 @@ const DDL = [
 
 export async function createBookkeeping(db: Db): Promise<void> {
   await db.transaction(async () => {
-    for (const sql of [...DDL, ...STATE_DDL, ...JOURNAL_DDL]) await db.run(sql);
+    for (const sql of [...DDL, ...STATE_DDL, ...JOURNAL_DDL, ...PUBLISH_PENDING_DDL]) await db.run(sql);
     await db.run(`INSERT OR IGNORE INTO _evsync.meta VALUES ('schema_version', ?)`, [SCHEMA_VERSION]);
   });
 }

@@ -20,7 +20,7 @@ function checkIds(ids: readonly number[]): void {
 
 async function hasColumn(db: Db, table: string, column: string): Promise<boolean> {
   const r = await db.query(
-    `SELECT count(*) AS n FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ? AND column_name = ?`,
+    `SELECT count(*) AS n FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? AND column_name = ?`,
     [table, column],
   );
   return Number(r.rows[0]?.n ?? 0) > 0;

@@ -364,7 +364,7 @@ export class Db {
       shared = await acquire(full, readOnly, memoryLimit, sandbox);
     } catch (err) {
       if (!readOnly && !isMemory(full)) restoreUmask();
-      if (err instanceof DatabaseInUseError) throw new DatabaseInUseError(path, err.pid);
+      if (err instanceof DatabaseInUseError) throw new DatabaseInUseError(path, err.pid, err.holder);
       throw err;
     }
     if (!readOnly && !isMemory(full)) restrictPermissions(full);

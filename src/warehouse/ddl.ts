@@ -29,8 +29,8 @@ export function isEvolvableName(name: string): boolean {
 
 export async function readTableColumns(db: Db, table: string): Promise<TableColumns | null> {
   const r = await db.query(
-    `SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ?
-      ORDER BY column_index`,
+    `SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
+      AND table_name = ? ORDER BY column_index`,
     [table],
   );
   if (r.rows.length === 0) return null;
@@ -42,8 +42,9 @@ export async function readTableColumns(db: Db, table: string): Promise<TableColu
 export async function listStreamTables(db: Db): Promise<string[]> {
   // Stream tables are the base tables of `main` that carry the system columns (a user's own tables are left out).
   const r = await db.query(
-    `SELECT table_name FROM duckdb_columns() WHERE schema_name = 'main' AND column_name = '_deleted_at'
-      AND table_name IN (SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary)
+    `SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
+      AND column_name = '_deleted_at' AND table_name IN (SELECT table_name FROM duckdb_tables()
+        WHERE database_name = current_database() AND schema_name = 'main' AND NOT temporary)
       ORDER BY table_name`,
   );
   return r.rows.map((row) => String(row.table_name));

@@ -7,8 +7,9 @@
  * removed with its contents: an export writes new files under new names (`<exportId>_<uuid>.parquet`, written as
  * `.partial` and renamed once complete, so a reader never opens half a file), commits them to the manifest, then
  * removes the files they replace. A reader sees a partition doubled at most between the commit and the removal.
- * With `partitions`, only the listed event partitions are replaced; the others stay as they are. Everything written
- * is owner-only (0600 files, 0700 folders): the files hold personal data.
+ * With `partitions`, only the listed event partitions are replaced; the others stay as they are (with
+ * `newTablesWhole`, a table folder new to the output is written whole, as in the lake). Everything written is
+ * owner-only (0600 files, 0700 folders): the files hold personal data.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
@@ -104,7 +105,12 @@ interface TableJob {
   only: number[] | null;
 }
 
-async function writeTable(db: Db, job: TableJob, opts: ExportOptions, exportId: string): Promise<Manifest> {
+async function writeTable(
+  db: Db,
+  job: TableJob,
+  opts: ExportOptions,
+  exportId: string,
+): Promise<{ manifest: Manifest; bytes: number }> {
   const now = new Date();
   let manifest = prepareTableFolder(job.folder, job.table, now);
   const dir = job.folder.dir;
@@ -158,7 +164,7 @@ async function writeTable(db: Db, job: TableJob, opts: ExportOptions, exportId: 
   const folders = manifest.folders.filter((f) => live.has(f) || !removeFolderIfEmpty(dir, f));
   manifest = { ...manifest, obsolete: [], folders };
   writeManifest(dir, manifest);
-  return manifest;
+  return { manifest, bytes: written.reduce((n, f) => n + f.bytes, 0) };
 }
 
 export async function exportParquet(db: Db, opts: ExportOptions): Promise<ExportResult> {
@@ -194,13 +200,19 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
       const columns = await readTableColumns(db, table);
       if (!columns) continue;
       const partitioned = columns.has(PARTITION_COLUMN);
-      const only = partitioned ? (partitions?.get(table) ?? null) : null;
-      jobs.push({ table, folder: inspectTableFolder(join(out, table), table, force), partitioned, only });
+      const folder = inspectTableFolder(join(out, table), table, force);
+      // With newTablesWhole, a table new to the output gets every partition, not just those listed (as in the
+      // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
+      // a new folder, so this is not the default.)
+      const listed = partitioned ? (partitions?.get(table) ?? null) : null;
+      const only = opts.newTablesWhole === true && folder.state !== 'owned' ? null : listed;
+      jobs.push({ table, folder, partitioned, only });
     }
     const tables: string[] = [];
     const rows: Record<string, number> = {};
     const warnings: string[] = [];
     let files = 0;
+    let bytesWritten = 0;
     for (const job of jobs) {
       let manifest: Manifest | null = null;
       // Nothing to rewrite: the table's partitions on disk stay as they are (and no folder is created).
@@ -208,7 +220,9 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
         manifest = job.folder.state === 'owned' ? job.folder.manifest : null;
       } else {
         try {
-          manifest = await writeTable(db, job, opts, exportId);
+          const done = await writeTable(db, job, opts, exportId);
+          manifest = done.manifest;
+          bytesWritten += done.bytes;
         } catch (err) {
           if (err instanceof ExportRefusedError || !(err instanceof Error) || !('code' in err)) throw err;
           throw folderError('write into', job.folder.dir, err);
@@ -226,7 +240,7 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
       files += manifest?.files.length ?? 0;
       rows[job.table] = manifest?.files.reduce((n, f) => n + f.rows, 0) ?? 0;
     }
-    return { files, tables, exportId, rows, warnings };
+    return { files, tables, exportId, rows, warnings, bytesWritten };
   } finally {
     release();
   }

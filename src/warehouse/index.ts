@@ -22,7 +22,11 @@ export {
 export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
-export { removeSnapshotLeftovers, type SnapshotWritten } from './snapshot.js';
+export type { PendingPartition } from './publish-pending.js';
+export { type QueryCopyWritten, removeQueryCopyLeftovers } from './query-copy.js';
+export type { WarehouseSide } from './side.js';
+export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
+export { snapshotTargetProblem } from './snapshot-target.js';
 export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
 export type {
   CursorState,

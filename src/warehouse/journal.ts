@@ -243,7 +243,8 @@ export interface CaptureStreamState {
 
 export async function captureStreams(db: Db): Promise<CaptureStreamState[]> {
   const exists = await db.query(
-    `SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = '_evsync' AND table_name = 'capture_streams'`,
+    `SELECT count(*) AS n FROM duckdb_tables()
+      WHERE database_name = current_database() AND schema_name = '_evsync' AND table_name = 'capture_streams'`,
   );
   if (Number(exists.rows[0]?.n ?? 0) === 0) return [];
   const r = await db.query(

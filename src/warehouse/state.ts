@@ -31,10 +31,11 @@ function num(v: unknown): number | null {
 }
 
 async function tableExists(db: Db, schema: string, table: string): Promise<boolean> {
-  const r = await db.query(`SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?`, [
-    schema,
-    table,
-  ]);
+  const r = await db.query(
+    `SELECT count(*) AS n FROM duckdb_tables()
+    WHERE database_name = current_database() AND schema_name = ? AND table_name = ?`,
+    [schema, table],
+  );
   return Number(r.rows[0]?.n ?? 0) > 0;
 }
 

@@ -106,6 +106,8 @@ export interface ExportOptions {
    * as they are. Tables without event_id are rewritten whole.
    */
   partitions?: Record<string, number[]> | PartitionSelection[];
+  /** With `partitions`: a table with no folder of evsync's in the output yet is written whole (all its events). */
+  newTablesWhole?: boolean;
   /** Write into a table folder evsync did not create, or beside files it did not write (never removed). */
   force?: boolean;
   /** The sync run this export follows, recorded in each manifest. */
@@ -120,6 +122,8 @@ export interface ExportResult {
   exportId: string;
   /** Rows in each exported table's files after the export. */
   rows: Record<string, number>;
+  /** Bytes of the Parquet files this export wrote (replaced partitions only). */
+  bytesWritten: number;
   /** Files left beside the export with `force` (never removed), said once per folder. */
   warnings: string[];
 }

@@ -11,7 +11,9 @@ import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
 import { type MergeCounts, mergeStaged } from './merge-staged.js';
-import { type SnapshotWritten, writeSnapshot } from './snapshot.js';
+import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
+import { WarehouseSide } from './side.js';
+import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { ident } from './sql.js';
 import { Staging } from './stage.js';
 import { type StagedFilter, stagedPages } from './staged.js';
@@ -390,13 +392,13 @@ export class Warehouse {
    * queue (so the copy holds every committed page); the copy itself runs beside the queue, on its own connection,
    * and never holds up journaling or applying.
    */
-  async writeSnapshot(target: string): Promise<SnapshotWritten> {
+  async writeQueryCopy(target: string): Promise<QueryCopyWritten> {
     await this.db.exclusive(() => this.mergeNow());
-    return writeSnapshot(this.db, target);
+    return writeQueryCopy(this.db, target);
   }
 
   /**
-   * SQL a person typed, on a snapshot (see `writeSnapshot`) rather than the live file: a sandboxed read-only
+   * SQL a person typed, on a copy (see `writeQueryCopy`) rather than the live file: a sandboxed read-only
    * instance of its own, with few threads and a memory limit, bounded and cancellable (see `Db.readQuery`).
    */
   static async querySnapshot(
@@ -421,6 +423,24 @@ export class Warehouse {
       await this.threadsFor(false);
       return exportParquet(this.db, opts);
     });
+  }
+
+  /**
+   * Publishes a read-only copy of the warehouse at `target` (snapshot.ts): written beside it, then renamed over it,
+   * so readers of the previous copy keep a consistent view. Merges what is staged first.
+   */
+  publishSnapshot(target: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      await this.threadsFor(false);
+      return publishSnapshot(this.db, target, opts);
+    });
+  }
+
+  /** A second connection to this warehouse for work beside its queue (side.ts): the daemon's publisher. */
+  openSide(): Promise<WarehouseSide> {
+    if (this.closed) return Promise.reject(new Error(`warehouse ${this.path} is closed`));
+    return WarehouseSide.open(this.db.path, this.db.readOnly);
   }
 
   /** Change capture's journal and the row versions it compares (capture.ts), in this warehouse's queue. */
@@ -562,7 +582,8 @@ export class Warehouse {
 
   private async hasBookkeeping(): Promise<boolean> {
     const r = await this.db.query(
-      `SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = '_evsync' AND table_name = 'cursors'`,
+      `SELECT count(*) AS n FROM duckdb_tables()
+        WHERE database_name = current_database() AND schema_name = '_evsync' AND table_name = 'cursors'`,
     );
     return Number(r.rows[0]?.n ?? 0) > 0;
   }

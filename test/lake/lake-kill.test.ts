@@ -4,39 +4,22 @@
  * it takes over the dead writer's lease (same host, PID gone), removes the orphaned objects and commits. That
  * process's stderr also shows the CLI prints no runtime warning (the AWS SDK's Node-version notice included).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stagingDirFor } from '../../src/cli/commands/lake.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run, writeConfig } from '../cli/helpers.js';
+import { runTsxChild } from '../helpers/tsx-child.js';
 import { eventScope, page, registrants } from '../warehouse/helpers.js';
 import { BUCKET, buildWarehouse, getObject, lakeConfig, listKeys, manifestAt, s3Env, useTestLake } from './helpers.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-
 const testLake = useTestLake('evsync-lake-kill-');
 
-/** Runs a child to its end; resolves with its exit code or signal and its output. */
-function child(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    // Only what the child needs: no AWS_* or EVSYNC_* of the developer's shell leaks in.
-    const c = spawn(process.execPath, ['--import', 'tsx', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: testLake.dir, NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    c.on('error', fail);
-    c.on('close', (code, signal) => done({ code, signal, stdout, stderr }));
-  });
+/** Runs a fixture to its end with only what it needs: no AWS_* or EVSYNC_* of the developer's shell leaks in. */
+function child(args: string[], env: Record<string, string>) {
+  const [script = '', ...rest] = args;
+  return runTsxChild(script, rest, { PATH: process.env.PATH ?? '', HOME: testLake.dir, NO_COLOR: '1', ...env });
 }
 
 describe('a lake export killed mid-way', () => {

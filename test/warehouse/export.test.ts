@@ -98,6 +98,18 @@ describe('exportParquet', () => {
     expect((await readBack('registrants')).map((x) => x.id)).toEqual(['1', '4']);
   });
 
+  it('with newTablesWhole, a table new to the output gets every event, an owned one only those listed', async () => {
+    const first = await w.exportParquet({ out, partitions: { registrants: [10] }, newTablesWhole: true });
+    expect(first.rows.registrants).toBe(2);
+    expect(readdirSync(join(out, 'registrants')).sort()).toEqual(['_evsync', 'event_id=10', 'event_id=20']);
+    const untouched = readdirSync(join(out, 'registrants', 'event_id=20'));
+    await page(w, registrants, eventScope(10), [{ id: 4, email: 'd' }]);
+    const second = await w.exportParquet({ out, partitions: { registrants: [10] }, newTablesWhole: true });
+    expect(second.bytesWritten).toBeGreaterThan(0);
+    expect(readdirSync(join(out, 'registrants', 'event_id=20'))).toEqual(untouched);
+    expect((await readBack('registrants')).map((x) => x.id)).toEqual(['1', '3', '4']);
+  });
+
   it('refuses unknown tables', async () => {
     await expect(w.exportParquet({ out, tables: ['nope'] })).rejects.toThrow(/no such table: nope/);
   });

@@ -46,6 +46,7 @@ describe('Warehouse.open', () => {
         'custom_fields',
         'deliveries',
         'meta',
+        'publish_pending',
         'rejected',
         'runs',
         'schema_changes',
@@ -125,9 +126,16 @@ describe('Warehouse.open', () => {
 
       const attempt = Warehouse.open(path);
       await expect(attempt).rejects.toBeInstanceOf(DatabaseInUseError);
-      await expect(attempt).rejects.toThrow(`database ${path} is in use by another evsync process (PID ${proc.pid})`);
+      // The holder named by its command line (from /proc), and the way out for readers.
+      await expect(attempt).rejects.toThrow(
+        `database ${path} is in use by another process: node --input-type=module -e`,
+      );
+      await expect(attempt).rejects.toThrow(`(PID ${proc.pid})`);
+      await expect(attempt).rejects.toThrow('--snapshot <file>');
       const error = await attempt.catch((e: unknown) => e);
       expect((error as DatabaseInUseError).pid).toBe(proc.pid);
+      expect((error as DatabaseInUseError).holder).toMatch(/^node --input-type=module -e import \{ DuckDBInstance \}/);
+      expect((error as DatabaseInUseError).holder?.length).toBeLessThanOrEqual(120);
       // No stack trace of DuckDB's in the message, only the sentence.
       expect((error as Error).message).not.toMatch(/IO Error|Conflicting lock/);
       await expect(Warehouse.open(path, { readOnly: true })).rejects.toThrow(`(PID ${proc.pid})`);

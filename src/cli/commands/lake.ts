@@ -8,6 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import type { LakeExportResult } from '../../lake/export-lake.js';
 import type { ObjectStore } from '../../lake/store.js';
 import type { ExportTarget } from '../../lake/target.js';
+import type { PublisherLake } from '../../sync/publisher.js';
 import type { PartitionSelection, Warehouse } from '../../warehouse/index.js';
 import type { Ctx } from '../context.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
@@ -114,6 +115,26 @@ export async function exportToLakeTarget(
     throw lakeCliError(err);
   } finally {
     store?.close();
+  }
+}
+
+/**
+ * The lake as the daemon's publisher reaches it (src/sync/publisher.ts), from the same config as `export`: the
+ * caller closes `store` once the publisher has stopped.
+ */
+export async function publisherLakeFor(ctx: Ctx, target: S3Target, command: string): Promise<PublisherLake> {
+  const lake = ctx.config.values.lake ?? {};
+  try {
+    return {
+      store: await openLakeStore(ctx, target),
+      account: lakeAccount(ctx),
+      stagingDir: stagingDirFor(ctx.config.db),
+      leaseTtlMs: (lake.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000,
+      uploadConcurrency: lake.uploadConcurrency ?? DEFAULT_UPLOADS,
+      command,
+    };
+  } catch (err) {
+    throw lakeCliError(err);
   }
 }
 

@@ -2,11 +2,13 @@
  * `evsync sync` (incremental) and `evsync backfill` (full, resumable): the engine under the credit budget.
  * Exit 0 done, 3 partial (state saved: the same command resumes), 1 failed.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
 import { parseTarget } from '../../lake/target.js';
 import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
+import { snapshotTargetProblem } from '../../warehouse/snapshot-target.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type SelectionFlags } from '../options.js';
@@ -17,6 +19,7 @@ import { SyncProgress } from '../output/progress.js';
 export interface SyncFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
   parquetOut?: string;
+  snapshot?: string;
 }
 
 /** Engine options from flags over the config file; the engine's own defaults for the rest. */
@@ -202,6 +205,30 @@ async function exportTouched(
   ctx.log.debug(`export: ${toJson(report)}`);
 }
 
+/**
+ * `--snapshot <file>` checked before the run spends a credit: not the warehouse itself, not a folder, in a folder
+ * that exists, not a file other than a DuckDB database. Returns the absolute path.
+ */
+export function snapshotTarget(ctx: Ctx, file: string): string {
+  if (file.trim() === '') throw new UsageError('--snapshot: no file given');
+  const target = resolve(ctx.io.cwd, file);
+  const problem = snapshotTargetProblem(target, resolve(ctx.io.cwd, ctx.config.db));
+  if (problem) throw new UsageError(`--snapshot: ${problem.replace(target, file)}`);
+  return target;
+}
+
+/** Publishes the snapshot after a run and says where and how long it took. */
+export async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
+  const result = await warehouse.publishSnapshot(target, { runId });
+  for (const w of result.views.warnings) log.warn(`snapshot: ${w}`);
+  log.info(
+    `snapshot: published ${target} in ${formatDuration(result.ms)} (${result.tables.length} tables, ${(
+      result.bytes / 1024 / 1024
+    ).toFixed(1)} MiB); open it read-only with any DuckDB client while evsync runs`,
+  );
+  return result;
+}
+
 /** The command as the user typed it, to tell them what to run again. Quotes what a shell would need quoted. */
 export function commandLine(argv: readonly string[]): string {
   return ['evsync', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
@@ -220,6 +247,7 @@ async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: 
 async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
   const lakeTarget = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
   if (lakeTarget && !lakeTarget.ok) throw new UsageError(`--parquet-out: ${lakeTarget.problem}`);
+  const snapshot = flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot);
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, mode);
   const client = await createClient(ctx, conn, flags);
@@ -248,6 +276,8 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     progress.dispose();
     if (flags.parquetOut && result.status !== 'failed')
       await exportTouched(ctx, warehouse, flags.parquetOut, touched, ctx.log, result.runId);
+    // Partial runs too: what they loaded is committed, and readers of the snapshot should see it.
+    if (snapshot && result.status !== 'failed') await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log);
     if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);
     else {
       ctx.out.write(summaryTable(result));
@@ -272,6 +302,10 @@ function describe(cmd: Command, mode: SyncMode): Command {
       '--parquet-out <dir|s3://bucket/prefix>',
       'also export the partitions this run wrote to Parquet (Hive layout), locally or to the lake',
     )
+    .option(
+      '--snapshot <file>',
+      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically: open that with the duckdb CLI, Python or a BI tool, never the warehouse itself',
+    )
     .addHelpText(
       'after',
       mode === 'incremental'
@@ -280,12 +314,14 @@ Examples:
   $ evsync sync                                  # core streams, every event
   $ evsync sync --streams registrants,sessions --event-status live --budget 600
   $ evsync sync --json | jq .credits.total
+  $ evsync sync --snapshot ./evsync-snapshot.duckdb   # then: duckdb -readonly ./evsync-snapshot.duckdb
 
 Exit codes: 0 done, 3 partial (budget or max wait reached; run the same command again to resume), 1 failed, 2 usage.`
         : `
 Examples:
   $ evsync backfill --streams all
   $ evsync backfill --events 101,102 --max-wait 0   # stop (exit 3) instead of waiting for a window
+  $ evsync backfill --streams all --snapshot ./evsync-snapshot.duckdb
 
 A backfill is resumable: when it stops early (exit 3), run the same command again; it continues from the saved
 checkpoints and spends no credits twice.`,

@@ -14,7 +14,7 @@ import { rmSync } from 'node:fs';
 import {
   type JsonQueryResult,
   QueryCancelledError,
-  removeSnapshotLeftovers,
+  removeQueryCopyLeftovers,
   type Warehouse,
   Warehouse as WarehouseClass,
 } from '../../warehouse/index.js';
@@ -67,7 +67,7 @@ export class QueryService {
 
   constructor(private readonly o: QueryServiceOptions) {
     this.bounds = { ...DEFAULT_QUERY_BOUNDS, ...o.bounds };
-    removeSnapshotLeftovers(o.snapshotPath);
+    removeQueryCopyLeftovers(o.snapshotPath);
   }
 
   /** Queries running now. */
@@ -117,7 +117,7 @@ export class QueryService {
     const wanted = this.o.warehouse.generation;
     while (this.copied === null || this.copied < wanted) {
       this.refreshing ??= this.o.warehouse
-        .writeSnapshot(this.o.snapshotPath)
+        .writeQueryCopy(this.o.snapshotPath)
         .then((written) => {
           this.copied = written.generation;
         })
