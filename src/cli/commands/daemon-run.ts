@@ -26,11 +26,12 @@ import { ExitCode, errorMessage } from '../errors.js';
 import { formatDuration, toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
+import { checkPublishFlags, type DaemonPublisher, type PublishFlags, startDaemonPublisher } from './daemon-publish.js';
 import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
 import { collectStatus, type DaemonStatus } from './status.js';
 import { syncOptionsFrom } from './sync.js';
 
-export interface DaemonFlags extends ScheduleFlags {
+export interface DaemonFlags extends ScheduleFlags, PublishFlags {
   listen?: string;
   path?: string;
   reconcileEvery?: number;
@@ -69,6 +70,7 @@ interface Held {
   client: ApiClient | null;
   stopWaitLog: (() => void) | null;
   capture: RunningCapture | null;
+  publisher: DaemonPublisher | null;
   queries: QueryService | null;
   socket: DaemonSocket | null;
   heartbeat: Heartbeat | null;
@@ -81,6 +83,7 @@ function emptyHeld(): Held {
     client: null,
     stopWaitLog: null,
     capture: null,
+    publisher: null,
     queries: null,
     socket: null,
     heartbeat: null,
@@ -134,6 +137,7 @@ function startSocket(
   w: Warehouse,
   queries: QueryService,
   loop: ReconcileLoop,
+  publisher: DaemonPublisher | null,
 ): Promise<DaemonSocket> {
   return startDaemonSocket(ctx.config.db, async (request, clientGone) => {
     if (request.op === 'status') {
@@ -144,6 +148,7 @@ function startSocket(
         command: kind.name,
         pid: process.pid,
         queriesRunning: queries.active,
+        ...(publisher ? { publish: publisher.stats() } : {}),
       };
       return { ...report, servedBy: `evsync ${kind.name} (PID ${process.pid})`, daemon };
     }
@@ -160,6 +165,8 @@ async function shutdown(held: Held, log: Logger): Promise<{ runs: number; skippe
   await held.queries?.close().catch(() => undefined);
   const summary = await held.scheduler?.stop().catch(() => null);
   await held.capture?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
+  // Publishing stops once nothing writes any more: what it still owes is recorded and published at the next start.
+  await held.publisher?.stop().catch((err: unknown) => log.warn(`stopping the publisher: ${errorMessage(err)}`));
   await held.heartbeat?.stop();
   await held.socket?.close().catch(() => undefined);
   held.stopWaitLog?.();
@@ -183,6 +190,7 @@ async function startReceiver(
   captured: readonly string[],
   settings: WebhookSettings,
   secret: string,
+  publisher: DaemonPublisher | null,
 ): Promise<RunningCapture> {
   const { startCapture } = await import('../../sync/capture/index.js');
   return startCapture({
@@ -198,6 +206,7 @@ async function startReceiver(
     secretHeader: settings.secretHeader,
     maxBodyBytes: settings.maxBodyBytes,
     log: (level, message) => ctx.log[level](message),
+    ...(publisher ? { onTouched: publisher.touched } : {}),
   });
 }
 
@@ -217,6 +226,7 @@ async function daemonSetup(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Prom
   const settings = webhookSettings(ctx, flags);
   const options = syncOptionsFrom(ctx, flags, 'incremental');
   if (receiving) (await import('../../sync/capture/index.js')).parseListen(settings.listen);
+  await checkPublishFlags(ctx, flags);
   return { receiving, secret, settings, options, catchUp: receiving && flags.catchUp !== false };
 }
 
@@ -227,13 +237,21 @@ interface RunState {
 }
 
 /** Opens the warehouse and the client, then the receiver (serve) and the reconcile loop that polls beside it. */
-async function openCore(ctx: Ctx, flags: DaemonFlags, setup: DaemonSetup, held: Held): Promise<ReconcileLoop> {
+async function openCore(
+  ctx: Ctx,
+  flags: DaemonFlags,
+  kind: DaemonKind,
+  setup: DaemonSetup,
+  held: Held,
+): Promise<ReconcileLoop> {
   const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
   const w = await openWarehouse(ctx);
   held.warehouse = w;
   const c = await createClient(ctx, connection(ctx), flags);
   held.client = c;
   held.stopWaitLog = logWaits(c, ctx.log);
+  // Before the receiver: every write it commits is owed to the readers.
+  held.publisher = await startDaemonPublisher(ctx, flags, w, `evsync ${kind.name}`);
   const { settings, options } = setup;
   const loop = new ReconcileLoop({
     warehouse: w,
@@ -245,7 +263,8 @@ async function openCore(ctx: Ctx, flags: DaemonFlags, setup: DaemonSetup, held: 
     log: (level, message) => ctx.log[level](message),
   });
   if (setup.receiving) {
-    held.capture = await startReceiver(ctx, w, c, options, loop.policy.captured, settings, setup.secret);
+    const publisher = held.publisher;
+    held.capture = await startReceiver(ctx, w, c, options, loop.policy.captured, settings, setup.secret, publisher);
     loop.attach(held.capture);
   }
   return loop;
@@ -263,7 +282,7 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
       ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
     },
   });
-  held.socket = await startSocket(ctx, kind, w, held.queries, loop);
+  held.socket = await startSocket(ctx, kind, w, held.queries, loop, held.publisher);
 }
 
 /** The heartbeat, the catch-up owed since the last one, and the cron loop of runs. */
@@ -292,8 +311,10 @@ async function startRuns(
       label: setup.receiving ? 'reconcile' : 'run',
       ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
       plan: () => loop.plan(),
+      ...(held.publisher ? { onProgress: held.publisher.onProgress } : {}),
       onResult: async (result, startedAt) => {
         run.state.cutShort = result.status === 'partial' && run.signal.aborted;
+        held.publisher?.afterRun(result);
         await loop.after(result, startedAt);
       },
     },
@@ -312,7 +333,7 @@ export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind):
   );
   const held = emptyHeld();
   try {
-    const loop = await openCore(ctx, flags, setup, held);
+    const loop = await openCore(ctx, flags, kind, setup, held);
     await openReaders(ctx, flags, kind, held, loop);
     await startRuns(ctx, flags, kind, setup, held, loop, { state, signal: stop.signal });
     await untilAborted(stop.signal);

@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import { selectStreams } from '../../../connectors/index.js';
 import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
-import type { SyncOptions, SyncResult } from '../../sync/index.js';
+import type { ProgressEvent, SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, checkWarehousePath, connection, createClient, openWarehouse } from '../context.js';
 import { neverFires, nextFiringTimes } from '../cron.js';
@@ -26,6 +26,7 @@ import {
   type SelectionFlags,
 } from '../options.js';
 import { formatNumber, toJson } from '../output/format.js';
+import { addPublishOptions } from './daemon-publish.js';
 import { addQueryBoundOptions, type DaemonFlags, runDaemon } from './daemon-run.js';
 import { statusLine, syncOptionsFrom } from './sync.js';
 
@@ -160,6 +161,8 @@ export interface SchedulerHooks {
   plan?: (n: number) => Partial<SyncOptions> | null;
   /** After each run (not skipped), with when it started. */
   onResult?: (result: SyncResult, startedAt: Date) => Promise<void>;
+  /** Every progress event of every run (which partitions a run wrote, for the daemon's publisher). */
+  onProgress?: (event: ProgressEvent) => void;
   /** Log label of a run (default `run`). */
   label?: string;
   /** Cron expression when neither --cron nor schedule.cron is given (default: none, a usage error). */
@@ -288,6 +291,7 @@ export async function startScheduler(
         signal: stop.signal,
         onProgress: (e) => {
           if (e.type === 'item-failed') log.warn(e.error);
+          hooks.onProgress?.(e);
         },
       });
       // One JSON line per run: a daemon's output is read line by line (jq, log shippers).
@@ -369,6 +373,7 @@ export function registerScheduleCommand(program: Command, app: App): void {
   addSelectionOptions(cmd);
   addBudgetOptions(cmd);
   addQueryBoundOptions(cmd);
+  addPublishOptions(cmd);
   cmd
     .option('--deletes', 'run delete sweeps every run (default: when due, with spare credits)')
     .addHelpText(

@@ -9,6 +9,7 @@
 import type { Command } from 'commander';
 import { type App, action } from '../context.js';
 import { addBudgetOptions, addSelectionOptions, parseTimeZoneFlag } from '../options.js';
+import { addPublishOptions } from './daemon-publish.js';
 import { addQueryBoundOptions, type DaemonFlags, runDaemon } from './daemon-run.js';
 
 /** The schedule `serve` polls on when neither --cron nor schedule.cron is given. */
@@ -37,6 +38,7 @@ export function registerServeCommand(program: Command, app: App): void {
   addSelectionOptions(cmd);
   addBudgetOptions(cmd);
   addQueryBoundOptions(cmd);
+  addPublishOptions(cmd);
   cmd
     .addHelpText(
       'after',

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { HEARTBEAT_MARK } from '../../sync/daemon/heartbeat.js';
 import { CATCH_UP_MARK } from '../../sync/daemon/reconcile-loop.js';
+import type { PublishStats } from '../../sync/publisher.js';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { askDaemon } from '../daemon.js';
@@ -66,6 +67,8 @@ export interface DaemonStatus {
   command?: 'serve' | 'schedule';
   pid?: number;
   queriesRunning?: number;
+  /** What publishing to --parquet-out / --snapshot costs and whether it keeps up (when the daemon publishes). */
+  publish?: PublishStats;
 }
 
 /** A warehouse timestamp (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
@@ -157,7 +160,15 @@ function renderDaemon(s: Ctx['style'], d: DaemonStatus | undefined): string | nu
   const owed = d.catchUpPendingSince
     ? `; a catch-up owed since ${d.catchUpPendingSince.slice(0, 19).replace('T', ' ')} UTC (every selected stream, past events included, is polled until a run of it completes)`
     : '';
-  return `${s.bold('Daemon')}: ${who}${beat}${owed}`;
+  const p = d.publish;
+  const published = p
+    ? `\n${s.bold('Publishing')} (--parquet-out / --snapshot): ${p.publishes} publish(es), ${p.failures} failed; ${p.pendingPartitions} partition(s) waiting${
+        p.lastDurationMs !== null
+          ? `; the last took ${formatDuration(p.lastDurationMs)} (${formatDuration(p.lastCpuMs ?? 0)} CPU, ${((p.lastBytes ?? 0) / 1048576).toFixed(1)} MiB written)`
+          : ''
+      }${p.lastError ? `; last error: ${p.lastError}` : ''}`
+    : '';
+  return `${s.bold('Daemon')}: ${who}${beat}${owed}${published}`;
 }
 
 /** Beyond this many cursors the text output groups them by stream (a large account has thousands). */

@@ -1,0 +1,122 @@
+/**
+ * What the daemon (`serve`, `schedule`) publishes for readers while it holds the warehouse: `--parquet-out` (a
+ * folder or the lake) and `--snapshot` (a read-only DuckDB copy any DuckDB client opens), refreshed every
+ * `--publish-every` seconds with what changed (src/sync/publisher.ts). The applier's writes and each run's pages are
+ * told to the publisher once committed (a run's, when the run has ended: its pages are merged by then).
+ */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ProgressEvent, SyncResult } from '../../sync/index.js';
+import type { Publisher, PublishStats } from '../../sync/publisher.js';
+import type { Warehouse } from '../../warehouse/index.js';
+import type { Ctx } from '../context.js';
+import { UsageError } from '../errors.js';
+import { snapshotTarget, TouchedPartitions } from './sync.js';
+
+export interface PublishFlags {
+  parquetOut?: string;
+  snapshot?: string;
+  publishEvery?: number;
+}
+
+/** Default cadence: a minute, so a burst of deliveries makes one publish, not one per delivery. */
+export const DEFAULT_PUBLISH_EVERY_SECONDS = 60;
+
+function seconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 1) throw new Error('expected a number of seconds >= 1');
+  return n;
+}
+
+export function addPublishOptions(cmd: Command): void {
+  cmd
+    .option(
+      '--parquet-out <dir|s3://bucket/prefix>',
+      'keep Parquet of the tables fresh there (the partitions that changed, every --publish-every)',
+    )
+    .option('--snapshot <file>', 'keep a read-only DuckDB copy there for other tools (replaced atomically)')
+    .option(
+      '--publish-every <seconds>',
+      `how often changes are published to --parquet-out and --snapshot (default ${DEFAULT_PUBLISH_EVERY_SECONDS})`,
+      seconds,
+    );
+}
+
+/** The targets, checked before anything opens (a usage error spends nothing). */
+export async function checkPublishFlags(ctx: Ctx, flags: PublishFlags): Promise<{ snapshot: string | null }> {
+  if (flags.parquetOut !== undefined) {
+    const { parseTarget } = await import('../../lake/target.js');
+    const target = parseTarget(flags.parquetOut);
+    if (!target.ok) throw new UsageError(`--parquet-out: ${target.problem}`);
+  }
+  if (flags.publishEvery !== undefined && flags.parquetOut === undefined && flags.snapshot === undefined) {
+    throw new UsageError('--publish-every: give --parquet-out or --snapshot (or both): there is nothing to publish');
+  }
+  return { snapshot: flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot) };
+}
+
+export interface DaemonPublisher {
+  /** The applier committed a write to this partition. */
+  touched(stream: string, eventId: number | null): void;
+  /** Progress of a run, and its end: its partitions are told once it ended (merged). */
+  onProgress(event: ProgressEvent): void;
+  afterRun(result: SyncResult): void;
+  stats(): PublishStats;
+  stop(): Promise<void>;
+}
+
+/** Starts publishing (null when neither --parquet-out nor --snapshot is given). */
+export async function startDaemonPublisher(
+  ctx: Ctx,
+  flags: PublishFlags,
+  w: Warehouse,
+  command: string,
+): Promise<DaemonPublisher | null> {
+  if (flags.parquetOut === undefined && flags.snapshot === undefined) return null;
+  const { snapshot } = await checkPublishFlags(ctx, flags);
+  const { startPublisher } = await import('../../sync/publisher.js');
+  const { parseTarget } = await import('../../lake/target.js');
+  const target = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
+  const s3 = target?.ok && target.target.kind === 's3' ? target.target : null;
+  const lake = s3 ? await (await import('./lake.js')).publisherLakeFor(ctx, s3, command) : undefined;
+  let publisher: Publisher;
+  try {
+    publisher = await startPublisher({
+      warehouse: w,
+      ...(flags.parquetOut !== undefined ? { parquetOut: flags.parquetOut } : {}),
+      ...(lake ? { lake } : {}),
+      ...(snapshot ? { snapshot } : {}),
+      everyMs: (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000,
+      // A snapshot readers have never had is published whole at once, not at the first change.
+      publishAllAtStart: snapshot !== null && !existsSync(snapshot),
+      log: (level, message) => ctx.log[level](message),
+    });
+  } catch (err) {
+    lake?.store.close();
+    throw err;
+  }
+  let run = new TouchedPartitions();
+  return {
+    touched: (stream, eventId) => publisher.touched(stream, eventId === null ? 'all' : [eventId]),
+    onProgress: (event) => run.onProgress(event),
+    afterRun: () => {
+      for (const [stream, ids] of run.byStream) {
+        if (ids.has(null)) publisher.touched(stream, 'all');
+        else
+          publisher.touched(
+            stream,
+            [...ids].filter((id): id is number => id !== null),
+          );
+      }
+      run = new TouchedPartitions();
+    },
+    stats: () => publisher.stats(),
+    async stop() {
+      try {
+        await publisher.stop();
+      } finally {
+        lake?.store.close();
+      }
+    },
+  };
+}
