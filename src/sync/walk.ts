@@ -53,7 +53,7 @@ function keysetWalk(item: WorkItem): Walk {
 }
 
 /** Walks one list item by keyset over `id`, checkpointing after every page in the page's own transaction. */
-async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
+export async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   const { stream, scope } = item;
   const walk = keysetWalk(item);
   const idsOnly = item.mode === 'sweep';
@@ -122,7 +122,7 @@ async function* auditSource(item: WorkItem, ctx: WalkContext, walk: Walk): Async
  * The audit log has no id to walk by keyset, but a closed past window of an append-only log does not change, so
  * offset pages inside it are stable; the checkpoint is the number of pages loaded.
  */
-async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
+export async function walkAudit(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   const walk: Walk = item.resume
     ? { ...item.resume }
     : { mode: 'audit', walkId: randomUUID(), from: item.from, to: item.to, lastKey: 0, pages: 0, rows: 0 };
@@ -162,8 +162,4 @@ export class OffsetGuard {
     }
     this.previous = fingerprint;
   }
-}
-
-export function runWalk(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
-  return item.stream.kind === 'audit' ? walkAudit(item, ctx) : walkKeyset(item, ctx);
 }
