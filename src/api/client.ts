@@ -39,6 +39,7 @@ import type {
   KeysetPage,
   KeysetQuery,
   ListPage,
+  OffsetPage,
   SendOptions,
 } from './types.js';
 
@@ -277,13 +278,20 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     );
   }
 
-  /** Offset pages following `_meta.pageCount` and the granted `_meta.perPage` from the answers. */
+  /**
+   * Offset pages following `_meta.pageCount` and the granted `_meta.perPage` from the answers, from `query.page`
+   * (default 1). Refuses an answer that repeats the page before or pages past the first answer's `totalCount`.
+   */
   pages<T = Record<string, unknown>>(
     path: string,
     query: ListQuery = {},
     opts: CallOptions = {},
-  ): AsyncGenerator<ListPage<T>> {
-    return offsetPages<T>((q) => this.list<T>(path, q, opts), query);
+  ): AsyncGenerator<OffsetPage<T>> {
+    return offsetPages<T>(
+      (q) => this.list<T>(path, q, opts),
+      query,
+      (detail, page) => this.malformed('GET', page, detail),
+    );
   }
 
   /**
