@@ -3,33 +3,26 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { Agent, type Dispatcher } from 'undici';
 import { DEFAULT_RATE_LIMIT } from '../../connectors/service.js';
 import { tokenAnswerSchema } from '../../schemas/wire.js';
-import { backoffDelay, sleep } from './backoff.js';
+import { type Bearer, withCredits } from './call-credits.js';
+import { withFreshToken } from './call-retoken.js';
+import { type CallErrors, withRetries } from './call-retry.js';
+import {
+  type CallReporter,
+  type CallSpec,
+  type CallState,
+  callState,
+  type RetryPolicy,
+  type Step,
+} from './call-state.js';
 import { parseApiTimestamp, parseHttpDate, ServerClock } from './clock.js';
 import { clientIdOf, encodeCredentials, secretsOf } from './credentials.js';
-import {
-  ApiUsageError,
-  BudgetExhaustedError,
-  EvsyncApiError,
-  MalformedResponseError,
-  NetworkError,
-  type RateLimitedError,
-  ResponseTooLargeError,
-  TimeoutError,
-} from './errors.js';
-import {
-  BodyTooLarge,
-  type Exchange,
-  ExchangeTimeout,
-  errorCode,
-  exchange,
-  failedBeforeSending,
-  header,
-} from './http.js';
-import { type CreditKind, CreditLedger, costOf } from './ledger.js';
+import { ApiUsageError, type EvsyncApiError, MalformedResponseError, NetworkError, TimeoutError } from './errors.js';
+import { ExchangeTimeout, errorCode, exchange, header } from './http.js';
+import { CreditLedger, costOf } from './ledger.js';
 import { keysetPages, offsetPages } from './pagination.js';
 import { type ListQuery, listQueryPairs, toQueryString } from './query.js';
 import { forgetSecret, registerSecret } from './redact.js';
-import { httpError, MalformedBody, parseJson, parseListEnvelope, rateLimitHeaders } from './responses.js';
+import { httpError, MalformedBody, parseJson, parseListEnvelope } from './responses.js';
 import { type Token, TokenManager } from './token.js';
 import type {
   ApiClientEvents,
@@ -39,6 +32,7 @@ import type {
   KeysetPage,
   KeysetQuery,
   ListPage,
+  OffsetPage,
   SendOptions,
 } from './types.js';
 
@@ -56,25 +50,8 @@ const DEFAULTS = {
   maxResponseBytes: 64 * 1_048_576,
 };
 
-/** 5xx statuses worth another try for a GET or the token call. */
-const RETRY_STATUSES = new Set([500, 502, 503, 504]);
 /** How many access tokens stay registered for redaction (a long-running daemon rotates one every 30 minutes). */
 const TOKENS_REMEMBERED = 4;
-
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-
-interface CallSpec<T> {
-  kind: CreditKind;
-  method: Method;
-  /** Relative to the base URL, query included: what errors and events show. */
-  path: string;
-  body?: string;
-  contentType?: string;
-  /** GETs and the token call: retried on faults. Others only when the request provably never left. */
-  idempotent: boolean;
-  parse: (ex: Exchange) => T;
-  signal?: AbortSignal | undefined;
-}
 
 interface BaseUrl {
   origin: string;
@@ -143,13 +120,10 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
   private readonly clock = new ServerClock();
   private readonly tokens: TokenManager;
   private readonly limit: LimitFunction;
-  private readonly maxWaitMs: number;
   private readonly headersMs: number;
   private readonly bodyMs: number;
   private readonly maxResponseBytes: number;
-  private readonly attempts: number;
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly layers: <T>(state: CallState<T>) => Promise<T>;
   private readonly userAgent: string;
   private closed = false;
   private readonly counters = { requests: 0, retries: 0, tokenRefreshes: 0 };
@@ -165,14 +139,16 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
 
     const concurrency = Math.floor(positive('concurrency', options.concurrency, DEFAULTS.concurrency));
     this.limit = pLimit(concurrency);
-    this.maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
-    if (!(this.maxWaitMs >= 0)) throw new ApiUsageError(`maxWaitMs must be >= 0, got ${options.maxWaitMs}`);
+    const maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
+    if (!(maxWaitMs >= 0)) throw new ApiUsageError(`maxWaitMs must be >= 0, got ${options.maxWaitMs}`);
     this.headersMs = positive('timeouts.headersMs', options.timeouts?.headersMs, DEFAULTS.headersMs);
     this.bodyMs = positive('timeouts.bodyMs', options.timeouts?.bodyMs, DEFAULTS.bodyMs);
     this.maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULTS.maxResponseBytes);
-    this.attempts = Math.floor(positive('retry.attempts', options.retry?.attempts, DEFAULTS.attempts));
-    this.baseDelayMs = options.retry?.baseDelayMs ?? DEFAULTS.baseDelayMs;
-    this.maxDelayMs = options.retry?.maxDelayMs ?? DEFAULTS.maxDelayMs;
+    const policy: RetryPolicy = {
+      attempts: Math.floor(positive('retry.attempts', options.retry?.attempts, DEFAULTS.attempts)),
+      baseDelayMs: options.retry?.baseDelayMs ?? DEFAULTS.baseDelayMs,
+      maxDelayMs: options.retry?.maxDelayMs ?? DEFAULTS.maxDelayMs,
+    };
     this.userAgent = options.userAgent ?? DEFAULTS.userAgent;
 
     const rate = options.rateLimit ?? DEFAULTS.rateLimit;
@@ -189,6 +165,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
       this.clock,
       options.tokenRefreshMarginMs ?? DEFAULTS.tokenRefreshMarginMs,
     );
+    this.layers = this.composeLayers(policy, maxWaitMs);
 
     if (options.dispatcher) {
       this.dispatcher = options.dispatcher;
@@ -277,13 +254,20 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     );
   }
 
-  /** Offset pages following `_meta.pageCount` and the granted `_meta.perPage` from the answers. */
+  /**
+   * Offset pages following `_meta.pageCount` and the granted `_meta.perPage` from the answers, from `query.page`
+   * (default 1). Refuses an answer that repeats the page before or pages past the first answer's `totalCount`.
+   */
   pages<T = Record<string, unknown>>(
     path: string,
     query: ListQuery = {},
     opts: CallOptions = {},
-  ): AsyncGenerator<ListPage<T>> {
-    return offsetPages<T>((q) => this.list<T>(path, q, opts), query);
+  ): AsyncGenerator<OffsetPage<T>> {
+    return offsetPages<T>(
+      (q) => this.list<T>(path, q, opts),
+      query,
+      (detail, page) => this.malformed('GET', page, detail),
+    );
   }
 
   /**
@@ -408,136 +392,52 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     });
   }
 
-  /** One call with credits, token, retries and typed errors. */
-  private async call<T>(spec: CallSpec<T>): Promise<T> {
-    if (this.closed) throw new ApiUsageError('the API client is closed');
-    const bearer = spec.kind !== 'token';
-    const cost = costOf(spec.kind);
-    let attempt = 1;
-    let authRetried = false;
-    let rateLimited = 0;
-    let waited = 0;
+  /** One call through the layers (call-retry, call-retoken, call-credits) around the exchange. */
+  private call<T>(spec: CallSpec<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new ApiUsageError('the API client is closed'));
+    return this.layers(callState(spec));
+  }
 
-    while (true) {
-      let token = bearer ? await this.currentToken(spec.signal) : null;
-      const waitStart = Date.now();
-      const reservation = await this.ledger.acquire(spec.kind, {
-        method: spec.method,
-        path: spec.path,
-        signal: spec.signal,
-        maxWaitMs: this.maxWaitMs - waited,
-        priority: spec.kind === 'token',
-      });
-      const waitedNow = Date.now() - waitStart;
-      waited += waitedNow;
-
-      let ex: Exchange;
-      try {
-        // A long wait for the window may have outlived the token.
-        if (token && waitedNow > 0 && this.tokens.isStale(token)) token = await this.currentToken(spec.signal);
-        this.ledger.markSent(reservation);
-        ex = await exchange(this.dispatcher, {
-          origin: this.base.origin,
-          path: this.base.basePath + spec.path,
-          method: spec.method,
-          headers: this.headers(spec, token),
-          body: spec.body,
-          headersMs: this.headersMs,
-          bodyMs: this.bodyMs,
-          maxBytes: this.maxResponseBytes,
-          signal: spec.signal,
-        });
-      } catch (err) {
-        if (spec.signal?.aborted) {
-          this.ledger.release(reservation);
-          throw spec.signal.reason;
-        }
-        if (err instanceof BodyTooLarge) {
-          // It reached the service (and was charged); asking again would bring the same answer.
-          this.ledger.settle(reservation, {}, Date.now());
-          const mb = Math.round(err.limit / 1_048_576);
-          throw new ResponseTooLargeError(
-            `${spec.method} ${spec.path}: the answer is larger than ${mb} MB, refused (maxResponseBytes)`,
-            { method: spec.method, path: spec.path, status: err.status },
-          );
-        }
-        if (err instanceof EvsyncApiError || (!(err instanceof ExchangeTimeout) && !isTransportError(err))) {
-          this.ledger.release(reservation);
-          throw err;
-        }
-        const notSent = failedBeforeSending(err);
-        // A refused connection cost nothing; anything later may have reached the server and been charged.
-        if (notSent) this.ledger.release(reservation);
-        else this.ledger.settle(reservation, {}, Date.now());
-        const failure = this.transportError(spec, err);
-        if (!(spec.idempotent || notSent) || attempt >= this.attempts) throw failure;
-        await this.backoff(spec, attempt, err instanceof ExchangeTimeout ? 'timeout' : 'network');
-        attempt += 1;
-        continue;
-      }
-
-      this.counters.requests += 1;
-      this.clock.observe(parseHttpDate(header(ex.headers, 'date')), ex.sentAt, ex.receivedAt);
-      const limits = rateLimitHeaders(ex);
-      this.emit('request', {
-        method: spec.method,
-        path: spec.path,
-        status: ex.status,
-        ms: ex.receivedAt - ex.sentAt,
-        cost,
-      });
-
-      if (ex.status === 429) {
-        rateLimited += 1;
-        const window = this.ledger.windowMs;
-        const { until, blocked } = this.ledger.rateLimited(reservation, limits, ex.receivedAt, {
-          fallbackMs: Math.min(window, Math.max(1000, this.baseDelayMs) * 2 ** (rateLimited - 1)),
-          transientMs: Math.min(window, Math.max(50, this.baseDelayMs) * 2 ** (rateLimited - 1)),
-        });
-        if (rateLimited > Math.max(10, this.attempts * 2)) {
-          throw httpError(ex, this.errorContext(spec)) as RateLimitedError;
-        }
-        // Blocked: the next acquire waits for the reset (counted against maxWaitMs there).
-        if (!blocked) waited += await this.pause429(spec, until, this.maxWaitMs - waited);
-        continue;
-      }
-      if (ex.status === 401 && token) {
-        // No credential was identified: the answer's rate headers are not ours, and nothing was charged.
-        this.ledger.settleUncharged(reservation);
-      } else {
-        this.ledger.settle(reservation, limits, ex.receivedAt);
-      }
-
-      if (ex.status === 401 && token) {
-        if (authRetried) throw httpError(ex, this.errorContext(spec));
-        authRetried = true;
-        this.tokens.invalidate(token);
+  /** Transient faults retried outermost, then a 401 answered with a fresh token, then credits and 429 innermost. */
+  private composeLayers(policy: RetryPolicy, maxWaitMs: number): <T>(state: CallState<T>) => Promise<T> {
+    const report: CallReporter = {
+      retry: (state, delayMs, reason) => {
         this.counters.retries += 1;
-        this.emit('retry', { attempt, delayMs: 0, reason: 'unauthorized', method: spec.method, path: spec.path });
-        continue;
-      }
-
-      if (ex.status >= 200 && ex.status < 300) {
-        try {
-          return spec.parse(ex);
-        } catch (err) {
-          if (!(err instanceof MalformedBody)) throw err;
-          if (!spec.idempotent || attempt >= this.attempts) {
-            throw this.malformed(spec.method, spec.path, err.detail);
-          }
-          await this.backoff(spec, attempt, 'malformed');
-          attempt += 1;
-          continue;
-        }
-      }
-
-      if (spec.idempotent && RETRY_STATUSES.has(ex.status) && attempt < this.attempts) {
-        await this.backoff(spec, attempt, `status ${ex.status}`);
-        attempt += 1;
-        continue;
-      }
-      throw httpError(ex, this.errorContext(spec));
-    }
+        const { method, path } = state.spec;
+        this.emit('retry', { attempt: state.attempt, delayMs, reason, method, path });
+      },
+      answered: (state, ex) => {
+        this.counters.requests += 1;
+        this.clock.observe(parseHttpDate(header(ex.headers, 'date')), ex.sentAt, ex.receivedAt);
+        const { method, path, kind } = state.spec;
+        this.emit('request', { method, path, status: ex.status, ms: ex.receivedAt - ex.sentAt, cost: costOf(kind) });
+      },
+      wait: (event) => this.emit('wait', event),
+    };
+    const bearer: Bearer = {
+      current: async (spec) => (spec.kind === 'token' ? null : this.currentToken(spec.signal)),
+      afterWait: async (spec, token) => (token && this.tokens.isStale(token) ? this.currentToken(spec.signal) : token),
+    };
+    const errors: CallErrors = {
+      answer: (spec, ex) => httpError(ex, this.errorContext(spec)),
+      transport: (spec, err) => this.transportError(spec, err),
+      malformed: (spec, detail) => this.malformed(spec.method, spec.path, detail),
+    };
+    const exchangeOnce: Step = (state) =>
+      exchange(this.dispatcher, {
+        origin: this.base.origin,
+        path: this.base.basePath + state.spec.path,
+        method: state.spec.method,
+        headers: this.headers(state.spec, state.token),
+        body: state.spec.body,
+        headersMs: this.headersMs,
+        bodyMs: this.bodyMs,
+        maxBytes: this.maxResponseBytes,
+        signal: state.spec.signal,
+      });
+    const credits = withCredits({ ledger: this.ledger, maxWaitMs, policy, bearer, report }, exchangeOnce);
+    const retoken = withFreshToken({ invalidate: (token) => this.tokens.invalidate(token), report }, credits);
+    return withRetries({ policy, errors, report }, retoken);
   }
 
   private headers(spec: CallSpec<unknown>, token: Token | null): Record<string, string> {
@@ -565,42 +465,4 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
       init,
     );
   }
-
-  /** A transient 429 (credits left per the headers): pause briefly, within what is left of maxWaitMs. */
-  private async pause429(spec: CallSpec<unknown>, until: Date, allowedMs: number): Promise<number> {
-    const ms = Math.max(0, until.getTime() - Date.now());
-    if (ms > allowedMs) {
-      const snap = this.ledger.snapshot();
-      throw new BudgetExhaustedError(`429 pause of ${ms} ms exceeds the allowed wait`, {
-        method: spec.method,
-        path: spec.path,
-        reason: 'max-wait',
-        resetAt: until,
-        needed: costOf(spec.kind),
-        remaining: snap.remaining,
-      });
-    }
-    this.emit('wait', { ms, until, reason: '429' });
-    await sleep(ms, spec.signal);
-    this.ledger.noteWait(ms);
-    return ms;
-  }
-
-  private async backoff(spec: CallSpec<unknown>, attempt: number, reason: string): Promise<void> {
-    const delayMs = backoffDelay(attempt, this.baseDelayMs, this.maxDelayMs);
-    this.counters.retries += 1;
-    this.emit('retry', { attempt, delayMs, reason, method: spec.method, path: spec.path });
-    await sleep(delayMs, spec.signal);
-  }
-}
-
-/** Errors from the transport (undici, sockets, DNS), as opposed to bugs or usage errors thrown on our side. */
-function isTransportError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = errorCode(err);
-  if (code !== undefined) return true;
-  // undici's own error classes all carry a UND_ERR_* code; a body cut short surfaces as a plain socket error.
-  return (
-    err.name === 'SocketError' || err.name === 'AbortError' || /socket|terminated|other side closed/i.test(err.message)
-  );
 }

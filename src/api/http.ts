@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { EvsyncApiError } from './errors.js';
 
 export interface ExchangeRequest {
   origin: string;
@@ -140,4 +141,19 @@ export function intHeader(headers: Exchange['headers'], name: string): number | 
   const v = header(headers, name);
   if (v === undefined || !/^\s*-?\d+(\.\d+)?\s*$/.test(v)) return undefined;
   return Number(v);
+}
+
+/**
+ * A fault of the exchange itself (our timeout, undici, sockets, DNS), as opposed to a bug, a usage error or a typed
+ * error thrown on our side: the only failures another attempt could change.
+ */
+export function isTransportFault(err: unknown): boolean {
+  if (err instanceof EvsyncApiError) return false;
+  if (err instanceof ExchangeTimeout) return true;
+  if (!(err instanceof Error)) return false;
+  if (errorCode(err) !== undefined) return true;
+  // undici's own error classes all carry a UND_ERR_* code; a body cut short surfaces as a plain socket error.
+  return (
+    err.name === 'SocketError' || err.name === 'AbortError' || /socket|terminated|other side closed/i.test(err.message)
+  );
 }

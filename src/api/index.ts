@@ -33,3 +33,4 @@ export { idOf } from './pagination.js';
 export { type ListQuery, MAX_IDS } from './query.js';
 export { redact, registeredSecrets } from './redact.js';
 export type * from './types.js';
+export { type Answer, answerOf, type CallTraits, decide, isTransient, type Verdict } from './verdict.js';

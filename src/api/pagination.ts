@@ -1,22 +1,63 @@
+import { createHash } from 'node:crypto';
 import type { MalformedResponseError } from './errors.js';
 import type { ListQuery } from './query.js';
-import type { KeysetPage, KeysetQuery, ListPage } from './types.js';
+import type { KeysetPage, KeysetQuery, ListPage, OffsetPage } from './types.js';
 
 type ListCall<T> = (query: ListQuery) => Promise<ListPage<T>>;
 
 /**
  * Offset pages. Follows the answers, not the request: the next page number comes from `_meta.pageCount`, and the
  * page size asked for next is the one the server granted (`_meta.perPage`), since the real caps are contradictory.
+ * Guarded (see OffsetGuard): an answer that ignores `page` or inflates its page count throws, after at most one
+ * extra call, instead of being paid for again and again.
  */
-export async function* offsetPages<T>(list: ListCall<T>, query: ListQuery): AsyncGenerator<ListPage<T>> {
+export async function* offsetPages<T>(
+  list: ListCall<T>,
+  query: ListQuery,
+  malformed: (detail: string, path: string) => MalformedResponseError,
+): AsyncGenerator<OffsetPage<T>> {
   let page = query.page ?? 1;
   let perPage = query.perPage;
+  const guard = new OffsetGuard();
   while (true) {
     const answer = await list({ ...query, page, perPage });
-    yield answer;
-    if (answer.items.length === 0 || page >= answer.meta.pageCount) return;
+    const refused = guard.refuse(page, answer);
+    if (refused) throw malformed(refused, answer.path);
+    const done = answer.items.length === 0 || page >= answer.meta.pageCount;
+    yield { ...answer, page, done };
+    if (done) return;
     if (answer.meta.perPage > 0) perPage = answer.meta.perPage;
     page += 1;
+  }
+}
+
+/**
+ * Offset pages are the one walk whose progress the answers alone vouch for: a page must not repeat the one before
+ * (a service that ignores `page` would be paid forever; the Singer SDK's paginator refuses a repeated page the same
+ * way), and no more pages are asked than the first answer's `totalCount` justifies (`ceil(totalCount / perPage)`
+ * from the first page asked, plus one allowing for rows added meanwhile).
+ */
+class OffsetGuard {
+  private previous: string | null = null;
+  private maxPage: number | null = null;
+
+  /** Why this answer for `page` must not be followed, or null when it may. */
+  refuse(page: number, answer: ListPage<unknown>): string | null {
+    const { totalCount, perPage } = answer.meta;
+    if (this.maxPage === null && perPage > 0) {
+      this.maxPage = page + Math.ceil(Math.max(0, totalCount - (page - 1) * perPage) / perPage);
+    }
+    if (this.maxPage !== null && page > this.maxPage) {
+      return `the service keeps answering (page ${page}) past what its first answer's totalCount ${totalCount} at ${perPage} per page allows: stopped`;
+    }
+    const fingerprint = answer.items.length
+      ? createHash('sha1').update(JSON.stringify(answer.items)).digest('hex')
+      : null;
+    if (fingerprint !== null && fingerprint === this.previous) {
+      return `page ${page} holds the same records as page ${page - 1} (is \`page\` ignored?): stopped`;
+    }
+    this.previous = fingerprint;
+    return null;
   }
 }
 
@@ -39,7 +80,8 @@ export function idOf(value: unknown): number | null {
  * must not sink its neighbours. Ids going down inside a page would mean the service ignored `sort=id`, so rows
  * could be skipped silently: that throws. A page of items none of which can be keyed is yielded (its records are
  * kept as rejected) and then throws, fully read or not: going on would ask for the same page again, and an answer
- * of nothing but unusable records says something is wrong with the whole scope.
+ * of nothing but unusable records says something is wrong with the whole scope. That is the keyset walk's loop
+ * guard: every page asked for starts above the last id kept, so an answer repeating a page keys nothing and stops.
  */
 export async function* keysetPages<T extends { id: number | string }>(
   list: ListCall<T>,

@@ -71,6 +71,13 @@ export interface KeysetPage<T> extends ListPage<T> {
   quarantined: { raw: unknown; reason: string }[];
 }
 
+export interface OffsetPage<T> extends ListPage<T> {
+  /** The page number asked for (the checkpoint of an offset walk). */
+  page: number;
+  /** The answer itself says nothing remains (no items, or this is `_meta.pageCount`'s last page). */
+  done: boolean;
+}
+
 export interface RequestEvent {
   method: string;
   path: string;

@@ -13,8 +13,8 @@ import type { PageLoader } from './page-loader.js';
 import { eventIdOf } from './page-loop.js';
 import { byPriority } from './plan.js';
 import { runRefresh } from './refresh.js';
+import { runWalk } from './stream-kinds.js';
 import type { ProgressEvent, StreamStats, UnavailableReport } from './types.js';
-import { runWalk } from './walk.js';
 import type { WorkItem } from './work-item.js';
 
 /** After this many 403 answers for a stream with no success, it is recorded unavailable (a 404 is one answer). */

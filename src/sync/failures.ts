@@ -4,13 +4,11 @@
  * failures are told to the user: grouped per stream and cause, never one line per URL.
  */
 import {
-  ApiError,
   BudgetExhaustedError,
   CredentialsRejectedError,
   ForbiddenError,
-  NetworkError,
+  isTransient,
   NotFoundError,
-  TimeoutError,
 } from '../api/index.js';
 
 export type FailureKind = 'budget' | 'credentials' | 'refused' | 'transport' | 'stopped' | 'item';
@@ -21,9 +19,9 @@ export function classify(err: unknown, signal: AbortSignal | undefined): Failure
   if (err instanceof NotFoundError || err instanceof ForbiddenError) return 'refused';
   // A stop request aborts calls in flight: the item is pending (its checkpoint is saved), not failed.
   if (signal?.aborted) return 'stopped';
-  if (err instanceof NetworkError || err instanceof TimeoutError) return 'transport';
-  // 5xx after every retry: the service is there but not serving; as transient as a refused connection.
-  if (err instanceof ApiError && (err.status ?? 0) >= 500) return 'transport';
+  // No answer, or a 5xx, after every retry (the client's own verdict, api/verdict.ts): the service is there but not
+  // serving; as transient as a refused connection.
+  if (isTransient(err)) return 'transport';
   return 'item';
 }
 

@@ -68,11 +68,37 @@ function price(pages: number | null | undefined): number {
   return LIST_CALL_CREDITS * Math.max(1, pages ?? 1);
 }
 
+/** The fields every kind's item shares. */
+type ItemBase = Pick<WorkItem, 'stream' | 'scope' | 'cursorKey' | 'to' | 'previous' | 'customFieldNames'>;
+
+/** What a kind's planner is given once the rules all kinds share have not settled the item. */
+export interface KindPlanInput {
+  stream: ResolvedStream;
+  cursor: CursorState | null;
+  ctx: PlanContext;
+  event: EventInfo | undefined;
+  base: ItemBase;
+  rank: number;
+}
+
+/** A kind's own planning rules (see stream-kinds.ts). */
+export type KindPlanner = (input: KindPlanInput) => WorkItem | null;
+
+/** A kind's delete sweep, or null for kinds without one. */
+export type SweepPlanner = (
+  stream: ResolvedStream,
+  scope: ScopeRef,
+  ctx: PlanContext,
+  policy: { force: boolean; everyHours: number },
+  event?: EventInfo,
+) => WorkItem | null;
+
 /**
- * The item for one stream and scope, or null when there is nothing to do (already done by the run this one
- * resumes, a snapshot or a past event not yet due, or an empty window).
+ * The item for one stream and scope, or null when there is nothing to do. The rules every kind shares come first
+ * (already done by the run this one resumes, an open walk to finish, a past event not yet due); then the kind's own.
  */
-export function planItem(
+export function planItemWith(
+  planKind: KindPlanner,
   stream: ResolvedStream,
   scope: ScopeRef,
   ctx: PlanContext,
@@ -84,7 +110,7 @@ export function planItem(
     ctx.resumedStartedAt !== null && cursor !== null && !open && completedAt(cursor) >= ctx.resumedStartedAt;
   if (resumedDone) return null;
 
-  const base = {
+  const base: ItemBase = {
     stream,
     scope,
     cursorKey: scope.key,
@@ -107,6 +133,25 @@ export function planItem(
     };
   }
 
+  const incrementalTier = ctx.mode === 'incremental' && cursor !== null;
+  if (incrementalTier && rank === 2 && hoursBetween(cursor.updatedAt, ctx.now) < ctx.pastEventPollHours) return null;
+  return planKind({ stream, cursor, ctx, event: extra.event, base, rank });
+}
+
+/** An audit log: one window from the watermark (or the configured start) to the signpost. */
+export function planAuditItem({ cursor, ctx, event, base, rank }: KindPlanInput): WorkItem | null {
+  const start =
+    ctx.mode === 'incremental' && cursor?.watermark
+      ? cursor.watermark
+      : ctx.auditStart === 'event-created'
+        ? (event?.createdAt ?? '2000-01-01 00:00:00')
+        : ctx.auditStart;
+  if (start >= ctx.signpost) return null;
+  return { ...base, mode: 'audit', from: start, resume: null, price: price(1), priority: rank };
+}
+
+/** A list: a refresh through the parent, a snapshot, an incremental window or a backfill. */
+export function planListItem({ stream, cursor, ctx, base, rank }: KindPlanInput): WorkItem | null {
   // A whole read from the start (a snapshot, or a backfill), priced by its last pages and queued after the rest.
   const fullRead = (mode: 'snapshot' | 'backfill') => ({
     ...base,
@@ -116,20 +161,6 @@ export function planItem(
     price: price(cursor?.lastPages),
     priority: 10 + rank,
   });
-
-  const incrementalTier = ctx.mode === 'incremental' && cursor !== null;
-  if (incrementalTier && rank === 2 && hoursBetween(cursor.updatedAt, ctx.now) < ctx.pastEventPollHours) return null;
-
-  if (stream.kind === 'audit') {
-    const start =
-      ctx.mode === 'incremental' && cursor?.watermark
-        ? cursor.watermark
-        : ctx.auditStart === 'event-created'
-          ? (extra.event?.createdAt ?? '2000-01-01 00:00:00')
-          : ctx.auditStart;
-    if (start >= ctx.signpost) return null;
-    return { ...base, mode: 'audit', from: start, resume: null, price: price(1), priority: rank };
-  }
 
   if (!stream.cursor && stream.refreshByParent && ctx.mode === 'incremental' && cursor?.watermark) {
     const fullDue =
@@ -157,15 +188,9 @@ export function planItem(
   return fullRead('backfill');
 }
 
-/** A delete sweep of a cursor stream's scope, or null when not due. */
-export function planSweep(
-  stream: ResolvedStream,
-  scope: ScopeRef,
-  ctx: PlanContext,
-  policy: { force: boolean; everyHours: number },
-  event?: EventInfo,
-): WorkItem | null {
-  if (!stream.cursor || stream.kind !== 'list' || stream.key.length !== 1 || stream.key[0] !== 'id') return null;
+/** A delete sweep by id of a cursor stream's scope, or null when not due (or the stream is not keyed by id alone). */
+export const planIdSweep: SweepPlanner = (stream, scope, ctx, policy, event) => {
+  if (!stream.cursor || stream.key.length !== 1 || stream.key[0] !== 'id') return null;
   const key = sweepScopeKey(scope);
   const cursor = ctx.cursors.get(cursorId(stream.name, key)) ?? null;
   const open = cursor?.walk ?? null;
@@ -193,7 +218,7 @@ export function planSweep(
     price: price(cursor?.lastPages),
     priority: 30 + eventRank(event, ctx),
   };
-}
+};
 
 export function byPriority(a: WorkItem, b: WorkItem): number {
   return a.priority - b.priority;

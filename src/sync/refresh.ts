@@ -4,7 +4,8 @@ import { requestFields } from '../../schemas/columns.js';
 import type { CursorState, Warehouse } from '../warehouse/index.js';
 import { pageLoop, type SourcePage, stamp, type WalkContext, type WalkOutcome } from './page-loop.js';
 import { scopedRequest } from './scope.js';
-import { keysetSource, runWalk } from './walk.js';
+import { runWalk } from './stream-kinds.js';
+import { keysetSource } from './walk.js';
 import type { WorkItem } from './work-item.js';
 
 /**

@@ -14,10 +14,11 @@ import { checkEventFilters, eventsInScope, hasEventFilters, unmatchedFilters } f
 import { Executor } from './executor.js';
 import { errorText } from './failures.js';
 import { PageLoader } from './page-loader.js';
-import { cursorId, type EventInfo, type PlanContext, planItem, planSweep } from './plan.js';
+import { cursorId, type EventInfo, type PlanContext } from './plan.js';
 import { findResumableRun, type ResumableRun } from './runs.js';
 import { ACCOUNT_SCOPE, eventScope, parentScope } from './scope.js';
 import { resolveSelection, type Selection } from './selection.js';
+import { planItem, planSweep } from './stream-kinds.js';
 import type { SyncOptions, SyncResult, UnavailableReport } from './types.js';
 import type { WorkItem } from './work-item.js';
 

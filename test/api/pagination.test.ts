@@ -198,8 +198,57 @@ describe('offset pages', () => {
   it('an exact multiple costs no extra call', async () => {
     const svc = fakeService(withToken(rowsEndpoint(40, 1000)));
     const client = makeClient(svc);
-    expect(await collect(client.pages('/registrants', { perPage: 20 }))).toHaveLength(2);
+    const pages = await collect(client.pages('/registrants', { perPage: 20 }));
+    expect(pages.map((p) => [p.page, p.done])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
     expect(svc.dataCalls()).toHaveLength(2);
+  });
+
+  it('starts at the page asked for (a resumed walk) and says which page each answer is', async () => {
+    const svc = fakeService(withToken(rowsEndpoint(50, 1000)));
+    const client = makeClient(svc);
+    const pages = await collect(client.pages('/registrants', { perPage: 10, page: 4 }));
+    expect(pages.map((p) => [p.page, p.items[0]?.id, p.done])).toEqual([
+      [4, 31, false],
+      [5, 41, true],
+    ]);
+    expect(svc.dataCalls()).toHaveLength(2);
+  });
+
+  it('refuses an answer that ignores page: the repeated page is bought once, never again', async () => {
+    // Whatever page is asked, the first one, with a page count no scope has.
+    const svc = fakeService(
+      withToken(() => ({ body: envelope([{ id: 1 }, { id: 2 }], { totalCount: 2e9, pageCount: 1e9, perPage: 2 }) })),
+    );
+    const client = makeClient(svc);
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const p of client.pages('/registrants', { perPage: 2 })) seen.push(p.page);
+      })(),
+    ).rejects.toThrow(/GET \/registrants\?.*malformed answer: page 2 holds the same records as page 1/);
+    expect(seen).toEqual([1]);
+    expect(svc.dataCalls()).toHaveLength(2);
+  });
+
+  it("refuses to page past what the first answer's totalCount allows, after one extra call", async () => {
+    // New records on every page, but the first answer said there are 2 (at 1 per page) and the count keeps growing.
+    const svc = fakeService(
+      withToken((req) => {
+        const page = Number(queryOf(req).get('page'));
+        return {
+          body: envelope([{ id: page }], { totalCount: 2 * page, pageCount: 1e9, currentPage: page, perPage: 1 }),
+        };
+      }),
+    );
+    const client = makeClient(svc);
+    await expect(collect(client.pages('/registrants', { perPage: 1 }))).rejects.toThrow(
+      /keeps answering \(page 4\) past what its first answer's totalCount/,
+    );
+    // Pages 1 and 2 as counted, page 3 for rows added meanwhile, page 4 refused.
+    expect(svc.dataCalls()).toHaveLength(4);
   });
 });
 
