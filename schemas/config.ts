@@ -8,26 +8,10 @@
  */
 import { validateCronExpression } from 'cron';
 import { z } from 'zod';
+import { engineTuningFields } from './engine-options.js';
+import { intBetween, isTimeZone, nonNegativeInt, nonNegativeNumber, positiveInt, timeZone } from './numbers.js';
 
-const positiveInt = (what = 'a positive integer') => {
-  const error = `expected ${what}`;
-  return z.number({ error }).int({ error }).positive({ error });
-};
-
-const nonNegativeInt = () => {
-  const error = 'expected an integer >= 0';
-  return z.number({ error }).int({ error }).min(0, { error });
-};
-
-const intBetween = (min: number, max: number) => {
-  const error = `expected an integer from ${min} to ${max}`;
-  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
-};
-
-const nonNegativeNumber = () => {
-  const error = 'expected a number >= 0';
-  return z.number({ error }).min(0, { error });
-};
+export { isTimeZone };
 
 /** `90s`, `15m`, `1h`, `1h30m`, `500ms`, or `0`. Returns milliseconds, or null when the text is not a duration. */
 export function parseDuration(text: string): number | null {
@@ -40,15 +24,6 @@ export function parseDuration(text: string): number | null {
     total += Number(n) * factor;
   }
   return Math.round(total);
-}
-
-export function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The service's base URL always ends in `/v1` (real: https://api.swoogo.com/api/v1). */
@@ -64,10 +39,6 @@ export function baseUrlProblem(value: string): string | null {
   if (url.search || url.hash) return 'must not carry a query or fragment';
   return null;
 }
-
-const timeZone = z.string({ error: 'expected an IANA time zone name' }).refine(isTimeZone, {
-  error: 'expected an IANA time zone name such as UTC or America/New_York',
-});
 
 export const streamOverrideSchema = z.strictObject({
   /** The list path, for endpoints whose path is unverified (`/webhook-groups`). */
@@ -161,6 +132,13 @@ const webhooksSchema = z.strictObject(
   { error: 'expected an object' },
 );
 
+/** Every field of `shape` optional (the config file sets what it wants; the engine has the defaults). */
+function optional<T extends Record<string, z.ZodType>>(shape: T): { [K in keyof T]: z.ZodOptional<T[K]> } {
+  return Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof T]: z.ZodOptional<T[K]>;
+  };
+}
+
 export const configSchema = z.strictObject({
   /** Editors use it for completion; ignored by evsync. */
   $schema: z.string().optional(),
@@ -185,17 +163,8 @@ export const configSchema = z.strictObject({
     .string({ error: 'expected a duration such as 90s, 15m, 1h or 0' })
     .refine((v) => parseDuration(v) !== null, { error: 'expected a duration such as 90s, 15m, 1h or 0' })
     .optional(),
-  concurrency: positiveInt().optional(),
-  lagSeconds: nonNegativeNumber().optional(),
-  /** Zone the service writes record timestamps in (check with `evsync check`). */
-  recordTimezone: timeZone.optional(),
-  snapshotEveryHours: nonNegativeNumber().optional(),
-  fullSnapshotEveryHours: nonNegativeNumber().optional(),
-  sweepEveryHours: nonNegativeNumber().optional(),
-  pastEventDays: nonNegativeNumber().optional(),
-  pastEventPollHours: nonNegativeNumber().optional(),
-  /** A stream recorded as not served is tried again after this many hours (default 24). */
-  unavailableRetryHours: nonNegativeNumber().optional(),
+  // The engine's tuning options (engine-options.ts): one declaration for the file, SyncOptions and the defaults.
+  ...optional(engineTuningFields),
   streams: z.record(z.string(), streamOverrideSchema, { error: 'expected an object of stream names' }).optional(),
   lake: lakeSchema.optional(),
   /** Several accounts, one lake: each syncs on its own (`--account <id>` or EVSYNC_ACCOUNT). */

@@ -6,6 +6,7 @@
  */
 import { customFieldsFromDefinitions, resolveStream } from '../../connectors/index.js';
 import type { CustomField, ResolvedStream, StreamDefinition } from '../../connectors/types.js';
+import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import { type ApiClient, CredentialsRejectedError } from '../api/index.js';
 import type { EventRow, ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';
 import { assertTimeZone, formatTimestamp, hoursBetween } from './clock.js';
@@ -22,18 +23,7 @@ import { planItem, planSweep } from './stream-kinds.js';
 import type { SyncOptions, SyncResult, UnavailableReport } from './types.js';
 import type { WorkItem } from './work-item.js';
 
-const DEFAULTS = {
-  streams: 'core',
-  concurrency: 2,
-  lagSeconds: 5,
-  recordTimezone: 'UTC',
-  snapshotEveryHours: 0,
-  fullSnapshotEveryHours: 0,
-  sweepEveryHours: 24,
-  pastEventDays: 30,
-  pastEventPollHours: 24,
-  unavailableRetryHours: 24,
-};
+const DEFAULTS = { streams: 'core', ...ENGINE_DEFAULTS };
 
 type Options = SyncOptions & typeof DEFAULTS;
 

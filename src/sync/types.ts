@@ -1,10 +1,14 @@
 import type { StreamOverride } from '../../connectors/index.js';
+import type { EngineTuning } from '../../schemas/engine-options.js';
 import type { RunStreamSummary } from '../warehouse/index.js';
 
 export type SyncMode = 'incremental' | 'backfill';
 
-/** What a sync should do. Everything has a default except the mode. */
-export interface SyncOptions {
+/**
+ * What a sync should do. Everything has a default except the mode; the tuning options (concurrency, lag, record time
+ * zone, cadences) are declared once, with their defaults, in schemas/engine-options.ts.
+ */
+export interface SyncOptions extends Partial<EngineTuning> {
   mode: SyncMode;
   /** 'core' | 'all' | a comma list of stream names. Default 'core'. */
   streams?: string;
@@ -21,33 +25,12 @@ export interface SyncOptions {
    * never.
    */
   deletes?: boolean | 'auto' | 'due';
-  /** Work items in flight at once. Default 2. */
-  concurrency?: number;
-  /** The signpost is the server's time minus this many seconds. Default 5. */
-  lagSeconds?: number;
-  /** IANA zone the service writes record timestamps in (only `expires_at` is documented as UTC). Default UTC. */
-  recordTimezone?: string;
   /** Per-stream path, page cap and expand overrides (from evsync.config.json). */
   overrides?: Readonly<Record<string, StreamOverride>>;
-  /** Snapshot streams (no cursor) are re-read when their last snapshot is older than this. 0 = every run. */
-  snapshotEveryHours?: number;
-  /**
-   * Streams refreshed through their parent's changes (line items through registrants) are still read in full when
-   * their last full snapshot is older than this. Default 0: always in full, since whether a child change always moves
-   * its parent's updated_at is unverified. 24 saves most of their credits when it does.
-   */
-  fullSnapshotEveryHours?: number;
-  /** Delete sweeps in 'auto' mode run when the last one is older than this. */
-  sweepEveryHours?: number;
-  /** Events that ended more than `pastEventDays` ago are polled at most every `pastEventPollHours`. */
-  pastEventDays?: number;
-  pastEventPollHours?: number;
   /** Where the audit log starts for an event never read before: its `created_at` (default) or a timestamp. */
   auditStart?: 'event-created' | string;
   /** Sync the custom-field definition streams the selected streams need (default true). */
   customFields?: boolean;
-  /** A stream recorded unavailable is tried again after this many hours (or at once when its path changes). Default 24. */
-  unavailableRetryHours?: number;
   /**
    * The streams the user named one by one (a path of theirs answering 404 fails the run; one that came in through a
    * set such as `core` is recorded unavailable instead). Default: the names listed in `streams`. A daemon, whose

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { tuningFrom } from '../../../schemas/engine-options.js';
 import type { ApiClient } from '../../api/index.js';
 import { parseTarget } from '../../lake/target.js';
 import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../sync/index.js';
@@ -37,16 +38,9 @@ export function syncOptionsFrom(
   if (flags.eventsTo) o.eventsTo = flags.eventsTo;
   // --deletes forces sweeps now; without it the engine sweeps when due and only with spare credits.
   o.deletes = flags.deletes ? true : 'auto';
-  const concurrency = flags.concurrency ?? v.concurrency;
-  if (concurrency !== undefined) o.concurrency = concurrency;
-  if (v.lagSeconds !== undefined) o.lagSeconds = v.lagSeconds;
-  if (v.recordTimezone !== undefined) o.recordTimezone = v.recordTimezone;
-  if (v.snapshotEveryHours !== undefined) o.snapshotEveryHours = v.snapshotEveryHours;
-  if (v.fullSnapshotEveryHours !== undefined) o.fullSnapshotEveryHours = v.fullSnapshotEveryHours;
-  if (v.sweepEveryHours !== undefined) o.sweepEveryHours = v.sweepEveryHours;
-  if (v.pastEventDays !== undefined) o.pastEventDays = v.pastEventDays;
-  if (v.pastEventPollHours !== undefined) o.pastEventPollHours = v.pastEventPollHours;
-  if (v.unavailableRetryHours !== undefined) o.unavailableRetryHours = v.unavailableRetryHours;
+  // The config file's tuning options (one schema: schemas/engine-options.ts), then the flags that override them.
+  Object.assign(o, tuningFrom(v));
+  if (flags.concurrency !== undefined) o.concurrency = flags.concurrency;
   if (v.streams) o.overrides = v.streams;
   return o;
 }
