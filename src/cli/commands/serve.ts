@@ -14,6 +14,7 @@ import type { ApiClient } from '../../api/index.js';
 import type { CaptureOptions, ReconcilePolicy, RunningCapture } from '../../sync/capture/index.js';
 import type { SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
+import { type AdminServer, adminSettings, captureMetricsText, startAdminServer } from '../admin-server.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
 import { ExitCode, errorMessage } from '../errors.js';
@@ -22,11 +23,12 @@ import { toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
 import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
-import { collectStatus } from './status.js';
+import { statusDocument } from './status.js';
 import { syncOptionsFrom } from './sync.js';
 
 interface ServeFlags extends ScheduleFlags {
   listen?: string;
+  adminListen?: string;
   path?: string;
   reconcileEvery?: number;
   catchUp?: boolean;
@@ -48,6 +50,7 @@ interface Held {
   running: RunningCapture | null;
   socket: DaemonSocket | null;
   scheduler: Scheduler | null;
+  admin?: AdminServer | null;
 }
 
 /** What the receiver and applier are started with: the sync's own selection, so both write what a run would. */
@@ -81,7 +84,7 @@ function startSocket(ctx: Ctx, w: Warehouse): Promise<DaemonSocket> {
   return startDaemonSocket(ctx.config.db, async (request) => {
     if (request.op === 'status') {
       return {
-        ...(await collectStatus(w, ctx.config.db, request.runs)),
+        ...(await statusDocument(ctx, w, request.runs)),
         servedBy: `evsync serve (PID ${process.pid})`,
       };
     }
@@ -92,12 +95,9 @@ function startSocket(ctx: Ctx, w: Warehouse): Promise<DaemonSocket> {
 /** Says where serve listens (and, with --json, as one line a supervisor can read). */
 function announce(ctx: Ctx, r: RunningCapture, policy: ReconcilePolicy, socket: DaemonSocket): void {
   ctx.log.info(
-    `listening on ${r.url} (deliveries), ${r.origin}/healthz, ${r.origin}/metrics; ${policy.captured.length} stream(s) fed by webhooks (${policy.captured.join(', ') || 'none'}), ${policy.polled.length} polled`,
+    `listening on ${r.url} (deliveries), ${r.origin}/healthz; ${policy.captured.length} stream(s) fed by webhooks (${policy.captured.join(', ') || 'none'}), ${policy.polled.length} polled`,
   );
-  if (ctx.json)
-    ctx.out.write(
-      `${toJson({ listening: r.url, healthz: `${r.origin}/healthz`, metrics: `${r.origin}/metrics`, socket: socket.path })}\n`,
-    );
+  if (ctx.json) ctx.out.write(`${toJson({ listening: r.url, healthz: `${r.origin}/healthz`, socket: socket.path })}\n`);
 }
 
 /** Which streams the next reconciliation polls (null skips the run: no credit spent for nothing). */
@@ -159,6 +159,7 @@ function untilAborted(signal: AbortSignal): Promise<void> {
  */
 async function shutdown(held: Held, log: Logger): Promise<{ runs: number } | null | undefined> {
   held.running?.receiver.close();
+  await held.admin?.close();
   const summary = await held.scheduler?.stop().catch(() => null);
   await held.running?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
   await held.socket?.close().catch(() => undefined);
@@ -171,6 +172,7 @@ async function serve(ctx: Ctx, flags: ServeFlags): Promise<number> {
   const conn = connection(ctx);
   const secret = webhookSecret(ctx);
   const settings = webhookSettings(ctx, flags);
+  const admin = adminSettings(ctx, flags.adminListen);
   const options = syncOptionsFrom(ctx, flags, 'incremental');
   const streams = options.streams ?? 'core';
   const capture = await import('../../sync/capture/index.js');
@@ -197,6 +199,16 @@ async function serve(ctx: Ctx, flags: ServeFlags): Promise<number> {
     const socket = await startSocket(ctx, w);
     held.socket = socket;
     announce(ctx, r, policy, socket);
+    if (admin) {
+      held.admin = await startAdminServer({
+        ...admin,
+        status: () => statusDocument(ctx, w, 10).then((d) => ({ ...d, servedBy: `evsync serve (PID ${process.pid})` })),
+        metrics: () => captureMetricsText(w, r.metrics),
+        log: (level, message) => log[level](message),
+      });
+      log.info(`status page on ${held.admin.origin}/ (also /status.json, /metrics)`);
+      if (ctx.json) ctx.out.write(`${toJson({ admin: held.admin.origin, metrics: `${held.admin.origin}/metrics` })}\n`);
+    }
     held.scheduler = await startScheduler(
       ctx,
       { ...flags, runNow: flags.catchUp !== false || flags.runNow === true },
@@ -227,6 +239,7 @@ export function registerServeCommand(program: Command, app: App): void {
     .command('serve')
     .description('the long-running form: webhook receiver and applier, scheduled reconciliation, /healthz, /metrics')
     .option('--listen <host:port>', 'address to listen on (default 127.0.0.1:8787; TLS belongs to a reverse proxy)')
+    .option('--admin-listen <host:port|off>', 'status page, /status.json and /metrics (default 127.0.0.1:8788)')
     .option('--path <path>', 'path deliveries are POSTed to (default /webhooks)')
     .option('--cron <expr>', `reconciliation schedule (default schedule.cron, else "${DEFAULT_SERVE_CRON}")`)
     .option('--tz <zone>', 'time zone of the cron expression (default: the local zone)', parseTimeZoneFlag)

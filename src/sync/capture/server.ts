@@ -1,7 +1,8 @@
 /**
  * Change capture as one running piece: the receiver, the applier and a small HTTP surface, `POST <path>` for
- * deliveries, `GET /healthz` (200 once the journal can be written), `GET /metrics` (Prometheus text). Plain HTTP on
- * the address given (loopback by default): TLS belongs to a reverse proxy in front of it (see the README).
+ * deliveries and `GET /healthz` (200 once the journal can be written). `/metrics` is on the admin address, apart
+ * (src/cli/admin-server.ts). Plain HTTP on the address given (loopback by default): TLS belongs to a reverse proxy
+ * in front of it (see the README).
  *
  * `startCapture` is the library form of `evsync serve` without its scheduled reconciliation; `createReceiver` and
  * `Applier` can also be mounted in a server of one's own.
@@ -131,29 +132,17 @@ function answerHealth(p: Parts, res: ServerResponse): void {
     .catch(() => send(res, 503, 'application/json', JSON.stringify({ ok: false, journal: 'unavailable' })));
 }
 
-/** `GET /metrics`: the pending count is read again first; if the journal cannot say, the last known one is shown. */
-function answerMetrics(p: Parts, res: ServerResponse): void {
-  p.warehouse.capture
-    .counts()
-    .then((c) => {
-      p.metrics.pending = c.pending;
-    })
-    .catch(() => undefined)
-    .finally(() => send(res, 200, 'text/plain; version=0.0.4', p.metrics.render()));
-}
-
 function router(path: string, p: Parts): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const url = (req.url ?? '/').split('?')[0];
     if (url === path) p.receiver.handle(req, res);
     else if (req.method === 'GET' && url === '/healthz') answerHealth(p, res);
-    else if (req.method === 'GET' && url === '/metrics') answerMetrics(p, res);
     else send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }));
   };
 }
 
 /** Listens on `listen` (`host:port`) and resolves to the origin actually bound (port 0 picks a free one). */
-async function listenOn(server: Server, listen: string): Promise<string> {
+export async function listenOn(server: Server, listen: string): Promise<string> {
   const { host, port } = parseListen(listen);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
