@@ -35,7 +35,10 @@ function ages(nowMs) {
     if (!isNaN(at)) el.textContent = span((nowMs - at) / 1000);
   });
   var stamp = document.getElementById('generated');
-  if (stamp) stamp.textContent = new Date(nowMs).toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
+  if (stamp) {
+    stamp.textContent = new Date(nowMs).toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
+    stamp.setAttribute('datetime', new Date(nowMs).toISOString());
+  }
 }
 function ok(r) {
   if (!r.ok) throw new Error('HTTP ' + r.status);

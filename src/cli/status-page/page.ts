@@ -134,9 +134,11 @@ function creditsSectionHtml(doc: StatusReport, axis: TimeAxis): string {
 function runRow(r: RunInfo): string {
   const o = outcomeOf(r.status);
   const rows = r.rows.inserted + r.rows.updated + r.rows.deleted;
-  const error = r.error ? `<span class="reason">${esc(r.error.split('\n')[0])}</span>` : '';
-  return `<tr data-run="${esc(r.runId)}"><td title="${esc(r.startedAt)} UTC">${esc(r.startedAt?.slice(5, 16) ?? '–')}</td><td>${esc(r.kind)}${error}</td><td>${pill(o, OUTCOME_MARK[o], r.status)}</td>
-<td class="n">${r.durationMs === null ? '–' : esc(span(r.durationMs / 1000))}</td><td class="n">${esc(num(r.credits))}</td><td class="n opt">${esc(num(rows))}</td></tr>`;
+  const error = r.error
+    ? `<tr class="err"><td colspan="6"><span class="reason">${esc(r.error.split('\n')[0])}</span></td></tr>`
+    : '';
+  return `<tr data-run="${esc(r.runId)}"${r.error ? ' class="has-err"' : ''}><td title="${esc(r.startedAt)} UTC">${esc(r.startedAt?.slice(5, 16) ?? '–')}</td><td>${esc(r.kind)}</td><td>${pill(o, OUTCOME_MARK[o], r.status)}</td>
+<td class="n">${r.durationMs === null ? '–' : esc(span(r.durationMs / 1000))}</td><td class="n">${esc(num(r.credits))}</td><td class="n opt">${esc(num(rows))}</td></tr>${error}`;
 }
 
 function runsSection(doc: StatusReport, axis: TimeAxis): string {
@@ -192,6 +194,7 @@ export function renderStatusPage(doc: StatusReport, options: PageOptions): strin
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<link rel="icon" href="data:,">
 <title>evsync status</title>
 <style>${STYLES}</style></head>
 <body><header class="top"><div class="wrap"><h1><b>evsync</b> status</h1>

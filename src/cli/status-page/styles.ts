@@ -19,7 +19,7 @@ header.top{background:var(--card);border-bottom:1px solid var(--line)}
 header.top .wrap{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 16px;padding-top:16px;padding-bottom:14px}
 h1{font-size:1.25rem;margin:0;letter-spacing:-.01em}
 h1 b{color:var(--accent)}
-.meta{color:var(--muted);font-size:.87rem}
+.meta{color:var(--muted);font-size:.87rem;overflow-wrap:anywhere}
 main.wrap{padding-top:18px;padding-bottom:40px}
 h2{font-size:1.02rem;margin:0 0 2px;letter-spacing:-.005em}
 .sub{color:var(--muted);font-size:.85rem;margin:0 0 12px}
@@ -36,6 +36,8 @@ thead th{color:var(--muted);font-weight:600;font-size:.78rem;text-transform:uppe
 border-bottom:1px solid var(--line);white-space:nowrap}
 tbody tr:last-child th,tbody tr:last-child td{border-bottom:none}
 tbody th{font-weight:600}
+tr.has-err td{border-bottom:none;padding-bottom:2px}tr.err td{padding-top:0}
+tr.err .reason{max-width:none}
 small,.small{color:var(--muted);font-size:.8rem}
 .reason{display:block;font-weight:400;color:var(--bad);font-size:.82rem;margin-top:3px;max-width:46ch;
 overflow-wrap:anywhere}
@@ -70,10 +72,7 @@ vertical-align:3px}
 .now strong{font-variant-numeric:tabular-nums}
 details{margin-top:10px}
 summary{cursor:pointer;color:var(--accent);font-size:.86rem}
-.grid2{display:grid;grid-template-columns:1fr 1fr;gap:16px}
-.grid2>section{margin:0}
 .live-note{color:var(--muted);font-size:.8rem}
-@media (max-width:860px){.grid2{grid-template-columns:1fr}}
 @media (max-width:640px){
  html{font-size:14px}.wrap{padding:0 12px}section{padding:12px}
  table.streams thead{display:none}
@@ -83,5 +82,7 @@ summary{cursor:pointer;color:var(--accent);font-size:.86rem}
  table.streams td{display:flex;justify-content:space-between;gap:12px;border:none;padding:3px 0;text-align:right}
  table.streams td::before{content:attr(data-label);color:var(--muted);font-size:.8rem;text-align:left}
  table.runs .opt{display:none}
+ table.runs th,table.runs td{padding:6px 4px}
+ table.runs thead th{letter-spacing:0;font-size:.72rem}
 }
 `;
