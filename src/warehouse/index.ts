@@ -16,7 +16,13 @@ export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
 export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
-export type { CreditWindow, DeliveryBucket, StatusHistory, WallLag } from './status-history.js';
+export {
+  type CreditWindow,
+  DELIVERY_BUCKET_MINUTES,
+  type DeliveryBucket,
+  type StatusHistory,
+  type WallLag,
+} from './status-history.js';
 export type {
   CursorState,
   CursorWalk,

@@ -1,6 +1,6 @@
 /**
  * What the status page draws over time, read from `_evsync` (no new table): credits per rate-limit window from the
- * credit ledger (`_evsync.credits`), deliveries per hour from the journal (`_evsync.deliveries`), and the webhook
+ * credit ledger (`_evsync.credits`), deliveries per 10 minutes from the journal (`_evsync.deliveries`), and the webhook
  * lag's percentiles per stream. Every time given and returned is UTC text (`YYYY-MM-DD HH:MM:SS`).
  */
 import type { Db } from './connection.js';
@@ -22,9 +22,9 @@ export interface CreditWindow {
   remainingAtLast: number | null;
 }
 
-/** Deliveries in one hour: received (journaled), settled (applied or ignored), refused, pending at its end. */
+/** Deliveries in one bucket (DELIVERY_BUCKET_MINUTES): received, settled (applied or ignored), refused, pending at its end. */
 export interface DeliveryBucket {
-  /** Start of the hour (UTC). */
+  /** Start of the bucket (UTC). */
   at: string;
   received: number;
   settled: number;
@@ -88,25 +88,33 @@ async function creditWindows(db: Db, since: string): Promise<CreditWindow[]> {
   }));
 }
 
+/** The width of a delivery bucket: the service's rate-limit window, fine enough for a daemon started minutes ago. */
+export const DELIVERY_BUCKET_MINUTES = 10;
+
 async function deliveryBuckets(db: Db, since: string, until: string): Promise<DeliveryBucket[]> {
   if (!(await tableExists(db, 'deliveries'))) return [];
-  // One row per hour from `since` to `until`, each counted over the journal (pruned to its retention days).
+  // Counted per bucket in one pass each; the pending count at a bucket's end is what was received and not yet settled
+  // by then: everything before the first bucket (one count), then the running sum of received minus settled.
+  const step = `INTERVAL ${DELIVERY_BUCKET_MINUTES} MINUTE`;
   const r = await db.query(
-    `WITH hours AS (
-       SELECT h AS at FROM generate_series(date_trunc('hour', CAST($1 AS TIMESTAMP)),
-                                           date_trunc('hour', CAST($2 AS TIMESTAMP)), INTERVAL 1 HOUR) AS t(h))
-     SELECT strftime(hours.at, ${TS}) AS at,
-            count(d.seq) FILTER (WHERE d.status <> 'rejected' AND d.received_at >= hours.at
-                                   AND d.received_at < hours.at + INTERVAL 1 HOUR) AS received,
-            count(d.seq) FILTER (WHERE d.applied_at >= hours.at AND d.applied_at < hours.at + INTERVAL 1 HOUR)
-              AS settled,
-            count(d.seq) FILTER (WHERE d.status = 'rejected' AND d.received_at >= hours.at
-                                   AND d.received_at < hours.at + INTERVAL 1 HOUR) AS refused,
-            count(d.seq) FILTER (WHERE d.status <> 'rejected' AND d.received_at < hours.at + INTERVAL 1 HOUR
-                                   AND (d.applied_at IS NULL OR d.applied_at >= hours.at + INTERVAL 1 HOUR))
-              AS pending_at_end
-       FROM hours LEFT JOIN _evsync.deliveries d ON d.received_at < hours.at + INTERVAL 1 HOUR
-      GROUP BY hours.at ORDER BY hours.at`,
+    `WITH b AS (SELECT generate_series AS slot
+                  FROM generate_series(time_bucket(${step}, CAST($1 AS TIMESTAMP)), CAST($2 AS TIMESTAMP), ${step})),
+          head AS (SELECT min(slot) AS slot FROM b),
+          r AS (SELECT time_bucket(${step}, received_at) AS slot,
+                       count(*) FILTER (WHERE status <> 'rejected') AS received,
+                       count(*) FILTER (WHERE status = 'rejected') AS refused
+                  FROM _evsync.deliveries WHERE received_at >= (SELECT slot FROM head) GROUP BY 1),
+          s AS (SELECT time_bucket(${step}, applied_at) AS slot, count(*) AS settled
+                  FROM _evsync.deliveries WHERE applied_at >= (SELECT slot FROM head) GROUP BY 1),
+          prior AS (SELECT count(*) FILTER (WHERE status <> 'rejected' AND received_at < (SELECT slot FROM head))
+                            - count(*) FILTER (WHERE applied_at < (SELECT slot FROM head)) AS pending
+                       FROM _evsync.deliveries)
+     SELECT strftime(b.slot, ${TS}) AS at, coalesce(r.received, 0) AS received, coalesce(r.refused, 0) AS refused,
+            coalesce(s.settled, 0) AS settled,
+            (SELECT pending FROM prior)
+              + sum(coalesce(r.received, 0) - coalesce(s.settled, 0)) OVER (ORDER BY b.slot) AS pending_at_end
+       FROM b LEFT JOIN r ON r.slot = b.slot LEFT JOIN s ON s.slot = b.slot
+      ORDER BY b.slot`,
     [since, until],
   );
   return r.rows.map((row) => ({

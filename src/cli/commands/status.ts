@@ -69,7 +69,7 @@ export interface StatusReport {
   credits?: CreditsSection;
   /** Syncs and reconciles started in the last 24 hours, newest first (at most TIMELINE_MAX). */
   timeline?: RunInfo[];
-  /** Webhook deliveries received, settled, refused per hour over the last 24 hours; pending now. */
+  /** Webhook deliveries received, settled, refused per 10 minutes over the last 24 hours; pending now. */
   deliveries?: DeliveriesSection;
 }
 

@@ -7,11 +7,13 @@ import { esc } from './html.js';
 
 export const CHART_WIDTH = 960;
 /** Room on the left for the value labels and at the bottom for the time ticks. */
-export const PAD_LEFT = 70;
+export const PAD_LEFT = 96;
 export const PAD_RIGHT = 10;
 
 export interface TimeAxis {
   fromMs: number;
+  /** The document's time (marked "now"); `toMs` is later when the current window resets later. */
+  nowMs: number;
   toMs: number;
   /** x of an instant (clamped to the plot). */
   x(ms: number): number;
@@ -19,40 +21,54 @@ export interface TimeAxis {
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
-/** The shortest range drawn: a single short run still shows as a bar, not a hairline. */
-const MIN_RANGE = 2 * HOUR;
+/** The shortest range drawn before now: a daemon started a minute ago still shows a readable half hour. */
+const MIN_RANGE = 30 * MINUTE;
+
+export interface ChartRange {
+  fromMs: number;
+  nowMs: number;
+  toMs: number;
+}
 
 /**
  * The range the charts share: the last `hours` hours, narrowed to start a little before the oldest thing there is
- * to draw (a daemon started an hour ago shows that hour, not 23 empty ones), and never under two hours.
+ * to draw (a daemon started an hour ago shows that hour, not 23 empty ones), never under half an hour, and running
+ * on past now to `untilMs` (the current window's reset) so that window shows whole.
  */
-export function chartRange(toMs: number, hours: number, instants: readonly number[]): { fromMs: number; toMs: number } {
-  const floor = toMs - hours * HOUR;
-  const earliest = Math.min(...instants.filter((t) => t >= floor && t <= toMs), toMs);
-  const padded = earliest - (toMs - earliest) * 0.05;
-  return { fromMs: Math.max(floor, Math.min(toMs - MIN_RANGE, padded)), toMs };
+export function chartRange(nowMs: number, hours: number, instants: readonly number[], untilMs: number): ChartRange {
+  const floor = nowMs - hours * HOUR;
+  const earliest = Math.min(...instants.filter((t) => t >= floor && t <= nowMs), nowMs);
+  const padded = earliest - (nowMs - earliest) * 0.05;
+  const toMs = Math.max(nowMs, Math.min(untilMs, nowMs + 2 * HOUR));
+  return { fromMs: Math.max(floor, Math.min(nowMs - MIN_RANGE, padded)), nowMs, toMs };
 }
 
-export function timeAxis(range: { fromMs: number; toMs: number }): TimeAxis {
+export function timeAxis(range: ChartRange): TimeAxis {
   const { fromMs, toMs } = range;
   const scale = (CHART_WIDTH - PAD_LEFT - PAD_RIGHT) / (toMs - fromMs);
-  return { fromMs, toMs, x: (ms) => PAD_LEFT + (Math.min(toMs, Math.max(fromMs, ms)) - fromMs) * scale };
+  return { ...range, x: (ms) => PAD_LEFT + (Math.min(toMs, Math.max(fromMs, ms)) - fromMs) * scale };
 }
 
 const STEPS = [5, 10, 15, 30, 60, 120, 180, 360].map((m) => m * MINUTE);
 
-/** Ticks at round UTC times (at most eight), labelled `HH:MM`, plus "now" at the right end. */
-export function timeTicks(axis: TimeAxis, y: number): string {
+/** Ticks at round UTC times (at most eight), labelled `HH:MM`, and "now" marked by a line from `top`. */
+export function timeTicks(axis: TimeAxis, y: number, top = 0): string {
   const out: string[] = [];
   const step = STEPS.find((s) => (axis.toMs - axis.fromMs) / s <= 8) ?? 6 * HOUR;
-  for (let t = Math.ceil(axis.fromMs / step) * step; t < axis.toMs - step / 2; t += step) {
+  const nowX = axis.x(axis.nowMs);
+  for (let t = Math.ceil(axis.fromMs / step) * step; t <= axis.toMs; t += step) {
     const x = axis.x(t).toFixed(1);
+    if (Math.abs(axis.x(t) - nowX) < 36) continue;
     out.push(
       `<line class="tick" x1="${x}" x2="${x}" y1="${y}" y2="${y + 4}"/>`,
       `<text class="axis" x="${x}" y="${y + 17}" text-anchor="middle">${new Date(t).toISOString().slice(11, 16)}</text>`,
     );
   }
-  out.push(`<text class="axis" x="${CHART_WIDTH - PAD_RIGHT}" y="${y + 17}" text-anchor="end">now</text>`);
+  const anchor = nowX > CHART_WIDTH - PAD_RIGHT - 16 ? 'end' : 'middle';
+  out.push(
+    `<line class="now" x1="${nowX.toFixed(1)}" x2="${nowX.toFixed(1)}" y1="${top}" y2="${y + 4}"/>`,
+    `<text class="axis now-label" x="${nowX.toFixed(1)}" y="${y + 17}" text-anchor="${anchor}">now</text>`,
+  );
   return out.join('');
 }
 

@@ -20,7 +20,7 @@ export function creditsChart(credits: CreditsSection, axis: TimeAxis): string {
   const parts: string[] = [
     `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
     `<text class="axis" x="${PAD_LEFT - 6}" y="${BOTTOM}" text-anchor="end" dominant-baseline="middle">0</text>`,
-    timeTicks(axis, BOTTOM),
+    timeTicks(axis, BOTTOM, TOP),
   ];
   for (const w of credits.windows) {
     const end = utcMs(w.resetAt);

@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries per hour over the last 24 hours: received and settled side by side, refused on top in its own
+ * Webhook deliveries per bucket (10 minutes) over the last 24 hours: received and settled side by side, refused on top in its own
  * shade, and the pending count at each hour's end as a line. Every bar carries its figures in a tooltip.
  */
 import { utcMs } from '../../sync/capture/time.js';
@@ -10,24 +10,27 @@ import type { DeliveriesSection } from './sections.js';
 const HEIGHT = 180;
 const TOP = 14;
 const BOTTOM = 152;
-const HOUR = 3_600_000;
+const MAX_BAR = 14;
 
 export function deliveriesChart(d: DeliveriesSection, axis: TimeAxis): string {
-  const peak = Math.max(1, ...d.hourly.map((b) => Math.max(b.received + b.refused, b.settled, b.pendingAtEnd)));
+  const peak = Math.max(1, ...d.buckets.map((b) => Math.max(b.received + b.refused, b.settled, b.pendingAtEnd)));
   const y = (v: number) => BOTTOM - (v / (peak * 1.1)) * (BOTTOM - TOP);
   const parts: string[] = [
     `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
     `<text class="axis" x="${PAD_LEFT - 6}" y="${BOTTOM}" text-anchor="end" dominant-baseline="middle">0</text>`,
     `<text class="axis" x="${PAD_LEFT - 6}" y="${y(peak).toFixed(1)}" text-anchor="end" dominant-baseline="middle">${esc(num(peak))}</text>`,
-    timeTicks(axis, BOTTOM),
+    timeTicks(axis, BOTTOM, TOP),
   ];
   const pending: string[] = [];
-  for (const b of d.hourly) {
+  for (const b of d.buckets) {
     const at = utcMs(b.at);
-    if (at === null || at + HOUR <= axis.fromMs) continue;
+    const length = d.bucketMinutes * 60_000;
+    if (at === null || at + length <= axis.fromMs) continue;
+    // Two bars side by side from the bucket's start, never wider than MAX_BAR each.
+    const slot = axis.x(at + length) - axis.x(at);
+    const w = Math.max(2, Math.min(MAX_BAR, (slot - 2) / 2));
     const x0 = axis.x(at);
-    const w = Math.max(2, (axis.x(at + HOUR) - x0 - 2) / 2);
-    const title = `${b.at.slice(0, 16)} UTC hour: ${num(b.received)} received, ${num(b.settled)} applied, ${num(b.refused)} refused, ${num(b.pendingAtEnd)} pending at its end`;
+    const title = `${b.at.slice(0, 16)} UTC, ${d.bucketMinutes} minutes: ${num(b.received)} received, ${num(b.settled)} applied, ${num(b.refused)} refused, ${num(b.pendingAtEnd)} pending at its end`;
     const bar = (cls: string, x: number, from: number, value: number) =>
       value > 0
         ? `<rect class="${cls}" x="${x.toFixed(1)}" y="${y(from + value).toFixed(1)}" width="${w.toFixed(1)}" height="${(y(from) - y(from + value)).toFixed(1)}"><title>${esc(title)}</title></rect>`
@@ -43,6 +46,6 @@ export function deliveriesChart(d: DeliveriesSection, axis: TimeAxis): string {
       `<text class="empty" x="${CHART_WIDTH / 2}" y="${(BOTTOM + TOP) / 2}" text-anchor="middle">no webhook delivery in the last 24 hours</text>`,
     );
   }
-  const label = `Webhook deliveries per hour: ${num(d.totals.received)} received, ${num(d.totals.settled)} applied, ${num(d.totals.refused)} refused`;
+  const label = `Webhook deliveries per ${d.bucketMinutes} minutes: ${num(d.totals.received)} received, ${num(d.totals.settled)} applied, ${num(d.totals.refused)} refused`;
   return svg(HEIGHT, label, parts.join(''));
 }

@@ -56,7 +56,7 @@ function streamRow(s: StreamRow, nowMs: number): string {
   const freshness =
     s.newestChangeAt === null
       ? '–'
-      : `<span data-k="age" data-at="${esc(s.newestChangeAt)}">${esc(span(s.freshnessSeconds))}</span> <small>newest change ${esc(s.newestChangeAt.slice(11))} UTC</small>`;
+      : `<span data-k="age" data-at="${esc(s.newestChangeAt)}">${esc(span(s.freshnessSeconds))}</span> <small>at ${esc(s.newestChangeAt.slice(11))} UTC</small>`;
   return `<tr data-stream="${esc(s.stream)}" data-health="${esc(s.health)}">
 <th scope="row">${esc(s.stream)}${s.reason ? `<span class="reason" data-k="reason">${esc(s.reason)}</span>` : ''}</th>
 <td data-label="Status" data-k="health">${pill(h.cls, h.mark, s.health)}</td>
@@ -106,7 +106,7 @@ function cards(doc: StatusReport, nowMs: number): string {
   const d = doc.deliveries;
   const last = doc.runs[0];
   return `<div class="cards">
-${card('streams', 'Streams', `${num(count('ok'))} ok${troubled ? ` · <span class="pill bad">${num(troubled)} need attention</span>` : ''}`, `${num(streams.length)} stream(s)${count('no data') ? `, ${num(count('no data'))} without data` : ''}`)}
+${card('streams', 'Streams ok', `${num(count('ok'))} <small>of ${num(streams.length)}</small>`, troubled ? `<span class="pill bad">${num(count('failing'))} failing</span> ${count('unavailable') ? `<span class="pill warn">${num(count('unavailable'))} unavailable</span>` : ''}` : count('no data') ? `${num(count('no data'))} without data yet` : 'all fresh and answering')}
 ${card('freshness', 'Stalest stream', stalest ? esc(span(stalest.freshnessSeconds)) : '–', stalest ? `${esc(stalest.stream)}: newest change ${esc(clock(stalest.newestChangeAt))} UTC` : 'nothing applied yet')}
 ${card('credits', 'Credits this window', c ? (c.resetPassed ? esc(num(limit)) : esc(num(c.remaining))) : '–', creditsDetail)}
 ${card('deliveries', 'Webhook deliveries pending', esc(num(d?.pending ?? 0)), d?.oldestPendingAgeSeconds != null ? `oldest waiting ${esc(span(d.oldestPendingAgeSeconds))}` : `${esc(num(d?.totals.received ?? 0))} received in ${HISTORY_HOURS} h`)}
@@ -160,9 +160,9 @@ function deliveriesSectionHtml(doc: StatusReport, axis: TimeAxis): string {
   if (!d) return '';
   const oldest = d.oldestPendingAgeSeconds === null ? '' : ` (oldest waiting ${esc(span(d.oldestPendingAgeSeconds))})`;
   return `<section id="deliveries" aria-labelledby="deliveries-h"><h2 id="deliveries-h">Webhook deliveries</h2>
-<p class="sub">Per hour over the last ${HISTORY_HOURS} hours.</p>
+<p class="sub">Per ${d.bucketMinutes} minutes over the last ${HISTORY_HOURS} hours.</p>
 ${deliveriesChart(d, axis)}
-<ul class="legend"><li><i class="received"></i>received</li><li><i class="settled"></i>applied</li><li><i class="refused"></i>refused (unreadable)</li><li><i class="pending"></i>pending at the hour's end</li></ul>
+<ul class="legend"><li><i class="received"></i>received</li><li><i class="settled"></i>applied</li><li><i class="refused"></i>refused (unreadable)</li><li><i class="pending"></i>pending at the bucket's end</li></ul>
 <p class="now" data-k="deliveries"><strong>${esc(num(d.totals.received))}</strong> received · <strong>${esc(num(d.totals.settled))}</strong> applied · <strong>${esc(num(d.pending))}</strong> pending${oldest} · <strong>${esc(num(d.totals.refused))}</strong> refused</p>
 </section>`;
 }
@@ -175,7 +175,7 @@ function instants(doc: StatusReport): number[] {
     if (end !== null) out.push(end - (w.windowMs ?? 600_000));
   }
   for (const r of doc.timeline ?? []) out.push(utcMs(r.startedAt) ?? Number.NaN);
-  for (const b of doc.deliveries?.hourly ?? []) {
+  for (const b of doc.deliveries?.buckets ?? []) {
     if (b.received + b.settled + b.refused + b.pendingAtEnd > 0) out.push(utcMs(b.at) ?? Number.NaN);
   }
   return out.filter((t) => !Number.isNaN(t));
@@ -184,7 +184,8 @@ function instants(doc: StatusReport): number[] {
 /** The whole page for a status document. */
 export function renderStatusPage(doc: StatusReport, options: PageOptions): string {
   const nowMs = nowMsOf(doc);
-  const axis = timeAxis(chartRange(nowMs, HISTORY_HOURS, instants(doc)));
+  const reset = doc.credits?.current?.resetAt ? utcMs(doc.credits.current.resetAt) : null;
+  const axis = timeAxis(chartRange(nowMs, HISTORY_HOURS, instants(doc), reset ?? nowMs));
   const generated = new Date(nowMs).toISOString().slice(0, 19).replace('T', ' ');
   const who = doc.servedBy ? ` · ${esc(doc.servedBy)}` : '';
   const live = options.live

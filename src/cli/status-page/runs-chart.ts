@@ -35,7 +35,7 @@ export function runTitle(r: RunInfo): string {
 }
 
 export function runsChart(runs: readonly RunInfo[], axis: TimeAxis): string {
-  const nowMs = axis.toMs;
+  const nowMs = axis.nowMs;
   const kinds = [...new Set(runs.map((r) => r.kind))].sort();
   const height = TOP + Math.max(1, kinds.length) * LANE + 24;
   const bottom = TOP + Math.max(1, kinds.length) * LANE;
@@ -60,7 +60,7 @@ export function runsChart(runs: readonly RunInfo[], axis: TimeAxis): string {
   }
   parts.push(
     `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${bottom}" y2="${bottom}"/>`,
-    timeTicks(axis, bottom),
+    timeTicks(axis, bottom, TOP),
   );
   if (runs.length === 0) {
     parts.push(

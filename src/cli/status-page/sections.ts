@@ -1,10 +1,16 @@
 /**
  * The status document's sections over time (the last 24 hours): credits per rate-limit window against the limit
- * the service reported, with the current window's remaining credits and reset; deliveries per hour with the oldest
+ * the service reported, with the current window's remaining credits and reset; deliveries per 10 minutes with the oldest
  * pending one's age. Read from `_evsync` by `Warehouse.statusHistory`; no API call.
  */
 import { utcMs } from '../../sync/capture/time.js';
-import type { CreditWindow, DeliveryBucket, LedgerRecord, StatusHistory } from '../../warehouse/index.js';
+import {
+  type CreditWindow,
+  DELIVERY_BUCKET_MINUTES,
+  type DeliveryBucket,
+  type LedgerRecord,
+  type StatusHistory,
+} from '../../warehouse/index.js';
 
 /** How far back the page looks. */
 export const HISTORY_HOURS = 24;
@@ -29,8 +35,10 @@ export interface DeliveriesSection {
   pending: number;
   oldestPendingAt: string | null;
   oldestPendingAgeSeconds: number | null;
-  /** Per hour of the last 24 hours, oldest first. */
-  hourly: DeliveryBucket[];
+  /** Minutes per bucket. */
+  bucketMinutes: number;
+  /** Every bucket of the last 24 hours, oldest first. */
+  buckets: DeliveryBucket[];
 }
 
 export function creditsSection(history: StatusHistory, ledger: LedgerRecord | null, nowMs: number): CreditsSection {
@@ -64,6 +72,7 @@ export function deliveriesSection(history: StatusHistory, nowMs: number): Delive
     pending: history.pending,
     oldestPendingAt: history.oldestPendingAt,
     oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.round((nowMs - oldest) / 1000)),
-    hourly: history.deliveries,
+    bucketMinutes: DELIVERY_BUCKET_MINUTES,
+    buckets: history.deliveries,
   };
 }

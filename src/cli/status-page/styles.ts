@@ -47,11 +47,13 @@ font-weight:600;white-space:nowrap}
 .pill.bad{color:var(--bad);background:var(--bad-bg)}.pill.idle{color:var(--idle);background:var(--idle-bg)}
 .pill.live{color:var(--live);background:var(--live-bg)}
 .fed{font-size:.84rem}
+td[data-k=freshness],td[data-k=poll],td[data-k=lag]{white-space:nowrap}
 svg.chart{width:100%;height:auto;display:block;min-width:600px}
 .chart-box{overflow-x:auto}
 svg .axis{fill:var(--muted);font-size:12px;font-family:inherit}
 svg .tick,svg .base{stroke:var(--line);stroke-width:1}
 svg .lane{stroke:var(--line);stroke-dasharray:2 4}
+svg .now{stroke:var(--muted);stroke-width:1;stroke-dasharray:3 3}svg .now-label{font-weight:600;fill:var(--ink)}
 svg .bar{fill:var(--bar)}svg .bar.high{fill:var(--warn)}
 svg .limit{stroke:var(--bad);stroke-width:1.5;stroke-dasharray:6 4}
 svg .limit-label{fill:var(--bad);font-size:12px;font-weight:600}
