@@ -67,14 +67,22 @@ const TS = `'%Y-%m-%d %H:%M:%S'`;
 
 async function creditWindows(db: Db, since: string): Promise<CreditWindow[]> {
   if (!(await tableExists(db, 'credits'))) return [];
+  // The client derives a snapshot's reset time from the service's seconds-to-reset, so one window's snapshots differ
+  // by a second or so: a snapshot starts a new window only when its reset is further from the previous one than
+  // that jitter (30 s, or half a window when windows are shorter).
   const r = await db.query(
-    `SELECT strftime(reset_at, ${TS}) AS reset_at, max(CAST(snapshot->>'windowMs' AS BIGINT)) AS window_ms,
+    `WITH s AS (
+       SELECT *, CAST(snapshot->>'windowMs' AS BIGINT) AS window_ms,
+              CASE WHEN epoch_ms(reset_at) - epoch_ms(lag(reset_at) OVER (ORDER BY reset_at, recorded_at))
+                        <= least(30000, coalesce(CAST(snapshot->>'windowMs' AS BIGINT), 600000) / 2)
+                   THEN 0 ELSE 1 END AS starts
+         FROM _evsync.credits WHERE reset_at IS NOT NULL AND recorded_at >= CAST(? AS TIMESTAMP)),
+     g AS (SELECT *, sum(starts) OVER (ORDER BY reset_at, recorded_at ROWS UNBOUNDED PRECEDING) AS grp FROM s)
+     SELECT strftime(max(reset_at), ${TS}) AS reset_at, max(window_ms) AS window_ms,
             max(credit_limit) AS credit_limit, max(credit_limit) - min(remaining) AS used,
             coalesce(sum(spent), 0) AS spent, strftime(max(recorded_at), ${TS}) AS last_recorded_at,
             arg_max(remaining, recorded_at) AS remaining_at_last
-       FROM _evsync.credits
-      WHERE reset_at IS NOT NULL AND recorded_at >= CAST(? AS TIMESTAMP)
-      GROUP BY reset_at ORDER BY reset_at`,
+       FROM g GROUP BY grp ORDER BY grp`,
     [since],
   );
   return r.rows.map((row) => ({

@@ -67,14 +67,16 @@ describe('statusHistory', () => {
     expect(h.lags[0]!.p95WallMs).toBeLessThanOrEqual(11_000 + elapsed);
   });
 
-  it('gives one credit window per reset time: used as the service counted it, and what the runs spent', async () => {
-    const now = Date.now();
+  it('gives one credit window per reset time (within its jitter): used as the service counted it, and what the runs spent', async () => {
+    const now = Math.floor(Date.now() / 1000) * 1000;
     const earlier = new Date(now - 1_200_000);
     const current = new Date(now + 300_000);
     const window = { limit: 2000, windowMs: 600_000 };
     await w.recordCredits('run-a', { ...window, remaining: 1900, resetAt: earlier, spent: { list: 100 } });
     await w.recordCredits('run-b', { ...window, remaining: 1500, resetAt: current, spent: { list: 300, token: 1 } });
-    await w.recordCredits('run-c', { ...window, remaining: 1200, resetAt: current, spent: { list: 200 } });
+    // The same window as run-b's, its reset read 1.4 s later (the client derives it from seconds-to-reset).
+    const jittered = new Date(current.getTime() + 1400);
+    await w.recordCredits('run-c', { ...window, remaining: 1200, resetAt: jittered, spent: { list: 200 } });
     const h = await w.statusHistory(utc(now - 86_400_000), utc(now));
     expect(h.windows.map(({ lastRecordedAt: _, ...rest }) => rest)).toEqual([
       {
@@ -87,7 +89,7 @@ describe('statusHistory', () => {
       },
       // 800 used in the window, 501 of them by these runs (the rest by another client of the same credential).
       {
-        resetAt: utc(current.getTime()),
+        resetAt: utc(jittered.getTime()),
         windowMs: 600_000,
         limit: 2000,
         used: 800,

@@ -260,12 +260,14 @@ the X-Evsync-Secret header (webhooks.secretHeader in the config); the database k
 up with \`evsync webhooks install --url <public url>\`.
 
 While it runs, \`evsync status\` and \`evsync query\` from another shell are answered by it (a socket beside the
-database). SIGINT/SIGTERM stop it cleanly; exit 0.
+database), and the status page, /status.json and /metrics are on --admin-listen (loopback; any other address needs
+EVSYNC_ADMIN_TOKEN, sent as "Authorization: Bearer <token>"). SIGINT/SIGTERM stop it cleanly; exit 0.
 
 Examples:
   $ export EVSYNC_WEBHOOK_SECRET=$(openssl rand -hex 32)
   $ evsync serve --streams core --cron "*/15 * * * *"
-  $ evsync serve --listen 127.0.0.1:9000 --reconcile-every 12`,
+  $ evsync serve --listen 127.0.0.1:9000 --reconcile-every 12
+  $ evsync serve --admin-listen 127.0.0.1:9788        # the status page: open http://127.0.0.1:9788/`,
     )
     .action(action<ServeFlags>(app, serve));
 }

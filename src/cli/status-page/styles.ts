@@ -48,7 +48,7 @@ font-weight:600;white-space:nowrap}
 .pill.live{color:var(--live);background:var(--live-bg)}
 .fed{font-size:.84rem}
 td[data-k=freshness],td[data-k=poll],td[data-k=lag]{white-space:nowrap}
-svg.chart{width:100%;height:auto;display:block;min-width:600px}
+svg.chart{width:100%;height:auto;display:block;min-width:800px}
 .chart-box{overflow-x:auto}
 svg .axis{fill:var(--muted);font-size:12px;font-family:inherit}
 svg .tick,svg .base{stroke:var(--line);stroke-width:1}
