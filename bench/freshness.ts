@@ -178,19 +178,29 @@ async function measure(
   if (mode === 'serve') {
     // The warehouse was just backfilled from this very state: nothing to catch up on.
     child = cli(
-      ['serve', '--listen', '127.0.0.1:0', '--streams', STREAMS.join(','), '--no-catch-up', '--json'],
+      [
+        'serve',
+        '--listen',
+        '127.0.0.1:0',
+        '--admin-listen',
+        '127.0.0.1:0',
+        '--streams',
+        STREAMS.join(','),
+        '--no-catch-up',
+        '--json',
+      ],
       env,
       dir,
       logFile,
     );
-    const line = await Promise.race([
-      once(createInterface({ input: child.stdout! }), 'line').then(([l]) => String(l)),
-      once(child, 'exit').then(() => {
-        throw new Error(`evsync serve exited before listening (see ${logFile})`);
-      }),
-    ]);
-    const info = JSON.parse(line) as { listening: string; metrics: string };
-    metricsUrl = info.metrics;
+    // Two JSON lines: the receiver's addresses, then the admin address (status page, /metrics).
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const exited = once(child, 'exit').then(() => {
+      throw new Error(`evsync serve exited before listening (see ${logFile})`);
+    });
+    const next = async () => String((await Promise.race([lines.next(), exited])).value);
+    const info = JSON.parse(await next()) as { listening: string };
+    metricsUrl = (JSON.parse(await next()) as { metrics: string }).metrics;
     const installer = client(sim);
     await installWebhooks(installer, {
       url: info.listening,

@@ -28,6 +28,13 @@ export type { WarehouseSide } from './side.js';
 export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
 export { snapshotTargetProblem } from './snapshot-target.js';
 export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
+export {
+  type CreditWindow,
+  DELIVERY_BUCKET_MINUTES,
+  type DeliveryBucket,
+  type StatusHistory,
+  type WallLag,
+} from './status-history.js';
 export type {
   CursorState,
   CursorWalk,

@@ -18,6 +18,7 @@ import { ident } from './sql.js';
 import { Staging } from './stage.js';
 import { type StagedFilter, stagedPages } from './staged.js';
 import * as state from './state.js';
+import { type StatusHistory, statusHistory } from './status-history.js';
 import type {
   CursorState,
   CustomFieldLabel,
@@ -542,6 +543,11 @@ export class Warehouse {
   /** The credit ledger as the last run left it. */
   lastLedger(): Promise<state.LedgerRecord | null> {
     return this.db.exclusive(() => state.lastLedger(this.db));
+  }
+
+  /** Credits per window, deliveries per hour and webhook lag from `since` to `until` (UTC): the status page's charts. */
+  statusHistory(since: string, until: string): Promise<StatusHistory> {
+    return this.db.exclusive(() => statusHistory(this.db, since, until));
   }
 
   /** A mark in `_evsync.meta` (null when absent), e.g. the demo's. */

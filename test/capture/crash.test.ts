@@ -97,6 +97,8 @@ describe('a kill between journal and apply', () => {
         'serve',
         '--listen',
         `127.0.0.1:${port}`,
+        '--admin-listen',
+        '127.0.0.1:0',
         '--streams',
         CAPTURED.join(','),
         '--no-catch-up',
@@ -118,10 +120,11 @@ describe('a kill between journal and apply', () => {
         },
       },
     );
-    await waitForText(() => stderr.text, /listening on/);
+    await waitForText(() => stderr.text, /status page on (http:\/\/\S+)\//);
+    const admin = /status page on (http:\/\/\S+)\//.exec(stderr.text)![1]!;
     expect(await h.sim.webhooks.idle()).toBe(true);
     const delivered = h.sim.webhooks.deliveries().filter((d) => d.status === 'delivered').length;
-    const metrics = async () => (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n');
+    const metrics = async () => (await (await fetch(`${admin}/metrics`)).text()).split('\n');
     // Settled once the journal holds every delivered delivery (plus the one answered by no one) and none is pending.
     while (
       !(await metrics()).includes('evsync_webhook_pending 0') ||

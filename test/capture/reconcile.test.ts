@@ -48,6 +48,8 @@ describe('evsync serve reconciling', () => {
         'serve',
         '--listen',
         '127.0.0.1:0',
+        '--admin-listen',
+        'off',
         '--streams',
         'registrants',
         '--cron',

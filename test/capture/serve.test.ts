@@ -60,7 +60,8 @@ describe('evsync serve', () => {
     expect((await cli(['backfill', '--streams', STREAMS])).code).toBe(0);
     const stop = new AbortController();
     let stderr = { text: '' };
-    const serving = run(['serve', '--listen', '127.0.0.1:0', '--streams', STREAMS, '--no-catch-up', '-v'], {
+    const serve = ['serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', '--streams', STREAMS];
+    const serving = run([...serve, '--no-catch-up', '-v'], {
       cwd: dir,
       env,
       stop: stop.signal,
@@ -72,6 +73,11 @@ describe('evsync serve', () => {
     const url = /listening on (http:\/\/\S+\/webhooks)/.exec(stderr.text)![1]!;
     const origin = new URL(url).origin;
     expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    // /metrics (and the status page) are on the admin address, apart from the receiver's.
+    await waitForText(() => stderr.text, /status page on (http:\/\/\S+)\//);
+    const admin = /status page on (http:\/\/\S+)\//.exec(stderr.text)![1]!;
+    expect(admin).not.toBe(origin);
+    expect((await fetch(`${origin}/metrics`)).status).toBe(404);
 
     const before = sim.counters();
     const install = await cli(['webhooks', 'install', '--url', url, '--streams', STREAMS]);
@@ -93,10 +99,10 @@ describe('evsync serve', () => {
     expect(await sim.webhooks.idle()).toBe(true);
     const delivered = sim.webhooks.deliveries(since).filter((d) => d.status === 'delivered').length;
     // Applied once /metrics says every journaled delivery is settled.
-    let m = await metrics(origin);
+    let m = await metrics(admin);
     while (m.evsync_webhook_pending !== 0 || m['evsync_webhook_deliveries_total{outcome="journaled"}'] !== delivered) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      m = await metrics(origin);
+      m = await metrics(admin);
     }
 
     const status = await cli(['status', '--json']);

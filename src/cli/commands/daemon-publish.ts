@@ -65,6 +65,38 @@ export interface DaemonPublisher {
   stop(): Promise<void>;
 }
 
+/** The publisher's figures as Prometheus text (gauges and counters since the daemon started). */
+export function publishMetricsText(p: PublishStats): string {
+  const line = (name: string, type: 'gauge' | 'counter', help: string, value: number | null) =>
+    `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value ?? 0}\n`;
+  return [
+    line('evsync_publish_total', 'counter', 'Publishes to --parquet-out/--snapshot completed.', p.publishes),
+    line('evsync_publish_failures_total', 'counter', 'Publishes that failed.', p.failures),
+    line(
+      'evsync_publish_pending_partitions',
+      'gauge',
+      'Partitions changed and not yet published.',
+      p.pendingPartitions,
+    ),
+    line('evsync_publish_running', 'gauge', '1 while a publish runs.', p.running ? 1 : 0),
+    line(
+      'evsync_publish_last_duration_seconds',
+      'gauge',
+      'Wall time of the last publish.',
+      (p.lastDurationMs ?? 0) / 1000,
+    ),
+    line(
+      'evsync_publish_last_cpu_seconds',
+      'gauge',
+      'CPU time of the process during the last publish.',
+      (p.lastCpuMs ?? 0) / 1000,
+    ),
+    line('evsync_publish_last_bytes', 'gauge', 'Bytes the last publish wrote (Parquet and snapshot).', p.lastBytes),
+    line('evsync_publish_cpu_seconds_total', 'counter', 'CPU time spent publishing.', p.totalCpuMs / 1000),
+    line('evsync_publish_bytes_total', 'counter', 'Bytes written by publishes.', p.totalBytes),
+  ].join('');
+}
+
 /** Starts publishing (null when neither --parquet-out nor --snapshot is given). */
 export async function startDaemonPublisher(
   ctx: Ctx,

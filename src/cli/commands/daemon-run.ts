@@ -20,15 +20,22 @@ import type { QueryService } from '../../sync/daemon/queries.js';
 import type { ReconcileLoop } from '../../sync/daemon/reconcile-loop.js';
 import type { SyncOptions } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
+import { type AdminServer, adminSettings, startAdminServer } from '../admin-server.js';
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { formatDuration, toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
-import { checkPublishFlags, type DaemonPublisher, type PublishFlags, startDaemonPublisher } from './daemon-publish.js';
+import {
+  checkPublishFlags,
+  type DaemonPublisher,
+  type PublishFlags,
+  publishMetricsText,
+  startDaemonPublisher,
+} from './daemon-publish.js';
 import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
-import { collectStatus, type DaemonStatus } from './status.js';
+import { type DaemonStatus, type StatusReport, statusDocument } from './status.js';
 import { syncOptionsFrom } from './sync.js';
 
 export interface DaemonFlags extends ScheduleFlags, PublishFlags {
@@ -38,6 +45,7 @@ export interface DaemonFlags extends ScheduleFlags, PublishFlags {
   catchUp?: boolean;
   queryTimeout?: number;
   queryMaxRows?: number;
+  adminListen?: string;
 }
 
 export interface DaemonKind {
@@ -53,9 +61,13 @@ function positiveInteger(value: string): number {
   return n;
 }
 
-/** `--query-timeout` and `--query-max-rows`: what one query through the daemon may take. */
+/** `--admin-listen`, `--query-timeout` and `--query-max-rows`: the ways in for people and their bounds. */
 export function addQueryBoundOptions(cmd: Command): void {
   cmd
+    .option(
+      '--admin-listen <host:port|off>',
+      'the status page, /status.json and /metrics (default 127.0.0.1:8788; another address needs EVSYNC_ADMIN_TOKEN)',
+    )
     .option('--query-timeout <seconds>', 'longest a query through the daemon may run (default 300)', positiveInteger)
     .option(
       '--query-max-rows <n>',
@@ -73,6 +85,7 @@ interface Held {
   publisher: DaemonPublisher | null;
   queries: QueryService | null;
   socket: DaemonSocket | null;
+  admin: AdminServer | null;
   heartbeat: Heartbeat | null;
   scheduler: Scheduler | null;
 }
@@ -86,25 +99,28 @@ function emptyHeld(): Held {
     publisher: null,
     queries: null,
     socket: null,
+    admin: null,
     heartbeat: null,
     scheduler: null,
   };
 }
 
 /** Says where the daemon listens (and, with --json, as one line a supervisor can read). */
-function announce(ctx: Ctx, kind: DaemonKind, r: RunningCapture | null, loop: ReconcileLoop, socket: DaemonSocket) {
+function announce(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoop): void {
   const { captured, polled } = loop.policy;
+  const r = held.capture;
+  const socket = held.socket as DaemonSocket;
   if (r) {
     ctx.log.info(
-      `listening on ${r.url} (deliveries), ${r.origin}/healthz, ${r.origin}/metrics; ${captured.length} stream(s) fed by webhooks (${captured.join(', ') || 'none'}), ${polled.length} polled`,
+      `listening on ${r.url} (deliveries), ${r.origin}/healthz; ${captured.length} stream(s) fed by webhooks (${captured.join(', ') || 'none'}), ${polled.length} polled`,
     );
   } else ctx.log.info(`${kind.name}: ${polled.length} stream(s) polled on the schedule`);
+  if (held.admin) ctx.log.info(`status page on ${held.admin.origin}/ (also /status.json, /metrics)`);
   ctx.log.info(`status and query from another shell are answered here (socket ${socket.path})`);
   // `schedule --json` prints one line per run and nothing else; serve's first line says where it listens.
   if (ctx.json && r) {
-    ctx.out.write(
-      `${toJson({ listening: r.url, healthz: `${r.origin}/healthz`, metrics: `${r.origin}/metrics`, socket: socket.path })}\n`,
-    );
+    const admin = held.admin ? { admin: held.admin.origin, metrics: `${held.admin.origin}/metrics` } : {};
+    ctx.out.write(`${toJson({ listening: r.url, healthz: `${r.origin}/healthz`, ...admin, socket: socket.path })}\n`);
   }
 }
 
@@ -130,30 +146,38 @@ function logWaits(client: ApiClient, log: Logger): () => void {
   return () => client.off('wait', onWait);
 }
 
+/** The status document with the daemon's live state: what the socket, the page and `/status.json` answer. */
+function daemonStatus(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoop) {
+  return async (runs: number): Promise<StatusReport> => {
+    const report = await statusDocument(ctx, held.warehouse as Warehouse, runs);
+    const daemon: DaemonStatus = {
+      lastHeartbeat: report.daemon?.lastHeartbeat ?? null,
+      catchUpPendingSince: loop.pending ? (report.daemon?.catchUpPendingSince ?? null) : null,
+      command: kind.name,
+      pid: process.pid,
+      queriesRunning: held.queries?.active ?? 0,
+      ...(held.publisher ? { publish: held.publisher.stats() } : {}),
+    };
+    return { ...report, servedBy: `evsync ${kind.name} (PID ${process.pid})`, daemon };
+  };
+}
+
+/** `/metrics`: change capture's (serve), the publisher's, and the queries running. */
+async function metricsText(held: Held): Promise<string> {
+  const { captureMetricsText } = await import('../../sync/capture/server.js');
+  const parts = [
+    held.capture ? await captureMetricsText(held.capture, held.warehouse as Warehouse) : '',
+    held.publisher ? publishMetricsText(held.publisher.stats()) : '',
+    `# HELP evsync_queries_running Queries running through the daemon.\n# TYPE evsync_queries_running gauge\nevsync_queries_running ${held.queries?.active ?? 0}\n`,
+  ];
+  return parts.join('');
+}
+
 /** The socket's answers: status from the warehouse the daemon holds, queries through the bounded query service. */
-function startSocket(
-  ctx: Ctx,
-  kind: DaemonKind,
-  w: Warehouse,
-  queries: QueryService,
-  loop: ReconcileLoop,
-  publisher: DaemonPublisher | null,
-): Promise<DaemonSocket> {
-  return startDaemonSocket(ctx.config.db, async (request, clientGone) => {
-    if (request.op === 'status') {
-      const report = await collectStatus(w, ctx.config.db, request.runs);
-      const daemon: DaemonStatus = {
-        lastHeartbeat: report.daemon?.lastHeartbeat ?? null,
-        catchUpPendingSince: loop.pending ? (report.daemon?.catchUpPendingSince ?? null) : null,
-        command: kind.name,
-        pid: process.pid,
-        queriesRunning: queries.active,
-        ...(publisher ? { publish: publisher.stats() } : {}),
-      };
-      return { ...report, servedBy: `evsync ${kind.name} (PID ${process.pid})`, daemon };
-    }
-    return queries.query(request, clientGone);
-  });
+function startSocket(ctx: Ctx, status: (runs: number) => Promise<StatusReport>, queries: QueryService) {
+  return startDaemonSocket(ctx.config.db, async (request, clientGone) =>
+    request.op === 'status' ? status(request.runs) : queries.query(request, clientGone),
+  );
 }
 
 /**
@@ -162,6 +186,7 @@ function startSocket(
  */
 async function shutdown(held: Held, log: Logger): Promise<{ runs: number; skipped: number } | null | undefined> {
   held.capture?.receiver.close();
+  await held.admin?.close().catch(() => undefined);
   await held.queries?.close().catch(() => undefined);
   const summary = await held.scheduler?.stop().catch(() => null);
   await held.capture?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
@@ -227,6 +252,7 @@ async function daemonSetup(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Prom
   const options = syncOptionsFrom(ctx, flags, 'incremental');
   if (receiving) (await import('../../sync/capture/index.js')).parseListen(settings.listen);
   await checkPublishFlags(ctx, flags);
+  adminSettings(ctx, flags.adminListen); // checked now: a refused address spends nothing
   return { receiving, secret, settings, options, catchUp: receiving && flags.catchUp !== false };
 }
 
@@ -282,7 +308,25 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
       ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
     },
   });
-  held.socket = await startSocket(ctx, kind, w, held.queries, loop, held.publisher);
+  const status = daemonStatus(ctx, kind, held, loop);
+  held.socket = await startSocket(ctx, status, held.queries);
+  const admin = adminSettings(ctx, flags.adminListen);
+  if (admin) {
+    const options = {
+      status: () => status(10),
+      metrics: () => metricsText(held),
+      log: (level: 'debug' | 'info' | 'warn', message: string) => ctx.log[level](message),
+    };
+    try {
+      held.admin = await startAdminServer({ ...admin, ...options });
+    } catch (err) {
+      // The default port taken (another daemon on this machine): a free loopback port instead, said at start. An
+      // address the user gave is theirs to fix.
+      if (flags.adminListen !== undefined || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      held.admin = await startAdminServer({ ...admin, listen: '127.0.0.1:0', ...options });
+      ctx.log.warn(`${admin.listen} is in use: the status page is on ${held.admin.origin}/ instead`);
+    }
+  }
 }
 
 /** The heartbeat, the catch-up owed since the last one, and the cron loop of runs. */
@@ -300,7 +344,7 @@ async function startRuns(
   held.heartbeat = await Heartbeat.start(w, { onError: (err) => ctx.log.warn(`heartbeat: ${errorMessage(err)}`) });
   await loop.start(held.heartbeat.previous);
   reportSilence(ctx.log, held.heartbeat, setup.catchUp);
-  announce(ctx, kind, held.capture, loop, held.socket as DaemonSocket);
+  announce(ctx, kind, held, loop);
   held.scheduler = await startScheduler(
     ctx,
     { ...flags, runNow: setup.catchUp || flags.runNow === true },

@@ -5,20 +5,31 @@
 
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { utcText } from '../../sync/capture/time.js';
 import { HEARTBEAT_MARK } from '../../sync/daemon/heartbeat.js';
 import { CATCH_UP_MARK } from '../../sync/daemon/reconcile-loop.js';
 import type { PublishStats } from '../../sync/publisher.js';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { askDaemon } from '../daemon.js';
-import { CliError, ExitCode } from '../errors.js';
+import { CliError, ExitCode, errorMessage } from '../errors.js';
 import { positiveInt } from '../options.js';
 import { formatAge, formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
+import {
+  type CreditsSection,
+  creditsSection,
+  type DeliveriesSection,
+  deliveriesSection,
+  HISTORY_HOURS,
+} from '../status-page/sections.js';
+import { type StreamRow, streamRows } from '../status-page/streams.js';
+import { writeStatusPage } from '../status-page/write-file.js';
 import { type CaptureStatus, captureStatus, renderCapture } from './status-capture.js';
 
 interface StatusFlags {
   runs?: number;
   allCursors?: boolean;
+  html?: string;
 }
 
 export interface RunInfo {
@@ -54,6 +65,16 @@ export interface StatusReport {
   capture?: CaptureStatus[];
   /** Set when a running `evsync serve` answered (it holds the database). */
   servedBy?: string;
+  /** When the document was made (ISO 8601, UTC). */
+  generatedAt?: string;
+  /** One row per stream: rows, how it is fed, freshness, lag, last poll, health with its reason. */
+  streams?: StreamRow[];
+  /** Credits per rate-limit window over the last 24 hours, the current window's remaining credits and reset. */
+  credits?: CreditsSection;
+  /** Syncs and reconciles started in the last 24 hours, newest first (at most TIMELINE_MAX). */
+  timeline?: RunInfo[];
+  /** Webhook deliveries received, settled, refused per 10 minutes over the last 24 hours; pending now. */
+  deliveries?: DeliveriesSection;
   /** What the daemon (`serve`, `schedule`) left in the warehouse, and, when one answered, its live state. */
   daemon?: DaemonStatus;
 }
@@ -70,6 +91,9 @@ export interface DaemonStatus {
   /** What publishing to --parquet-out / --snapshot costs and whether it keeps up (when the daemon publishes). */
   publish?: PublishStats;
 }
+
+/** The most runs the timeline holds (a daemon reconciling every minute makes 1,440 a day). */
+const TIMELINE_MAX = 300;
 
 /** A warehouse timestamp (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
 export function epochOf(value: unknown): number | null {
@@ -123,17 +147,23 @@ export async function collectStatus(
   db: string,
   limit: number,
   nowMs = Date.now(),
+  zone = 'UTC',
 ): Promise<StatusReport> {
-  const runs = await w.recentRuns({ limit: Math.floor(limit) });
-  const cursors = (await w.listCursors()).map((c) => {
+  const since = utcText(nowMs - HISTORY_HOURS * 3_600_000);
+  const history = await w.statusHistory(since, utcText(nowMs));
+  const recent = await w.recentRuns({ limit: Math.max(TIMELINE_MAX, Math.floor(limit)) });
+  const runs = recent.slice(0, Math.floor(limit));
+  const rawCursors = await w.listCursors();
+  const cursors = rawCursors.map((c) => {
     const at = epochOf(c.updatedAt);
     return { ...c, ageSeconds: at === null ? null : Math.max(0, Math.round((nowMs - at) / 1000)) };
   });
   const byStream = await w.rejectedCounts();
-  const unavailable = (await w.listUnavailable()).map((u) => ({
-    ...u,
-    fix: `streams.${u.stream}.path in evsync.config.json`,
-  }));
+  const listed = await w.listUnavailable();
+  const unavailable = listed.map((u) => ({ ...u, fix: `streams.${u.stream}.path in evsync.config.json` }));
+  const tables = await w.tableCounts();
+  const captured = await w.capture.streams();
+  const ledger = await w.lastLedger();
   return {
     db,
     exists: true,
@@ -141,14 +171,34 @@ export async function collectStatus(
     cursors,
     rejected: { total: Object.values(byStream).reduce((a, b) => a + b, 0), byStream },
     unavailable,
-    ledger: await w.lastLedger(),
-    tables: await w.tableCounts(),
-    capture: captureStatus(await w.capture.streams(), nowMs),
+    ledger,
+    tables,
+    capture: captureStatus(captured, nowMs),
+    generatedAt: new Date(nowMs).toISOString(),
+    streams: streamRows({
+      tables,
+      cursors: rawCursors,
+      capture: captured,
+      unavailable: listed,
+      rejected: byStream,
+      runs: recent,
+      lags: history.lags,
+      zone,
+      nowMs,
+    }),
+    credits: creditsSection(history, ledger, nowMs),
+    timeline: recent.filter((r) => r.startedAt >= since).map(runOf),
+    deliveries: deliveriesSection(history, nowMs),
     daemon: {
       lastHeartbeat: (await w.getMark(HEARTBEAT_MARK)) || null,
       catchUpPendingSince: (await w.getMark(CATCH_UP_MARK)) || null,
     },
   };
+}
+
+/** The status document of the warehouse this command is configured for (the socket and the page answer with it). */
+export function statusDocument(ctx: Ctx, w: Warehouse, runs: number): Promise<StatusReport> {
+  return collectStatus(w, ctx.config.db, runs, Date.now(), ctx.config.values.recordTimezone ?? 'UTC');
 }
 
 function renderDaemon(s: Ctx['style'], d: DaemonStatus | undefined): string | null {
@@ -285,16 +335,34 @@ function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
   return `${parts.join('\n')}\n`;
 }
 
+/** Writes the report as asked: the page (--html), JSON (--json) or text. */
+function output(ctx: Ctx, report: StatusReport, flags: StatusFlags): number {
+  if (flags.html) {
+    let written: string;
+    try {
+      written = writeStatusPage(flags.html, report);
+    } catch (err) {
+      throw new CliError(`--html ${flags.html}: ${errorMessage(err)}`);
+    }
+    ctx.out.write(ctx.json ? `${toJson({ html: written })}\n` : `wrote the status page to ${written}\n`);
+  } else ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
+  return ExitCode.Done;
+}
+
 async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
   // While `evsync serve` holds the database, it answers (see daemon.ts).
   const served = await askDaemon(ctx.config.db, { op: 'status', runs: flags.runs ?? 10 });
   if (served) {
     if (!served.ok) throw new CliError(`evsync serve could not answer: ${served.error}`);
-    const report = served.result as StatusReport;
-    ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
-    return ExitCode.Done;
+    return output(ctx, served.result as StatusReport, flags);
   }
   if (!existsSync(ctx.config.db)) {
+    const missing = `no warehouse at ${ctx.config.db} yet: run \`evsync sync\` (or \`evsync demo\`) first`;
+    if (flags.html) throw new CliError(missing);
+    if (!ctx.json) {
+      ctx.out.write(`${missing}\n`);
+      return ExitCode.Done;
+    }
     const empty: StatusReport = {
       db: ctx.config.db,
       exists: false,
@@ -305,13 +373,11 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
       ledger: null,
       tables: {},
     };
-    if (ctx.json) ctx.out.write(`${toJson(empty, 2)}\n`);
-    else ctx.out.write(`no warehouse at ${ctx.config.db} yet: run \`evsync sync\` (or \`evsync demo\`) first\n`);
+    ctx.out.write(`${toJson(empty, 2)}\n`);
     return ExitCode.Done;
   }
-  const report = await withWarehouse(ctx, { readOnly: true }, (w) => collectStatus(w, ctx.config.db, flags.runs ?? 10));
-  ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
-  return ExitCode.Done;
+  const report = await withWarehouse(ctx, { readOnly: true }, (w) => statusDocument(ctx, w, flags.runs ?? 10));
+  return output(ctx, report, flags);
 }
 
 export function registerStatusCommand(program: Command, app: App): void {
@@ -320,12 +386,14 @@ export function registerStatusCommand(program: Command, app: App): void {
     .description('last runs, cursors and their age, rejected records, budget state (no API calls)')
     .option('--runs <n>', 'how many recent runs to show (default 10)', positiveInt())
     .option('--all-cursors', 'list every cursor (stream and scope) even when there are many')
+    .option('--html <file>', 'write the status page as one self-contained HTML file (0600) instead')
     .addHelpText(
       'after',
       `
 Examples:
   $ evsync status
-  $ evsync status --json | jq '.runs[0].status'`,
+  $ evsync status --json | jq '.runs[0].status'
+  $ evsync status --html report.html     # the status page as a file: opens offline in any browser`,
     )
     .action(action<StatusFlags>(app, status));
 }

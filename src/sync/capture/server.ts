@@ -1,7 +1,8 @@
 /**
  * Change capture as one running piece: the receiver, the applier and a small HTTP surface, `POST <path>` for
- * deliveries, `GET /healthz` (200 once the journal can be written), `GET /metrics` (Prometheus text). Plain HTTP on
- * the address given (loopback by default): TLS belongs to a reverse proxy in front of it (see the README).
+ * deliveries and `GET /healthz` (200 once the journal can be written). `/metrics` is on the admin address, apart
+ * (src/cli/admin-server.ts). Plain HTTP on the address given (loopback by default): TLS belongs to a reverse proxy
+ * in front of it (see the README).
  *
  * `startCapture` is the library form of `evsync serve` without its scheduled reconciliation; `createReceiver` and
  * `Applier` can also be mounted in a server of one's own.
@@ -143,21 +144,22 @@ function answerHealth(p: Parts, res: ServerResponse): void {
 }
 
 /**
- * `GET /metrics`: the pending count and the oldest pending delivery are read again first (if the journal cannot say,
- * the last known ones are shown), what waits for credits from the applier.
+ * The Prometheus text of a running capture: the pending count and the oldest pending delivery read again first (if
+ * the journal cannot say, the last known ones are shown), what waits for credits from the applier.
  */
-function answerMetrics(p: Parts, res: ServerResponse): void {
-  const wait = p.applier.waitState();
-  p.metrics.waitingForCredits = wait.pending;
-  p.metrics.creditsRemaining = wait.creditsRemaining;
-  Promise.all([p.warehouse.capture.counts(), p.warehouse.capture.pending(1)])
-    .then(([c, [oldest]]) => {
-      p.metrics.pending = c.pending;
-      const at = utcMs(oldest?.receivedAt);
-      p.metrics.oldestPendingSeconds = at === null ? 0 : Math.max(0, Math.round((Date.now() - at) / 1000));
-    })
-    .catch(() => undefined)
-    .finally(() => send(res, 200, 'text/plain; version=0.0.4', p.metrics.render()));
+export async function captureMetricsText(r: RunningCapture, w: Warehouse): Promise<string> {
+  const wait = r.applier.waitState();
+  r.metrics.waitingForCredits = wait.pending;
+  r.metrics.creditsRemaining = wait.creditsRemaining;
+  try {
+    const [counts, [oldest]] = await Promise.all([w.capture.counts(), w.capture.pending(1)]);
+    r.metrics.pending = counts.pending;
+    const at = utcMs(oldest?.receivedAt);
+    r.metrics.oldestPendingSeconds = at === null ? 0 : Math.max(0, Math.round((Date.now() - at) / 1000));
+  } catch {
+    // The last known figures stay.
+  }
+  return r.metrics.render();
 }
 
 function router(path: string, p: Parts): (req: IncomingMessage, res: ServerResponse) => void {
@@ -165,13 +167,12 @@ function router(path: string, p: Parts): (req: IncomingMessage, res: ServerRespo
     const url = (req.url ?? '/').split('?')[0];
     if (url === path) p.receiver.handle(req, res);
     else if (req.method === 'GET' && url === '/healthz') answerHealth(p, res);
-    else if (req.method === 'GET' && url === '/metrics') answerMetrics(p, res);
     else send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }));
   };
 }
 
 /** Listens on `listen` (`host:port`) and resolves to the origin actually bound (port 0 picks a free one). */
-async function listenOn(server: Server, listen: string): Promise<string> {
+export async function listenOn(server: Server, listen: string): Promise<string> {
   const { host, port } = parseListen(listen);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,0 +1,78 @@
+/**
+ * The time axis every chart of the page shares: up to the last 24 hours before the document's time, left to right,
+ * in an SVG of a fixed coordinate width (scaled to the column; at a phone's width the chart scrolls sideways rather
+ * than shrink its labels), with ticks at round times.
+ */
+import { esc } from './html.js';
+
+export const CHART_WIDTH = 960;
+/** Room on the left for the value labels and at the bottom for the time ticks. */
+export const PAD_LEFT = 96;
+export const PAD_RIGHT = 10;
+
+export interface TimeAxis {
+  fromMs: number;
+  /** The document's time (marked "now"); `toMs` is later when the current window resets later. */
+  nowMs: number;
+  toMs: number;
+  /** x of an instant (clamped to the plot). */
+  x(ms: number): number;
+}
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+/** The shortest range drawn before now: a daemon started a minute ago still shows a readable half hour. */
+const MIN_RANGE = 30 * MINUTE;
+
+export interface ChartRange {
+  fromMs: number;
+  nowMs: number;
+  toMs: number;
+}
+
+/**
+ * The range the charts share: the last `hours` hours, narrowed to start a little before the oldest thing there is
+ * to draw (a daemon started an hour ago shows that hour, not 23 empty ones), never under half an hour, and running
+ * on past now to `untilMs` (the current window's reset) so that window shows whole.
+ */
+export function chartRange(nowMs: number, hours: number, instants: readonly number[], untilMs: number): ChartRange {
+  const floor = nowMs - hours * HOUR;
+  const earliest = Math.min(...instants.filter((t) => t >= floor && t <= nowMs), nowMs);
+  const padded = earliest - (nowMs - earliest) * 0.05;
+  const toMs = Math.max(nowMs, Math.min(untilMs, nowMs + 2 * HOUR));
+  return { fromMs: Math.max(floor, Math.min(nowMs - MIN_RANGE, padded)), nowMs, toMs };
+}
+
+export function timeAxis(range: ChartRange): TimeAxis {
+  const { fromMs, toMs } = range;
+  const scale = (CHART_WIDTH - PAD_LEFT - PAD_RIGHT) / (toMs - fromMs);
+  return { ...range, x: (ms) => PAD_LEFT + (Math.min(toMs, Math.max(fromMs, ms)) - fromMs) * scale };
+}
+
+const STEPS = [5, 10, 15, 30, 60, 120, 180, 360].map((m) => m * MINUTE);
+
+/** Ticks at round UTC times (at most eight), labelled `HH:MM`, and "now" marked by a line from `top`. */
+export function timeTicks(axis: TimeAxis, y: number, top = 0): string {
+  const out: string[] = [];
+  const step = STEPS.find((s) => (axis.toMs - axis.fromMs) / s <= 8) ?? 6 * HOUR;
+  const nowX = axis.x(axis.nowMs);
+  for (let t = Math.ceil(axis.fromMs / step) * step; t <= axis.toMs; t += step) {
+    const x = axis.x(t).toFixed(1);
+    if (Math.abs(axis.x(t) - nowX) < 36) continue;
+    out.push(
+      `<line class="tick" x1="${x}" x2="${x}" y1="${y}" y2="${y + 4}"/>`,
+      `<text class="axis" x="${x}" y="${y + 17}" text-anchor="middle">${new Date(t).toISOString().slice(11, 16)}</text>`,
+    );
+  }
+  const anchor = nowX > CHART_WIDTH - PAD_RIGHT - 16 ? 'end' : 'middle';
+  out.push(
+    `<line class="now" x1="${nowX.toFixed(1)}" x2="${nowX.toFixed(1)}" y1="${top}" y2="${y + 4}"/>`,
+    `<text class="axis now-label" x="${nowX.toFixed(1)}" y="${y + 17}" text-anchor="${anchor}">now</text>`,
+  );
+  return out.join('');
+}
+
+/** An SVG element of the chart width with an accessible name (its caption says the same in words). */
+export function svg(height: number, label: string, body: string): string {
+  return `<div class="chart-box"><svg class="chart" viewBox="0 0 ${CHART_WIDTH} ${height}" role="img" aria-label="${esc(label)}">${body}</svg></div>`;
+}

@@ -1,0 +1,53 @@
+/**
+ * Credits per rate-limit window over the last 24 hours: one bar per window the ledger saw (its height the credits
+ * used, as the service counted them), against a dashed line at the limit the service reported. Each bar carries its
+ * figures (`data-used`, `data-limit`, `data-reset`) and a tooltip in words.
+ */
+import { utcMs } from '../../sync/capture/time.js';
+import { CHART_WIDTH, PAD_LEFT, PAD_RIGHT, svg, type TimeAxis, timeTicks } from './axis.js';
+import { esc, num } from './html.js';
+import type { CreditsSection } from './sections.js';
+
+const HEIGHT = 200;
+const TOP = 16;
+const BOTTOM = 172;
+const MIN_BAR = 4;
+
+export function creditsChart(credits: CreditsSection, axis: TimeAxis): string {
+  const limit = credits.limit ?? 0;
+  const peak = Math.max(limit, ...credits.windows.map((w) => w.used ?? 0), 1);
+  const y = (v: number) => BOTTOM - (v / (peak * 1.08)) * (BOTTOM - TOP);
+  const parts: string[] = [
+    `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
+    `<text class="axis" x="${PAD_LEFT - 6}" y="${BOTTOM}" text-anchor="end" dominant-baseline="middle">0</text>`,
+    timeTicks(axis, BOTTOM, TOP),
+  ];
+  for (const w of credits.windows) {
+    const end = utcMs(w.resetAt);
+    if (end === null || w.used === null) continue;
+    const length = w.windowMs ?? (credits.windowSeconds ?? 600) * 1000;
+    const x0 = axis.x(end - length);
+    const width = Math.max(MIN_BAR, axis.x(end) - x0 - 1);
+    const share = w.limit ? Math.round((100 * w.used) / w.limit) : null;
+    const title = `window ending ${w.resetAt} UTC: ${num(w.used)} of ${num(w.limit)} credits used${share === null ? '' : ` (${share}%)`}, ${num(w.spentByRuns)} by evsync's runs`;
+    const high = w.limit !== null && w.used >= w.limit * 0.9;
+    parts.push(
+      `<rect class="bar${high ? ' high' : ''}" x="${(Math.min(x0, CHART_WIDTH - PAD_RIGHT - width)).toFixed(1)}" y="${y(w.used).toFixed(1)}" width="${width.toFixed(1)}" height="${(BOTTOM - y(w.used)).toFixed(1)}" data-reset="${esc(w.resetAt)}" data-used="${w.used}" data-limit="${w.limit ?? ''}"><title>${esc(title)}</title></rect>`,
+    );
+  }
+  if (limit > 0) {
+    const ly = y(limit).toFixed(1);
+    parts.push(
+      `<line class="limit" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${ly}" y2="${ly}"/>`,
+      `<text class="axis" x="${PAD_LEFT - 6}" y="${ly}" text-anchor="end" dominant-baseline="middle">${esc(num(limit))}</text>`,
+      `<text class="limit-label" x="${CHART_WIDTH - PAD_RIGHT}" y="${(Number(ly) - 5).toFixed(1)}" text-anchor="end">limit ${esc(num(limit))} per window</text>`,
+    );
+  }
+  if (credits.windows.length === 0) {
+    parts.push(
+      `<text class="empty" x="${CHART_WIDTH / 2}" y="${(BOTTOM + TOP) / 2}" text-anchor="middle">no credits recorded in the last 24 hours</text>`,
+    );
+  }
+  const label = `Credits used per rate-limit window: ${credits.windows.length} window(s), limit ${num(credits.limit)}`;
+  return svg(HEIGHT, label, parts.join(''));
+}

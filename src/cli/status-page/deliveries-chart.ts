@@ -1,0 +1,51 @@
+/**
+ * Webhook deliveries per bucket (10 minutes) over the last 24 hours: received and settled side by side, refused on top in its own
+ * shade, and the pending count at each hour's end as a line. Every bar carries its figures in a tooltip.
+ */
+import { utcMs } from '../../sync/capture/time.js';
+import { CHART_WIDTH, PAD_LEFT, PAD_RIGHT, svg, type TimeAxis, timeTicks } from './axis.js';
+import { esc, num } from './html.js';
+import type { DeliveriesSection } from './sections.js';
+
+const HEIGHT = 180;
+const TOP = 14;
+const BOTTOM = 152;
+const MAX_BAR = 14;
+
+export function deliveriesChart(d: DeliveriesSection, axis: TimeAxis): string {
+  const peak = Math.max(1, ...d.buckets.map((b) => Math.max(b.received + b.refused, b.settled, b.pendingAtEnd)));
+  const y = (v: number) => BOTTOM - (v / (peak * 1.1)) * (BOTTOM - TOP);
+  const parts: string[] = [
+    `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
+    `<text class="axis" x="${PAD_LEFT - 6}" y="${BOTTOM}" text-anchor="end" dominant-baseline="middle">0</text>`,
+    `<text class="axis" x="${PAD_LEFT - 6}" y="${y(peak).toFixed(1)}" text-anchor="end" dominant-baseline="middle">${esc(num(peak))}</text>`,
+    timeTicks(axis, BOTTOM, TOP),
+  ];
+  const pending: string[] = [];
+  for (const b of d.buckets) {
+    const at = utcMs(b.at);
+    const length = d.bucketMinutes * 60_000;
+    if (at === null || at + length <= axis.fromMs) continue;
+    // Two bars side by side from the bucket's start, never wider than MAX_BAR each.
+    const slot = axis.x(at + length) - axis.x(at);
+    const w = Math.max(2, Math.min(MAX_BAR, (slot - 2) / 2));
+    const x0 = axis.x(at);
+    const title = `${b.at.slice(0, 16)} UTC, ${d.bucketMinutes} minutes: ${num(b.received)} received, ${num(b.settled)} applied, ${num(b.refused)} refused, ${num(b.pendingAtEnd)} pending at its end`;
+    const bar = (cls: string, x: number, from: number, value: number) =>
+      value > 0
+        ? `<rect class="${cls}" x="${x.toFixed(1)}" y="${y(from + value).toFixed(1)}" width="${w.toFixed(1)}" height="${(y(from) - y(from + value)).toFixed(1)}"><title>${esc(title)}</title></rect>`
+        : '';
+    parts.push(bar('received', x0 + 1, 0, b.received), bar('refused', x0 + 1, b.received, b.refused));
+    parts.push(bar('settled', x0 + 1 + w, 0, b.settled));
+    pending.push(`${(x0 + w).toFixed(1)},${y(b.pendingAtEnd).toFixed(1)}`);
+  }
+  if (pending.length > 1) parts.push(`<polyline class="pending" points="${pending.join(' ')}"/>`);
+  const total = d.totals.received + d.totals.refused;
+  if (total === 0 && d.pending === 0) {
+    parts.push(
+      `<text class="empty" x="${CHART_WIDTH / 2}" y="${(BOTTOM + TOP) / 2}" text-anchor="middle">no webhook delivery in the last 24 hours</text>`,
+    );
+  }
+  const label = `Webhook deliveries per ${d.bucketMinutes} minutes: ${num(d.totals.received)} received, ${num(d.totals.settled)} applied, ${num(d.totals.refused)} refused`;
+  return svg(HEIGHT, label, parts.join(''));
+}

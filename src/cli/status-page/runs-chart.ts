@@ -1,0 +1,71 @@
+/**
+ * Runs over the last 24 hours as a timeline: one lane per kind (sync, backfill, reconcile, ...), each run a bar from
+ * its start for its duration, shaded by outcome, with its figures in a tooltip. The legend names every outcome in
+ * words: colour is never the only label.
+ */
+
+import { utcMs } from '../../sync/capture/time.js';
+import type { RunInfo } from '../commands/status.js';
+import { CHART_WIDTH, PAD_LEFT, PAD_RIGHT, svg, type TimeAxis, timeTicks } from './axis.js';
+import { esc, num, span } from './html.js';
+
+const LANE = 30;
+const TOP = 6;
+const MIN_BAR = 5;
+
+/** The outcome class (and word) of a run status. */
+export function outcomeOf(status: string): 'ok' | 'warn' | 'bad' | 'live' {
+  if (status === 'done') return 'ok';
+  if (status === 'running') return 'live';
+  if (status === 'partial' || status === 'interrupted') return 'warn';
+  return 'bad';
+}
+
+export function runTitle(r: RunInfo): string {
+  const rows = r.rows.inserted + r.rows.updated + r.rows.deleted;
+  const parts = [
+    `${r.kind} ${r.status}`,
+    `started ${r.startedAt ?? '?'} UTC`,
+    r.durationMs === null ? 'still running' : `took ${span(r.durationMs / 1000)}`,
+    `${num(r.credits)} credits`,
+    `${num(rows)} rows`,
+  ];
+  if (r.error) parts.push(r.error.split('\n')[0]!);
+  return parts.join(', ');
+}
+
+export function runsChart(runs: readonly RunInfo[], axis: TimeAxis): string {
+  const nowMs = axis.nowMs;
+  const kinds = [...new Set(runs.map((r) => r.kind))].sort();
+  const height = TOP + Math.max(1, kinds.length) * LANE + 24;
+  const bottom = TOP + Math.max(1, kinds.length) * LANE;
+  const parts: string[] = [];
+  kinds.forEach((kind, i) => {
+    const y = TOP + i * LANE;
+    parts.push(
+      `<line class="lane" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${y + LANE / 2}" y2="${y + LANE / 2}"/>`,
+      `<text class="axis" x="${PAD_LEFT - 6}" y="${y + LANE / 2}" text-anchor="end" dominant-baseline="middle">${esc(kind)}</text>`,
+    );
+  });
+  for (const r of runs) {
+    const start = utcMs(r.startedAt);
+    if (start === null) continue;
+    const end = r.durationMs === null ? nowMs : start + r.durationMs;
+    const x0 = axis.x(start);
+    const width = Math.max(MIN_BAR, axis.x(end) - x0);
+    const y = TOP + kinds.indexOf(r.kind) * LANE + 5;
+    parts.push(
+      `<rect class="run ${outcomeOf(r.status)}" x="${Math.min(x0, CHART_WIDTH - PAD_RIGHT - width).toFixed(1)}" y="${y}" width="${width.toFixed(1)}" height="${LANE - 10}" rx="2" data-run="${esc(r.runId)}" data-status="${esc(r.status)}"><title>${esc(runTitle(r))}</title></rect>`,
+    );
+  }
+  parts.push(
+    `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${bottom}" y2="${bottom}"/>`,
+    timeTicks(axis, bottom, TOP),
+  );
+  if (runs.length === 0) {
+    parts.push(
+      `<text class="empty" x="${CHART_WIDTH / 2}" y="${TOP + LANE / 2}" text-anchor="middle" dominant-baseline="middle">no run in the last 24 hours</text>`,
+    );
+  }
+  return svg(height, `Timeline of ${runs.length} run(s)`, parts.join(''));
+}
