@@ -19,6 +19,8 @@ export interface DaemonProcess {
   stderr(): string;
   /** The delivery URL (serve only). */
   url: string | null;
+  /** The admin address (status page, /status.json, /metrics), as it said at start. */
+  admin: string | null;
   /** Resolves with how it ended. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM, then the exit. */
@@ -54,11 +56,17 @@ export async function spawnDaemon(argv: string[], env: Record<string, string>): 
   await waitForText(() => (ended ? `${text}\n[exited]` : text), /answered here \(socket|\[exited\]/);
   if (ended) throw new Error(`the daemon exited at start: ${text}`);
   const url = /listening on (http:\/\/\S+\/webhooks)/.exec(text)?.[1] ?? null;
+  // The default port may be another daemon's: then it says where it listens instead.
+  const admin =
+    /status page is on (http:\/\/[^/\s]+)\//.exec(text)?.[1] ??
+    /status page on (http:\/\/[^/\s]+)\//.exec(text)?.[1] ??
+    null;
   return {
     child,
     pid: child.pid ?? 0,
     stderr: () => text,
     url,
+    admin,
     exited,
     stop() {
       child.kill('SIGTERM');

@@ -98,8 +98,7 @@ describe('the daemon', () => {
     expect(deliveries.length).toBeGreaterThan(0);
     expect(deliveries.filter((x) => x.status !== 'delivered')).toEqual([]);
     // Applied too while the query runs (the applier never waits for it).
-    const origin = new URL(d.url!).origin;
-    await eventually(async () => /^evsync_webhook_pending 0$/m.test(await (await fetch(`${origin}/metrics`)).text()));
+    await eventually(async () => /^evsync_webhook_pending 0$/m.test(await (await fetch(`${d.admin}/metrics`)).text()));
     expect((await status()).daemon?.queriesRunning).toBe(1);
     abandoned.destroy();
     await eventually(async () => (await status()).daemon?.queriesRunning === 0);

@@ -1,12 +1,12 @@
 /**
  * Saying what waits (issue 23, item 8): while deliveries wait for credits, a log line says how many and when the
- * window resets, `/healthz` answers 200 and says the applier is waiting, `/metrics` gives the pending deliveries,
+ * window resets, `/healthz` answers 200 and says the applier is waiting, its metrics text (what serve's admin address serves as `/metrics`) gives the pending deliveries,
  * the oldest one's age and the credits left; once the window resets, a log line says they resumed and all of it
  * clears. The simulator's small window (50 credits) runs on its own clock: the test ends it with `advanceClock`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
-import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
+import { captureMetricsText, type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { HEADER, SECRET } from './helpers.js';
 
@@ -72,7 +72,8 @@ async function health(): Promise<{ status: number; body: Record<string, unknown>
 }
 
 async function gauges(): Promise<Record<string, number>> {
-  const text = await (await fetch(`${capture.origin}/metrics`)).text();
+  // The text the admin address serves as /metrics (serve puts it there, apart from the receiver).
+  const text = await captureMetricsText(capture, h.warehouse);
   const out: Record<string, number> = {};
   for (const m of text.matchAll(/^(evsync_(?:deliveries_\w+|credits_remaining)) (\S+)$/gm)) out[m[1]!] = Number(m[2]);
   return out;

@@ -13,6 +13,7 @@
  *   flight finishes its page and saves state, then the database closes. Exit 0, or 3 when a run was cut short.
  */
 import type { Command } from 'commander';
+import { ENGINE_DEFAULTS } from '../../../schemas/engine-options.js';
 import type { ApiClient } from '../../api/index.js';
 import type { RunningCapture } from '../../sync/capture/index.js';
 import type { Heartbeat } from '../../sync/daemon/heartbeat.js';
@@ -256,6 +257,20 @@ async function daemonSetup(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Prom
   return { receiving, secret, settings, options, catchUp: receiving && flags.catchUp !== false };
 }
 
+/**
+ * How long the catch-up waits after the receiver started listening. A run polls up to its signpost, the server's
+ * time minus `lagSeconds`: started at once, it would leave the last seconds before the start unpolled (changes made
+ * while nothing listened, with their deliveries given up), to be found only at the next reconciliation, hours later.
+ * Started once the receiver has listened longer than the lag, its signpost falls after the start: everything
+ * before is polled, everything after is delivered.
+ */
+function catchUpDelayMs(setup: DaemonSetup, ctx: Ctx): number {
+  const lag = setup.options.lagSeconds ?? ENGINE_DEFAULTS.lagSeconds;
+  const ms = (lag + 1) * 1000;
+  ctx.log.info(`catch-up in ${formatDuration(ms)}: once the receiver has listened longer than the ${lag} s lag`);
+  return ms;
+}
+
 /** The run loop's view of the daemon: whether a run is in flight, and whether the stop cut one short. */
 interface RunState {
   busy: boolean;
@@ -353,6 +368,7 @@ async function startRuns(
       warehouse: w,
       client: held.client as ApiClient,
       label: setup.receiving ? 'reconcile' : 'run',
+      ...(setup.catchUp ? { firstRunDelayMs: catchUpDelayMs(setup, ctx) } : {}),
       ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
       plan: () => loop.plan(),
       ...(held.publisher ? { onProgress: held.publisher.onProgress } : {}),

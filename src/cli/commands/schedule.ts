@@ -161,6 +161,8 @@ export interface SchedulerHooks {
   plan?: (n: number) => Partial<SyncOptions> | null;
   /** After each run (not skipped), with when it started. */
   onResult?: (result: SyncResult, startedAt: Date) => Promise<void>;
+  /** With --run-now (or a daemon's catch-up): wait this long before that first run (default 0). */
+  firstRunDelayMs?: number;
   /** Every progress event of every run (which partitions a run wrote, for the daemon's publisher). */
   onProgress?: (event: ProgressEvent) => void;
   /** Log label of a run (default `run`). */
@@ -350,10 +352,15 @@ export async function startScheduler(
   } else checkBudget(facts.events, rate);
 
   job.start();
-  if (flags.runNow) void job.fireOnTick();
+  let firstRun: NodeJS.Timeout | null = null;
+  if (flags.runNow) {
+    if (hooks.firstRunDelayMs) firstRun = setTimeout(() => void job.fireOnTick(), hooks.firstRunDelayMs);
+    else void job.fireOnTick();
+  }
   return {
     async stop() {
       // stop() resolves once the running callback (if any) has returned: the engine saw the signal and saved state.
+      if (firstRun) clearTimeout(firstRun);
       await job.stop();
       if (running) await running;
       if (skipTimer) clearTimeout(skipTimer);
