@@ -19,7 +19,6 @@ export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStre
 export type {
   CursorState,
   CursorWalk,
-  CustomFieldLabel,
   ExportOptions,
   ExportResult,
   LoadPageInput,
