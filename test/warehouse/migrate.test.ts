@@ -17,6 +17,7 @@ import { Warehouse } from '../../src/warehouse/index.js';
 import { expectEqualToSource } from '../helpers/reliability.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'warehouse-773f596-tiny.duckdb.gz');
+const FIXTURE_DAY = '2026-11-26';
 const STREAMS = ['registrants', 'contacts', 'sessions', 'sponsors'] as const;
 
 type Row = Record<string, unknown>;
@@ -67,7 +68,13 @@ beforeAll(async () => {
   path = join(dir, 'warehouse.duckdb');
   copyFileSync(pristine, path);
   old = await readOld(pristine);
-  sim = await startSimulator({ size: 'tiny', seed: 7, rateLimit: { credits: 100_000, windowSeconds: 600 } });
+  // The day the fixture was made: the simulator serves the data it was made from on any later day.
+  sim = await startSimulator({
+    size: 'tiny',
+    seed: 7,
+    anchorDay: FIXTURE_DAY,
+    rateLimit: { credits: 100_000, windowSeconds: 600 },
+  });
   await rebind(path, sim.baseUrl);
   w = await Warehouse.open(path);
 });
