@@ -71,7 +71,7 @@ describe('a backfill of an account history', () => {
     expect(rows.length).toBeGreaterThan(STREAMS.length);
     for (const row of rows) expect([row.table_name, Number(row.n) < 100]).toEqual([row.table_name, true]);
     await expectEqualToSource(h.sim, h.warehouse, STREAMS);
-  });
+  }, 300_000);
 
   it("gives a sample of events their own questions as columns, named by label, with the service's answers", async () => {
     const questions = h.sim.truth('event_questions').records;
@@ -101,7 +101,7 @@ describe('a backfill of an account history', () => {
         }
       });
     }
-  });
+  }, 300_000);
 
   it('lists every non-empty answer once in the long view', async () => {
     let answers = 0;
@@ -112,5 +112,5 @@ describe('a backfill of an account history', () => {
       `SELECT count(*) AS n, count(label) AS labelled FROM analytics.custom_field_values WHERE stream = 'registrants'`,
     );
     expect(rows).toEqual([{ n: String(answers), labelled: String(answers) }]);
-  });
+  }, 300_000);
 });
