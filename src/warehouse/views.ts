@@ -21,6 +21,7 @@
  * DuckDB refuses, a table of an unexpected shape) costs that view alone, and is reported in the result's warnings
  * (once all views were built in one transaction, and one bad label removed every view).
  */
+import { createHash } from 'node:crypto';
 import type { Db } from './connection.js';
 import { customFieldViews, PER_EVENT_VIEW } from './custom-field-views.js';
 import { listStreamTables } from './ddl.js';
@@ -305,16 +306,18 @@ function errorText(err: unknown): string {
  * Creates one view by its own statement. On failure the view is dropped (a stale definition could show renamed or
  * missing columns under old names) and the failure becomes a warning.
  */
-async function createView(db: Db, view: string, select: string, report: AnalyticsViewsReport): Promise<void> {
+async function createView(db: Db, view: string, select: string, report: AnalyticsViewsReport): Promise<boolean> {
   try {
     await db.run(`CREATE OR REPLACE VIEW analytics.${ident(view)} AS\n${select}`);
     report.created.push(view);
+    return true;
   } catch (err) {
     const dropped = await db.run(`DROP VIEW IF EXISTS analytics.${ident(view)}`).then(
       () => 'dropped',
       (dropErr: unknown) => `and could not be dropped: ${errorText(dropErr)}`,
     );
     report.warnings.push(`analytics view ${view} not created (${dropped}): ${errorText(err)}`);
+    return false;
   }
 }
 
@@ -331,9 +334,24 @@ async function dropView(db: Db, view: string, report: AnalyticsViewsReport): Pro
  */
 async function fieldViews(db: Db, present: ReadonlySet<string>, report: AnalyticsViewsReport): Promise<void> {
   const wanted = await customFieldViews(db, present);
-  for (const view of wanted) await createView(db, view.name, view.sql, report);
+  const r = await db.query(
+    `SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'analytics' AND NOT internal`,
+  );
+  const marks = new Map(r.rows.map((row) => [String(row.view_name), row.comment]));
+  for (const view of wanted) {
+    // A view whose SQL is unchanged (its mark, a hash of the SQL, is its comment) is kept: an account's history
+    // has hundreds of per-event views, and re-creating each after every sync cost seconds. CREATE OR REPLACE
+    // clears the comment, so a view changed by anything else is rebuilt.
+    const mark = `evsync:${createHash('sha256').update(view.sql).digest('hex').slice(0, 16)}`;
+    if (marks.get(view.name) === mark) {
+      report.created.push(view.name);
+      continue;
+    }
+    if (await createView(db, view.name, view.sql, report)) {
+      await db.run(`COMMENT ON VIEW analytics.${ident(view.name)} IS ${literal(mark)}`);
+    }
+  }
   const names = new Set(wanted.map((v) => v.name));
-  const r = await db.query(`SELECT view_name FROM duckdb_views() WHERE schema_name = 'analytics' AND NOT internal`);
   for (const row of r.rows) {
     const name = String(row.view_name);
     const generated = PER_EVENT_VIEW.test(name) || name.endsWith('_labeled') || name === 'custom_field_values';

@@ -138,6 +138,27 @@ describe('views in a warehouse', () => {
     expect(await rows(t.w, `SELECT "Diet choice" AS v FROM analytics.registrants_event_10`)).toEqual([{ v: 'first' }]);
   });
 
+  it('keeps a generated view whose SQL is unchanged, and rebuilds one changed by anything else', async () => {
+    await setLabels({ 1: 'Diet', 3: 'Size' });
+    expect((await t.w.buildAnalyticsViews()).created).toContain('registrants_event_10');
+    const mark = async () =>
+      (await rows(t.w, `SELECT comment FROM duckdb_views() WHERE view_name = 'registrants_event_10'`))[0]?.comment;
+    const first = await mark();
+    expect(String(first)).toMatch(/^evsync:[0-9a-f]{16}$/);
+    // Someone replaced the view: its mark is gone, so the next build restores it.
+    await t.w.query(`CREATE OR REPLACE VIEW analytics.registrants_event_10 AS SELECT 1 AS x`);
+    expect((await t.w.buildAnalyticsViews()).created).toContain('registrants_event_10');
+    expect(await mark()).toBe(first);
+    expect(await rows(t.w, `SELECT "Diet", "Size" FROM analytics.registrants_event_10`)).toEqual([
+      { Diet: 'first', Size: 'third' },
+    ]);
+    // A label changed: new SQL, a new mark.
+    await setLabels({ 1: 'Diet', 3: 'Shirt size' });
+    await t.w.buildAnalyticsViews();
+    expect(await mark()).not.toBe(first);
+    expect(await rows(t.w, `SELECT "Shirt size" AS v FROM analytics.registrants_event_10`)).toEqual([{ v: 'third' }]);
+  });
+
   it('the column named like a field’s label holds that field’s answers', async () => {
     await setLabels({ 1: 'Dup (c_90010112)', 90010112: 'Dup', 3: 'dup' });
     const report = await t.w.buildAnalyticsViews();
