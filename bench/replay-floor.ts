@@ -5,7 +5,10 @@
  * declared types 100 files at a time:
  *   - parsed into a temporary table (JSON reading alone),
  *   - inserted into a table of only the columns the files carry,
- *   - inserted into the stream's own table (every event's custom fields: ~260 columns, most of them null here).
+ *   - inserted into the stream's own table (its typed columns and the one custom-fields JSON column);
+ *   - and, instead of the JSON files, the Appender of @duckdb/node-api: the records normalized again and appended
+ *     value by value into a copy of the stream's table (strings cast by the appender to the column's type, id lists
+ *     as their text), flushed every page.
  * Each in this process's CPU time per row, so the engine's figure can be read against the floor of its shape.
  *
  *   node dist/bench/replay-floor.js --recording <file from replay.ts> --dir <scratch folder> [--pages 200]
@@ -13,8 +16,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DuckDBInstance } from '@duckdb/node-api';
-import type { NormalizedRow } from '../connectors/types.js';
+import { type DuckDBAppender, DuckDBInstance } from '@duckdb/node-api';
+import type { NormalizedRow, NormalizedValue } from '../connectors/types.js';
 import { createNormalizer } from '../schemas/normalize.js';
 import { createTableSql } from '../src/warehouse/ddl.js';
 import { duckJson, ident, literal } from '../src/warehouse/sql.js';
@@ -31,6 +34,17 @@ export interface FloorReport {
   tableInsertUsPerRow: number;
   /** Rows per CPU-second of the JavaScript side plus the insert into the stream's table. */
   floorRowsPerCpuSecond: number;
+  /** Normalize + append + flush into the stream's table by the Appender, microseconds of CPU per row. */
+  appenderUsPerRow: number;
+}
+
+/** Appends one normalized value; the appender casts strings to the column's type (timestamps, decimals, JSON). */
+function appendValue(appender: DuckDBAppender, value: NormalizedValue | undefined): void {
+  if (value === null || value === undefined) appender.appendNull();
+  else if (typeof value === 'string') appender.appendVarchar(value);
+  else if (typeof value === 'number') appender.appendDouble(value);
+  else if (typeof value === 'boolean') appender.appendBoolean(value);
+  else appender.appendVarchar(JSON.stringify(value));
 }
 
 const cpuMs = () => {
@@ -102,6 +116,24 @@ async function main(): Promise<void> {
     await db.run(`CREATE TABLE narrow AS ${read(0)} LIMIT 0`);
     const narrow = await timed((i) => `INSERT INTO narrow ${read(i)}`, true);
     const table = await timed((i) => `INSERT INTO ${ident(stream.name)} (${list}) ${read(i)}`, true);
+    const appended = `${stream.name}_appended`;
+    await db.run(createTableSql({ ...stream, name: appended }));
+    const tableColumns = [...typeOf.keys()];
+    const c0 = cpuMs();
+    const appender = await db.createAppender(appended);
+    for (let p = 0; p < pages; p++) {
+      const source = recording.pages[p % recording.pages.length] ?? [];
+      for (const r of source) {
+        const out = normalizer.normalize({ ...r, id: Number(r.id) + p * 10_000_000 });
+        if (!out.ok) throw new Error(`floor: ${out.reason}`);
+        for (const c of tableColumns) appendValue(appender, out.row[c]);
+        appender.endRow();
+      }
+      appender.flushSync();
+    }
+    appender.closeSync();
+    await db.run('CHECKPOINT');
+    const appenderUsPerRow = Number((((cpuMs() - c0) * 1000) / rows).toFixed(1));
     const report: FloorReport = {
       rows,
       tableColumns: typeOf.size,
@@ -111,6 +143,7 @@ async function main(): Promise<void> {
       narrowInsertUsPerRow: narrow,
       tableInsertUsPerRow: table,
       floorRowsPerCpuSecond: Math.round(1e6 / ((js * 1000) / rows + table)),
+      appenderUsPerRow,
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {

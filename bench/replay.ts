@@ -154,6 +154,15 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
           `table ${floor.narrowInsertUsPerRow}; insert into the stream's ${floor.tableColumns}-column table ` +
           `${floor.tableInsertUsPerRow}; the engine above reaches ${round(Math.round(r.rows / (r.cpuMs / 1000)) / floor.floorRowsPerCpuSecond, 2)} of the floor`,
       ),
+      figure(
+        `replay: the Appender path for this shape (normalize, then append value by value into the stream's table), one core`,
+        'rows per CPU-second',
+        Math.round(1e6 / floor.appenderUsPerRow),
+        null,
+        null,
+        `${floor.rows} rows; ${floor.appenderUsPerRow} us CPU per row (normalize + append + flush + checkpoint) against ` +
+          `${round(floor.jsUsPerRow + floor.tableInsertUsPerRow, 1)} for normalize + stringify + read_json + insert (the floor above)`,
+      ),
     ];
     return out;
   } finally {

@@ -11,9 +11,26 @@ export interface ColumnSpec {
   readonly type: ScalarType;
   /** The API field (or expand key) the value is read from. */
   readonly source: string;
-  /** For a choice field: which half of `{id, value}`. For an address: the member of the address object. */
-  readonly part?: 'id' | 'value' | AddressPart;
+  /**
+   * For a choice field: which half of `{id, value}`. For an address: the member of the address object. `custom`:
+   * the custom-fields column, filled from every `c_<id>` member of the record (custom-values.ts), not from `source`.
+   */
+  readonly part?: 'id' | 'value' | AddressPart | 'custom';
 }
+
+/**
+ * The one column holding a record's own custom-field values (`c_<fieldId>` -> value as the service sent it), on the
+ * tables of streams that have custom fields. A column per field made the table the union of every event's questions.
+ */
+export const CUSTOM_FIELDS_COLUMN = 'custom_fields';
+
+/** The spec of the custom-fields column. */
+export const CUSTOM_FIELDS_SPEC: ColumnSpec = {
+  name: CUSTOM_FIELDS_COLUMN,
+  type: 'json',
+  source: CUSTOM_FIELDS_COLUMN,
+  part: 'custom',
+};
 
 export const ADDRESS_PARTS = ['line_1', 'line_2', 'line_3', 'city', 'state', 'zip', 'country'] as const;
 export type AddressPart = (typeof ADDRESS_PARTS)[number];
@@ -39,7 +56,8 @@ function columnsOfField(field: string, type: FieldType): ColumnSpec[] {
 
 /**
  * The table's data columns, in a stable order: declared fields, the scope column when the API does not return it,
- * selected expansions, custom fields, then fields discovered by schema evolution. System columns (`_synced_at`, ...) are the warehouse's business.
+ * selected expansions, the custom-fields column (streams that have custom fields, whether or not any are known yet),
+ * then fields discovered by schema evolution. System columns (`_synced_at`, ...) are the warehouse's business.
  */
 export function physicalColumns(stream: ResolvedStream): ColumnSpec[] {
   const columns: ColumnSpec[] = [];
@@ -59,7 +77,7 @@ export function physicalColumns(stream: ResolvedStream): ColumnSpec[] {
     const type = stream.expand?.[key];
     if (type) columnsOfField(key, type).forEach(add);
   }
-  for (const custom of stream.customFieldList) add({ name: custom.name, type: custom.type, source: custom.name });
+  if (stream.customFields) add(CUSTOM_FIELDS_SPEC);
   // Columns added by schema evolution last, so earlier columns keep their positions as the table grows.
   if (stream.extraFields) {
     for (const [name, type] of Object.entries(stream.extraFields)) add({ name, type, source: name });

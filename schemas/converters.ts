@@ -453,6 +453,8 @@ function addressPart(part: string): Converter {
 export function columnConverter(spec: ColumnSpec, strict = false): Converter {
   if (spec.part === 'id') return choiceId;
   if (spec.part === 'value') return choiceValue;
+  // The custom-fields column reads the whole record (custom-values.ts), not one field: its values are JSON text.
+  if (spec.part === 'custom') return converterFor('json');
   if (spec.part !== undefined) return addressPart(spec.part);
   if (strict && spec.type === 'bigint') return toSafeBigint;
   return converterFor(spec.type);

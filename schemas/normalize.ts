@@ -16,6 +16,8 @@
  *   so is a field whose value gives no type (null, `""`). Any other field that cannot be a column (a name equal to a
  *   column, system, key or scope column in any case, an odd name, a value that cannot be stored) is kept out of the
  *   row and reported in `skipped` (field-names.ts says which and why): never dropped silently.
+ * - A stream with custom fields has one custom-fields column holding the record's `c_<id>` answers as JSON
+ *   (custom-values.ts), whatever fields are listed: `c_<id>` members are never columns and never extras.
  * - With a secret scrubber, every text value stored (text, JSON, text lists, extras) and the raw JSON of a rejected
  *   record (`raw`, see storable.ts) are scrubbed of the credentials evsync holds.
  * - `keyId` reads a record's id with the key column's own converter, so an id sweep accepts exactly the ids a walk
@@ -34,6 +36,7 @@ import {
   inferType,
   strictColumnNames,
 } from './converters.js';
+import { customFieldsValue, isCustomFieldName } from './custom-values.js';
 import { ExtraFieldNames } from './field-names.js';
 import { generatedRowBuilder, loopRowBuilder } from './row-builder.js';
 import type { SecretScrubber } from './secrets.js';
@@ -136,7 +139,10 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   });
   const build =
     (options.interpreted ? null : generatedRowBuilder(columns, converters)) ?? loopRowBuilder(columns, converters);
-  const sources = new Set(columns.map((c) => c.source));
+  // The custom-fields column is not read from a field of its name: a member `custom_fields` is an undeclared field.
+  const customIndex = columns.findIndex((c) => c.part === 'custom');
+  const customName = customIndex < 0 ? null : columns[customIndex]!.name;
+  const sources = new Set(columns.filter((c) => c.part !== 'custom').map((c) => c.source));
   const names = new Set(columns.map((c) => c.name));
   const missingKeys = stream.key.filter((k) => !names.has(k));
   if (missingKeys.length > 0) {
@@ -150,6 +156,8 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   const overflow = { field: '*', reason: `more kinds of skipped fields than the ${MAX_SUMMARY} listed`, count: 0 };
   const counts = { present: 0 };
   const text = (s: string) => (scrub ? scrub.text(s) : s);
+  // Answers shorter than the shortest secret (most of them) cost one comparison.
+  const scrubAnswer = scrub ? (s: string) => (s.length >= scrub.shortest ? scrub.text(s) : s) : undefined;
 
   function reject(raw: unknown, reason: string): NormalizeResult {
     return { ok: false, reason: text(reason), raw: storableRaw(raw, scrub?.text) };
@@ -170,7 +178,7 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
   function undeclared(record: Record<string, unknown>, row: NormalizedRow, extras: Record<string, ScalarType>) {
     let skipped: SkippedField[] | undefined;
     for (const key of Object.keys(record)) {
-      if (sources.has(key)) continue;
+      if (sources.has(key) || (customName !== null && isCustomFieldName(key))) continue;
       const verdict = fieldNames.classify(key);
       if (verdict === 'ignore') continue;
       const value = record[key];
@@ -209,6 +217,14 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
     for (const k of keyColumns) {
       const v = row[k];
       if (v === null || v === '') return reject(raw, `key field "${k}" is missing or empty`);
+    }
+    if (customName !== null) {
+      const custom = customFieldsValue(record, scrubAnswer);
+      if (custom.value === INVALID) {
+        return reject(raw, columnFailureReason(columns[customIndex]!, {}).replace('"custom_fields"', 'c_<id>'));
+      }
+      counts.present += custom.count;
+      row[customName] = custom.value;
     }
     const extras: Record<string, ScalarType> = {};
     // Counting keys allocates nothing; the name-by-name scan only runs when the record has more than the known.

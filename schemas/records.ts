@@ -14,6 +14,7 @@ import { catalogue, resolveStream } from '../connectors/index.js';
 import type { NormalizedRow, NormalizedValue, ResolvedStream } from '../connectors/types.js';
 import { type ColumnSpec, physicalColumns } from './columns.js';
 import { type Converter, columnConverter, columnFailureReason, INVALID, strictColumnNames } from './converters.js';
+import { customFieldsValue } from './custom-values.js';
 
 export type RecordSchema = z.ZodType<NormalizedRow, unknown>;
 
@@ -45,7 +46,10 @@ function fieldSchema(specs: readonly ColumnSpec[], isKey: readonly boolean[], st
 export function recordSchema(stream: ResolvedStream): RecordSchema {
   const columns = physicalColumns(stream);
   const bySource = new Map<string, ColumnSpec[]>();
+  // The custom-fields column reads every `c_<id>` member of the record, not a field of its own.
+  const custom = columns.find((c) => c.part === 'custom');
   for (const column of columns) {
+    if (column === custom) continue;
     const list = bySource.get(column.source);
     if (list) list.push(column);
     else bySource.set(column.source, [column]);
@@ -59,12 +63,20 @@ export function recordSchema(stream: ResolvedStream): RecordSchema {
       specs.map((s) => strict.has(s.name)),
     );
   }
-  return z.looseObject(shape).transform((parsed) => {
+  return z.looseObject(shape).transform((parsed, ctx) => {
     const row: NormalizedRow = {};
     const values = parsed as Record<string, NormalizedValue[]>;
     for (const [source, specs] of bySource) {
       const vs = values[source]!;
       for (let i = 0; i < specs.length; i++) row[specs[i]!.name] = vs[i]!;
+    }
+    if (custom) {
+      const value = customFieldsValue(parsed as Record<string, unknown>).value;
+      if (value === INVALID) {
+        ctx.addIssue({ code: 'custom', message: 'custom-field values cannot be stored as JSON text' });
+        return z.NEVER;
+      }
+      row[custom.name] = value;
     }
     return row;
   });

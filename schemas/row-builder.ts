@@ -8,7 +8,8 @@ import { type Converter, INVALID } from './converters.js';
 
 /**
  * Builds the row of one record: returns the row, or the index of the column whose converter failed. Sets
- * `counts.present` to how many distinct source fields the record carries (to detect unknown fields cheaply).
+ * `counts.present` to how many distinct source fields the record carries (to detect unknown fields cheaply). The
+ * custom-fields column is left null: the normalizer fills it (and counts its members).
  */
 export type RowBuilder = (record: Record<string, unknown>, counts: { present: number }) => NormalizedRow | number;
 
@@ -28,13 +29,15 @@ export function generatedRowBuilder(
   const varOfSource = new Map<string, string>();
   const lines: string[] = ['return function buildRow(r, counts) {', 'let p = 0;'];
   for (const column of columns) {
-    if (varOfSource.has(column.source)) continue;
+    if (column.part === 'custom' || varOfSource.has(column.source)) continue;
     const v = `v${varOfSource.size}`;
     varOfSource.set(column.source, v);
     lines.push(`const ${v} = r[${q(column.source)}]; if (${v} !== undefined) p++;`);
   }
   columns.forEach((column, i) => {
-    lines.push(`const o${i} = c[${i}](${varOfSource.get(column.source)}); if (o${i} === INVALID) return ${i};`);
+    // The custom-fields column is filled by the normalizer from the record's `c_<id>` members (custom-values.ts).
+    if (column.part === 'custom') lines.push(`const o${i} = null;`);
+    else lines.push(`const o${i} = c[${i}](${varOfSource.get(column.source)}); if (o${i} === INVALID) return ${i};`);
   });
   lines.push('counts.present = p;');
   lines.push(`return { ${columns.map((column, i) => `${q(column.name)}: o${i}`).join(', ')} };`, '};');
@@ -56,10 +59,15 @@ export function loopRowBuilder(columns: readonly ColumnSpec[], converters: reado
   const names = columns.map((c) => c.name);
   const sources = columns.map((c) => c.source);
   const firstOfSource = sources.map((s, i) => sources.indexOf(s) === i);
+  const custom = columns.map((c) => c.part === 'custom');
   return (record, counts) => {
     const row: NormalizedRow = {};
     let present = 0;
     for (let i = 0; i < n; i++) {
+      if (custom[i]) {
+        row[names[i]!] = null;
+        continue;
+      }
       const value = record[sources[i]!];
       if (value !== undefined && firstOfSource[i]) present++;
       const out = converters[i]!(value);

@@ -126,8 +126,12 @@ function checkOptions(o: SimulatorOptions): void {
   if (o.mutationsPerSecond !== undefined && !(o.mutationsPerSecond >= 0)) {
     throw new RangeError('mutationsPerSecond must be >= 0');
   }
-  if (o.size !== undefined && !['tiny', 'small', 'medium', 'large', 'xlarge'].includes(o.size)) {
+  if (o.size !== undefined && !['tiny', 'small', 'medium', 'large', 'xlarge', 'history'].includes(o.size)) {
     throw new RangeError(`unknown size: ${String(o.size)}`);
+  }
+  if (o.anchorDay !== undefined) {
+    const ms = /^\d{4}-\d{2}-\d{2}$/.test(o.anchorDay) ? Date.parse(`${o.anchorDay}T00:00:00Z`) : Number.NaN;
+    if (!Number.isFinite(ms) || ms > Date.now()) throw new RangeError('anchorDay must be a past day, YYYY-MM-DD');
   }
   const d = o.webhookDelivery ?? {};
   positive(d.timeoutMs, 'webhookDelivery.timeoutMs');
@@ -153,7 +157,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (options.control && !isLoopbackHost(host)) {
     throw new Error(`control endpoints are loopback-only; refusing to expose them on ${host}`);
   }
-  const world = buildWorld(seed, options.size ?? 'small', new RecordZone(options.recordTimezone ?? 'UTC'));
+  const zone = new RecordZone(options.recordTimezone ?? 'UTC');
+  const world = buildWorld(seed, options.size ?? 'small', zone, options.anchorDay);
   const accounts = makeAccounts(
     seed,
     world.accounts.map((a) => a.plan.name),

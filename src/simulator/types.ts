@@ -4,7 +4,7 @@ import type { Initiator, SimulatorWebhooks, WebhookDeliveryOptions } from './web
  * The simulator's public types. Other parts of evsync (tests, benchmarks, the demo) code against these exactly.
  */
 
-export type SimulatorSize = 'tiny' | 'small' | 'medium' | 'large' | 'xlarge';
+export type SimulatorSize = 'tiny' | 'small' | 'medium' | 'large' | 'xlarge' | 'history';
 
 export interface FaultSpec {
   /** Fraction of data requests answered 500/502/503 (JSON error body). */
@@ -38,6 +38,11 @@ export interface SimulatorOptions {
   seed?: number;
   /** Default 'small'. */
   size?: SimulatorSize;
+  /**
+   * The UTC day (`YYYY-MM-DD`, today or earlier) the seeded data is placed before. Default today: the same seed gives
+   * the same data within one UTC day; a fixed day gives it on any day (tests of files written earlier).
+   */
+  anchorDay?: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0: a free port. */

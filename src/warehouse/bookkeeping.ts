@@ -27,7 +27,8 @@
  * _evsync.seen            stream VARCHAR, scope VARCHAR, walk_id VARCHAR, id BIGINT: ids a snapshot or sweep walk
  *                         saw, until markMissing settles the walk
  * _evsync.custom_fields   table_name VARCHAR, column_name VARCHAR (PK both), label VARCHAR, updated_at TIMESTAMP:
- *                         readable names for `c_<id>` columns (the `analytics.<table>_labeled` views)
+ *                         labels of the `c_<id>` columns of the column-per-field shape; no longer written (the
+ *                         custom-field views read the definitions tables), kept for warehouses that have it
  * _evsync.staged          seq BIGINT (from _evsync.staged_seq: merge order), stream VARCHAR, scope VARCHAR, file
  *                         VARCHAR (name in `<database>.stage/`), row_count BIGINT, page JSON (the file's columns with
  *                         their types, and the key), keys VARCHAR (the rows' keys as a JSON list, for a single

@@ -38,7 +38,6 @@ export {
 export type {
   CursorState,
   CursorWalk,
-  CustomFieldLabel,
   ExportOptions,
   ExportResult,
   LoadPageInput,

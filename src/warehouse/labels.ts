@@ -1,5 +1,6 @@
 /**
- * Custom-field labels as column aliases of `analytics.<table>_labeled`.
+ * Custom-field labels as the column names of the custom-field views (custom-field-views.ts: `<stream>_event_<id>`,
+ * `<stream>_labeled`).
  *
  * Labels are free text from the service. Two hazards:
  * - DuckDB's parser stops at a NUL, even inside a quoted identifier, so one NUL in one label made the view's SQL

@@ -127,10 +127,3 @@ export interface ExportResult {
   /** Files left beside the export with `force` (never removed), said once per folder. */
   warnings: string[];
 }
-
-export interface CustomFieldLabel {
-  /** Physical column, `c_<id>`. */
-  name: string;
-  /** Readable name used by the `analytics.<table>_labeled` view. */
-  label: string;
-}

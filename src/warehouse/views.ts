@@ -13,16 +13,18 @@
  *   discount code (names joined by id, or code, within the registrant's event).
  * Rates are DOUBLE rounded to 4 places, NULL when the denominator is 0 or unknown; money sums are DECIMAL.
  *
- * Plus `analytics.<table>_labeled` for each table with custom fields whose labels are known: every column, with
- * `c_<id>` columns renamed to their labels (labels.ts makes them safe and distinct).
+ * Plus the custom-field views generated from the field definitions: `<stream>_event_<eventId>` (one event's rows
+ * with its questions as labelled, typed columns), `<stream>_labeled` (account-wide fields) and the long
+ * `custom_field_values` (custom-field-views.ts).
  *
  * Each view is created by its own statement, outside any shared transaction: a view that cannot be built (a label
  * DuckDB refuses, a table of an unexpected shape) costs that view alone, and is reported in the result's warnings
  * (once all views were built in one transaction, and one bad label removed every view).
  */
+import { createHash } from 'node:crypto';
 import type { Db } from './connection.js';
-import { listStreamTables, readTableColumns } from './ddl.js';
-import { labelAliases } from './labels.js';
+import { customFieldViews, PER_EVENT_VIEW } from './custom-field-views.js';
+import { listStreamTables } from './ddl.js';
 import { ident, literal } from './sql.js';
 
 /** What createAnalyticsViews did: views created (names in schema analytics), and one warning per view that failed. */
@@ -304,16 +306,18 @@ function errorText(err: unknown): string {
  * Creates one view by its own statement. On failure the view is dropped (a stale definition could show renamed or
  * missing columns under old names) and the failure becomes a warning.
  */
-async function createView(db: Db, view: string, select: string, report: AnalyticsViewsReport): Promise<void> {
+async function createView(db: Db, view: string, select: string, report: AnalyticsViewsReport): Promise<boolean> {
   try {
     await db.run(`CREATE OR REPLACE VIEW analytics.${ident(view)} AS\n${select}`);
     report.created.push(view);
+    return true;
   } catch (err) {
     const dropped = await db.run(`DROP VIEW IF EXISTS analytics.${ident(view)}`).then(
       () => 'dropped',
       (dropErr: unknown) => `and could not be dropped: ${errorText(dropErr)}`,
     );
     report.warnings.push(`analytics view ${view} not created (${dropped}): ${errorText(err)}`);
+    return false;
   }
 }
 
@@ -324,31 +328,34 @@ async function dropView(db: Db, view: string, report: AnalyticsViewsReport): Pro
   });
 }
 
-async function labeledViews(db: Db, tables: readonly string[], report: AnalyticsViewsReport): Promise<void> {
-  const r = await db.query(`SELECT table_name, column_name, label FROM _evsync.custom_fields ORDER BY 1, 2`);
-  const byTable = new Map<string, Map<string, string>>();
-  for (const row of r.rows) {
-    const t = String(row.table_name);
-    const m = byTable.get(t) ?? new Map<string, string>();
-    m.set(String(row.column_name), String(row.label));
-    byTable.set(t, m);
-  }
-  for (const table of tables) {
-    const view = `${table}_labeled`;
-    const labels = byTable.get(table);
-    const columns = labels ? await readTableColumns(db, table) : null;
-    const names = columns ? [...columns.keys()] : [];
-    const aliases = labels ? labelAliases(names, labels) : new Map<string, string>();
-    if (aliases.size === 0) {
-      await dropView(db, view, report);
+/**
+ * The custom-field views (custom-field-views.ts), then drops the custom-field views of an earlier call that are no
+ * longer called for (an event whose questions are gone, `registrants_labeled` of the column-per-field shape).
+ */
+async function fieldViews(db: Db, present: ReadonlySet<string>, report: AnalyticsViewsReport): Promise<void> {
+  const wanted = await customFieldViews(db, present);
+  const r = await db.query(
+    `SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'analytics' AND NOT internal`,
+  );
+  const marks = new Map(r.rows.map((row) => [String(row.view_name), row.comment]));
+  for (const view of wanted) {
+    // A view whose SQL is unchanged (its mark, a hash of the SQL, is its comment) is kept: an account's history
+    // has hundreds of per-event views, and re-creating each after every sync cost seconds. CREATE OR REPLACE
+    // clears the comment, so a view changed by anything else is rebuilt.
+    const mark = `evsync:${createHash('sha256').update(view.sql).digest('hex').slice(0, 16)}`;
+    if (marks.get(view.name) === mark) {
+      report.created.push(view.name);
       continue;
     }
-    const select = names.map((c) => {
-      const alias = aliases.get(c);
-      return alias ? `${ident(c)} AS ${ident(alias)}` : ident(c);
-    });
-    const from = `SELECT ${select.join(', ')} FROM main.${ident(table)} WHERE "_deleted_at" IS NULL`;
-    await createView(db, view, from, report);
+    if (await createView(db, view.name, view.sql, report)) {
+      await db.run(`COMMENT ON VIEW analytics.${ident(view.name)} IS ${literal(mark)}`);
+    }
+  }
+  const names = new Set(wanted.map((v) => v.name));
+  for (const row of r.rows) {
+    const name = String(row.view_name);
+    const generated = PER_EVENT_VIEW.test(name) || name.endsWith('_labeled') || name === 'custom_field_values';
+    if (generated && !names.has(name)) await dropView(db, name, report);
   }
 }
 
@@ -371,7 +378,7 @@ export async function createAnalyticsViews(db: Db): Promise<AnalyticsViewsReport
     if (available(def, has)) await createView(db, def.name, def.sql(ctx), report);
     else await dropView(db, def.name, report);
   }
-  await labeledViews(db, tables, report);
+  await fieldViews(db, present, report);
   return report;
 }
 
@@ -384,20 +391,4 @@ export class AnalyticsViewsError extends Error {
     super(report.warnings.join('; '));
     this.name = 'AnalyticsViewsError';
   }
-}
-
-/** Stores readable labels for custom field columns (`c_<id>`) of a stream table. */
-export async function setCustomFieldLabels(
-  db: Db,
-  table: string,
-  fields: readonly { name: string; label: string }[],
-): Promise<void> {
-  const usable = fields.filter((f) => f.name && typeof f.label === 'string' && f.label.trim() !== '');
-  if (usable.length === 0) return;
-  const payload = JSON.stringify(usable.map((f) => [f.name, f.label.trim()]));
-  await db.run(
-    `INSERT OR REPLACE INTO _evsync.custom_fields (table_name, column_name, label, updated_at)
-     SELECT ?, p->>0, p->>1, now()::TIMESTAMP FROM (SELECT unnest(CAST(CAST(? AS JSON) AS JSON[])) AS p)`,
-    [table, payload],
-  );
 }

@@ -11,6 +11,7 @@ import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
 import { type MergeCounts, mergeStaged } from './merge-staged.js';
+import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
 import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
 import { WarehouseSide } from './side.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
@@ -21,7 +22,6 @@ import * as state from './state.js';
 import { type StatusHistory, statusHistory } from './status-history.js';
 import type {
   CursorState,
-  CustomFieldLabel,
   ExportOptions,
   ExportResult,
   JsonQueryResult,
@@ -30,7 +30,7 @@ import type {
   RunSummary,
   Sandbox,
 } from './types.js';
-import { AnalyticsViewsError, type AnalyticsViewsReport, createAnalyticsViews, setCustomFieldLabels } from './views.js';
+import { AnalyticsViewsError, type AnalyticsViewsReport, createAnalyticsViews } from './views.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
@@ -125,13 +125,16 @@ export class Warehouse {
 
   /**
    * At the first open of the file in this process: merges the pages a killed process staged and committed, then
-   * removes staged files nothing registers (the page each walk had in flight when the process died).
+   * removes staged files nothing registers (the page each walk had in flight when the process died). Then folds the
+   * `c_<id>` columns of a warehouse written before the custom-fields column (migrate-custom-fields.ts): after the
+   * merge, so pages staged in the old shape land first.
    */
   private async recover(): Promise<void> {
     if (!this.db.firstOpen) return;
     await this.mergeNow();
     const keep = new Set((await stagedPages(this.db)).map((p) => p.file));
     this.staging.clear(keep);
+    if ((await migrateCustomFieldColumns(this.db)).length > 0) this.tables.clear();
   }
 
   /** Merges staged pages (all, or those `filter` selects) into their tables; counts go to the runs that staged them. */
@@ -198,10 +201,6 @@ export class Warehouse {
     const changes = await ddl.ensureTable(this.db, stream);
     if (changes.length) this.deps.forget(stream.name);
     this.tables.delete(stream.name);
-    // Custom field labels come with the resolved stream: keep them for the readable views.
-    if (stream.customFieldList.length) {
-      await setCustomFieldLabels(this.db, stream.name, stream.customFieldList);
-    }
   }
 
   /**
@@ -333,11 +332,6 @@ export class Warehouse {
     return this.db.exclusive(async () =>
       (await this.hasBookkeeping()) ? ddl.existingExtraFields(this.db, stream) : {},
     );
-  }
-
-  /** Readable names for `c_<id>` columns, used by `analytics.<table>_labeled` from the next createAnalyticsViews. */
-  setCustomFieldLabels(stream: string, fields: readonly CustomFieldLabel[]): Promise<void> {
-    return this.db.exclusive(() => setCustomFieldLabels(this.db, stream, fields));
   }
 
   /**

@@ -94,7 +94,9 @@ export async function buildWarehouse(
   for (let e = 0; e < opts.events; e++) {
     const rows = Array.from({ length: opts.perEvent }, () => {
       id += 1;
-      return { id, email: `r${id}@example.com`, individual_gross: '12.50', session_ids: [1, 2] };
+      // Each registrant answers its event's question c_<event> (custom fields: one JSON column).
+      const custom_fields = JSON.stringify({ [`c_${first + e}`]: `answer ${id}` });
+      return { id, email: `r${id}@example.com`, individual_gross: '12.50', session_ids: [1, 2], custom_fields };
     });
     await page(w, registrants, eventScope(first + e), rows);
   }

@@ -97,6 +97,17 @@ describe('export --out s3://', () => {
     try {
       const m = await manifestAt(testLake.client, `${p}/registrants/account=default/_evsync/manifest.json`);
       expect(m.partitionBy).toEqual(['event_id']);
+      // Custom fields travel as one JSON column, read with JSON functions: no column per field.
+      const answers = await duck<{ id: string; answer: string; type: string }>(
+        `SELECT id::VARCHAR AS id, json_extract_string(custom_fields, '$.c_' || event_id) AS answer,
+                typeof(custom_fields) AS type
+           FROM read_parquet('${local}/${p}/registrants/*/*/*.parquet', hive_partitioning = true) t
+          ORDER BY t.id LIMIT 2`,
+      );
+      expect(answers).toEqual([
+        { id: '2', answer: 'answer 2', type: 'JSON' },
+        { id: '3', answer: 'answer 3', type: 'JSON' },
+      ]);
       expect(m.files.every((f) => /^event_id=\d+\/[\w-]+_[0-9a-f-]+\.parquet$/.test(f.path))).toBe(true);
       // Partition columns come from the path, as declared: account, then event_id.
       const lake = await duck<{ id: string; event_id: string; account: string }>(

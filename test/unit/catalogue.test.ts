@@ -218,7 +218,7 @@ describe('resolveStream', () => {
     );
   });
 
-  it('adds custom fields and extra fields as columns, requests custom fields', () => {
+  it('keeps custom fields in one JSON column, adds extra fields as columns, requests custom fields', () => {
     const r = resolveStream(getStream('registrants'), {
       customFields: [
         { name: 'c_1', label: 'Diet', type: 'json' },
@@ -228,7 +228,8 @@ describe('resolveStream', () => {
     });
     expect(r.customFieldList).toHaveLength(1);
     const columns = physicalColumns(r).map((c) => `${c.name}:${c.type}`);
-    expect(columns.slice(-2)).toEqual(['c_1:json', 'badge_printed:boolean']);
+    expect(columns.slice(-2)).toEqual(['custom_fields:json', 'badge_printed:boolean']);
+    expect(columns.filter((c) => c.startsWith('c_'))).toEqual([]);
     expect(requestFields(r)).toContain('c_1');
     expect(requestFields(r)).toContain('updated_at');
     expect(() =>

@@ -15,7 +15,7 @@ const base = defineStream({
 });
 
 describe('physicalColumns', () => {
-  it('splits choices, adds event_id, expands selected addresses and appends custom fields', () => {
+  it('splits choices, adds event_id, expands selected addresses and appends the custom-fields column', () => {
     const resolved: ResolvedStream = {
       ...base,
       expandSelected: ['homeAddress'],
@@ -36,7 +36,7 @@ describe('physicalColumns', () => {
       'home_address_state:text',
       'home_address_zip:text',
       'home_address_country:text',
-      'c_42:text',
+      'custom_fields:json',
     ]);
     expect(requestFields(resolved)).toEqual(['id', 'gender', 'amount', 'updated_at', 'c_42']);
   });

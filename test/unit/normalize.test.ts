@@ -92,10 +92,11 @@ describe('records and fields', () => {
       day: 'date',
       nested: 'json',
       ids: 'bigint[]',
-      c_99: 'json',
     });
     expect(result.row.nested).toBe('{"a":1}');
-    expect(result.row.c_99).toBe('[{"id":3,"value":"B"}]');
+    // A custom field, listed or not, is an answer in the custom-fields column, never a column of its own.
+    expect(result.row).not.toHaveProperty('c_99');
+    expect(result.row.custom_fields).toBe('{"c_99":[{"id":3,"value":"B"}]}');
     expect(result.row.ids).toEqual([1, 2]);
     expect(result.row).not.toHaveProperty('_links');
     expect(result.row).not.toHaveProperty('nothing');
@@ -264,8 +265,10 @@ describe('text and the "" rule', () => {
       c_7: '',
     });
     expect(r.name).toBe('');
+    // A custom field without an answer is left out of the object (the record carried it: `{}`, not null).
+    expect(r.custom_fields).toBe('{}');
     for (const column of normalizer.columns) {
-      if (column.type !== 'text' && column.name !== 'id')
+      if (column.type !== 'text' && column.name !== 'id' && column.name !== 'custom_fields')
         expect([column.name, r[column.name]]).toEqual([column.name, null]);
     }
   });
@@ -332,7 +335,7 @@ describe('json', () => {
     expect(row({ headers: 'plain' }).headers).toBe('"plain"');
     expect(row({ headers: '{broken' }).headers).toBe('"{broken"');
     expect(row({ headers: 0 }).headers).toBe('0');
-    expect(row({ c_7: [{ id: 1, value: 'Vegan' }] }).c_7).toBe('[{"id":1,"value":"Vegan"}]');
+    expect(row({ c_7: [{ id: 1, value: 'Vegan' }] }).custom_fields).toBe('{"c_7":[{"id":1,"value":"Vegan"}]}');
   });
 });
 
@@ -369,8 +372,8 @@ describe('catalogue streams', () => {
       group_balance_due: '166.00',
       package_id: null,
       checked_in_at: null,
-      c_102: '[{"id":7,"value":"Vegan"}]',
     });
+    expect(JSON.parse(String(result.row.custom_fields)).c_102).toEqual([{ id: 7, value: 'Vegan' }]);
   });
 
   it('keys the registration audit by registrant, type and time; session_ids from a comma list', () => {

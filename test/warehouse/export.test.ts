@@ -16,7 +16,14 @@ beforeEach(async () => {
     { id: 20, name: 'Conf B', start_date: '2024-06-01' },
   ]);
   await page(w, registrants, eventScope(10), [
-    { id: 1, email: 'a', individual_gross: '120.50', session_ids: [1, 2], registered_at: '2024-03-01 10:00:00' },
+    {
+      id: 1,
+      email: 'a',
+      individual_gross: '120.50',
+      session_ids: [1, 2],
+      registered_at: '2024-03-01 10:00:00',
+      custom_fields: '{"c_7":"Vegan","c_8":[{"id":81,"value":"AI"}]}',
+    },
     { id: 2, email: 'b', individual_gross: '-166.00', session_ids: [], registered_at: '2024-03-02 10:00:00' },
   ]);
   await page(w, registrants, eventScope(20), [{ id: 3, email: 'c', individual_gross: '0.01' }]);
@@ -60,6 +67,18 @@ describe('exportParquet', () => {
       { column_name: 'individual_gross', column_type: 'DECIMAL(12,2)' },
       { column_name: 'registered_at', column_type: 'TIMESTAMP' },
       { column_name: 'session_ids', column_type: 'BIGINT[]' },
+    ]);
+    // Custom fields: one JSON column (Parquet's JSON logical type), read with JSON functions.
+    expect(
+      await rows(
+        w,
+        `SELECT id, json_extract_string(custom_fields, '$.c_7') AS diet, custom_fields->>'$.c_8[0].value' AS topic,
+                typeof(custom_fields) AS type
+           FROM read_parquet('${join(out, 'registrants')}/**/*.parquet', hive_partitioning = true) ORDER BY id`,
+      ),
+    ).toEqual([
+      { id: '1', diet: 'Vegan', topic: 'AI', type: 'JSON' },
+      { id: '3', diet: null, topic: null, type: 'JSON' },
     ]);
     const codec = await rows(
       w,

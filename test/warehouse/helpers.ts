@@ -44,21 +44,25 @@ function stream(
   });
 }
 
-export const registrantsDef = stream('registrants', {
-  id: 'bigint',
-  event_id: 'bigint',
-  reg_type_id: 'bigint',
-  package_id: 'bigint',
-  discount_code: 'text',
-  email: 'text',
-  registration_status: 'text',
-  registered_at: 'timestamp',
-  created_at: 'timestamp',
-  checked_in_at: 'timestamp',
-  individual_gross: 'decimal(12,2)',
-  session_ids: 'bigint[]',
-  updated_at: 'timestamp',
-});
+export const registrantsDef = stream(
+  'registrants',
+  {
+    id: 'bigint',
+    event_id: 'bigint',
+    reg_type_id: 'bigint',
+    package_id: 'bigint',
+    discount_code: 'text',
+    email: 'text',
+    registration_status: 'text',
+    registered_at: 'timestamp',
+    created_at: 'timestamp',
+    checked_in_at: 'timestamp',
+    individual_gross: 'decimal(12,2)',
+    session_ids: 'bigint[]',
+    updated_at: 'timestamp',
+  },
+  { customFields: { definitions: 'event_questions' } },
+);
 export const registrants = resolve(registrantsDef, { customs: [{ name: 'c_7', label: 'Diet', type: 'text' }] });
 
 export const events = resolve(
@@ -96,6 +100,15 @@ export const packages = resolve(stream('packages', { id: 'bigint', name: 'text' 
 export const discountCodes = resolve(stream('discount_codes', { id: 'bigint', event_id: 'bigint', code: 'text' }));
 export const speakers = resolve(stream('speakers', { id: 'bigint', event_id: 'bigint', first_name: 'text' }));
 export const sponsors = resolve(stream('sponsors', { id: 'bigint', event_id: 'bigint', name: 'text' }));
+/** The definitions of the registrants' custom fields (event questions: id, event, label, type). */
+export const eventQuestions = resolve(
+  stream('event_questions', { id: 'bigint', event_id: 'bigint', name: 'text', type: 'text', updated_at: 'timestamp' }),
+);
+
+/** The custom-fields column's value (as the normalizer writes it) of a record answering `answers`. */
+export function customFields(answers: Record<string, unknown>): string {
+  return JSON.stringify(answers);
+}
 
 /** An append-only log with a composite key (like registration_audit). */
 export const audit = resolve(

@@ -187,17 +187,18 @@ describe('pages of a run: staged, merged in batches', () => {
   });
 
   it('a column null in every row of a page (left out of its file) still clears a stored value', async () => {
-    await page(w, registrants, eventScope(7), [reg(1, { c_7: 'vegan' }), reg(2, { c_7: 'none' })]);
-    await page(w, registrants, eventScope(7), [reg(1, { c_7: null, updated_at: '2024-01-02 00:00:00' })]);
+    const answers = (diet: string | null) => ({ custom_fields: diet === null ? null : JSON.stringify({ c_7: diet }) });
+    await page(w, registrants, eventScope(7), [reg(1, answers('vegan')), reg(2, answers('none'))]);
+    await page(w, registrants, eventScope(7), [reg(1, { ...answers(null), updated_at: '2024-01-02 00:00:00' })]);
     const runId = await w.startRun('sync', {});
-    await page(w, registrants, eventScope(7), [reg(2, { c_7: null }), reg(3, { c_7: null })], { runId });
-    await page(w, registrants, eventScope(7), [reg(4, { c_7: 'x' })], { runId });
+    await page(w, registrants, eventScope(7), [reg(2, answers(null)), reg(3, answers(null))], { runId });
+    await page(w, registrants, eventScope(7), [reg(4, answers('x'))], { runId });
     expect(await w.finishLoads(runId)).toEqual({ registrants: { inserted: 2, updated: 1, unchanged: 0 } });
-    expect(await rows(w, `SELECT id, c_7 FROM registrants ORDER BY id`)).toEqual([
-      { id: '1', c_7: null },
-      { id: '2', c_7: null },
-      { id: '3', c_7: null },
-      { id: '4', c_7: 'x' },
+    expect(await rows(w, `SELECT id, custom_fields FROM registrants ORDER BY id`)).toEqual([
+      { id: '1', custom_fields: null },
+      { id: '2', custom_fields: null },
+      { id: '3', custom_fields: null },
+      { id: '4', custom_fields: '{"c_7":"x"}' },
     ]);
   });
 

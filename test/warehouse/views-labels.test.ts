@@ -1,5 +1,6 @@
 /**
- * Custom-field labels in `analytics.<table>_labeled`, and views built one by one:
+ * Custom-field labels as the columns of the per-event views (`analytics.registrants_event_<id>`), and views built
+ * one by one:
  * - a NUL (or any control character) in a label no longer removes every analytics view;
  * - colliding labels get suffixes that never name another field (the `Dup (c_90010112)` mislabel);
  * - a view that cannot be built costs only itself, and is reported.
@@ -11,6 +12,8 @@ import { AnalyticsViewsError } from '../../src/warehouse/index.js';
 import { labelAliases, viewLabel } from '../../src/warehouse/labels.js';
 import { VIEWS } from '../../src/warehouse/views.js';
 import {
+  customFields,
+  eventQuestions,
   eventScope,
   openTemp,
   page,
@@ -105,46 +108,62 @@ describe('views in a warehouse', () => {
     event_id: 10,
     registration_status: 'confirmed',
     registered_at: '2024-03-01 10:00:00',
-    c_1: c1,
-    c_90010112: c2,
-    c_3: c3,
+    custom_fields: customFields({ c_1: c1, c_3: c3, c_90010112: c2 }),
     updated_at: '2024-03-10 00:00:00',
   });
-  const withCustoms = resolve(registrants, {
-    customs: [
-      { name: 'c_1', label: 'x', type: 'text' },
-      { name: 'c_90010112', label: 'x', type: 'text' },
-      { name: 'c_3', label: 'x', type: 'text' },
-    ],
-  });
+  /** The event's question definitions, as the definitions stream stores them. */
+  const setLabels = (labels: Record<number, string>) =>
+    page(
+      t.w,
+      eventQuestions,
+      eventScope(10),
+      Object.entries(labels).map(([id, name]) => ({ id: Number(id), event_id: 10, name, type: 'text' })),
+    );
 
   beforeEach(async () => {
     t = await openTemp();
-    await page(t.w, withCustoms, eventScope(10), [reg(1, 'first', 'second', 'third')]);
+    await page(t.w, registrants, eventScope(10), [reg(1, 'first', 'second', 'third')]);
   });
   afterEach(async () => {
     await t.cleanup();
   });
 
   it('a NUL in a label leaves every view in place, the label cleaned', async () => {
-    await t.w.setCustomFieldLabels('registrants', [{ name: 'c_1', label: 'Diet\u0000 choice' }]);
+    await setLabels({ 1: 'Diet\u0000 choice' });
     const report = await t.w.buildAnalyticsViews();
     expect(report.warnings).toEqual([]);
     const registrantViews = VIEWS.filter((v) => v.requires.length > 0 && v.requires.every((r) => r === 'registrants'));
     for (const v of registrantViews) expect(report.created).toContain(v.name);
-    expect(report.created).toContain('registrants_labeled');
-    expect(await rows(t.w, `SELECT "Diet choice" AS v FROM analytics.registrants_labeled`)).toEqual([{ v: 'first' }]);
+    expect(report.created).toContain('registrants_event_10');
+    expect(await rows(t.w, `SELECT "Diet choice" AS v FROM analytics.registrants_event_10`)).toEqual([{ v: 'first' }]);
+  });
+
+  it('keeps a generated view whose SQL is unchanged, and rebuilds one changed by anything else', async () => {
+    await setLabels({ 1: 'Diet', 3: 'Size' });
+    expect((await t.w.buildAnalyticsViews()).created).toContain('registrants_event_10');
+    const mark = async () =>
+      (await rows(t.w, `SELECT comment FROM duckdb_views() WHERE view_name = 'registrants_event_10'`))[0]?.comment;
+    const first = await mark();
+    expect(String(first)).toMatch(/^evsync:[0-9a-f]{16}$/);
+    // Someone replaced the view: its mark is gone, so the next build restores it.
+    await t.w.query(`CREATE OR REPLACE VIEW analytics.registrants_event_10 AS SELECT 1 AS x`);
+    expect((await t.w.buildAnalyticsViews()).created).toContain('registrants_event_10');
+    expect(await mark()).toBe(first);
+    expect(await rows(t.w, `SELECT "Diet", "Size" FROM analytics.registrants_event_10`)).toEqual([
+      { Diet: 'first', Size: 'third' },
+    ]);
+    // A label changed: new SQL, a new mark.
+    await setLabels({ 1: 'Diet', 3: 'Shirt size' });
+    await t.w.buildAnalyticsViews();
+    expect(await mark()).not.toBe(first);
+    expect(await rows(t.w, `SELECT "Shirt size" AS v FROM analytics.registrants_event_10`)).toEqual([{ v: 'third' }]);
   });
 
   it('the column named like a field’s label holds that field’s answers', async () => {
-    await t.w.setCustomFieldLabels('registrants', [
-      { name: 'c_1', label: 'Dup (c_90010112)' },
-      { name: 'c_90010112', label: 'Dup' },
-      { name: 'c_3', label: 'dup' },
-    ]);
+    await setLabels({ 1: 'Dup (c_90010112)', 90010112: 'Dup', 3: 'dup' });
     const report = await t.w.buildAnalyticsViews();
     expect(report.warnings).toEqual([]);
-    const [row] = await rows(t.w, `SELECT * FROM analytics.registrants_labeled`);
+    const [row] = await rows(t.w, `SELECT * FROM analytics.registrants_event_10`);
     expect(row?.['Dup (c_90010112)']).toBe('first');
     expect(row?.['Dup (c_90010112, 2)']).toBe('second');
     expect(row?.['dup (c_3)']).toBe('third');
@@ -168,22 +187,22 @@ describe('views in a warehouse', () => {
     );
     await page(t.w, oddSessions, eventScope(10), [{ id: 501, event_id: 10, name: 'Keynote' }]);
     await t.w.ensureTable(sessionAttendance);
-    await t.w.setCustomFieldLabels('registrants', [{ name: 'c_1', label: 'Diet' }]);
+    await setLabels({ 1: 'Diet' });
 
     const report = await t.w.buildAnalyticsViews();
     expect(report.warnings).toHaveLength(1);
     expect(report.warnings[0]).toMatch(/^analytics view session_fill not created \(dropped\): .*capacity/);
     expect(report.created).not.toContain('session_fill');
     expect(report.created).toEqual(
-      expect.arrayContaining(['checkin_by_session', 'registrations_daily', 'registrants_labeled']),
+      expect.arrayContaining(['checkin_by_session', 'registrations_daily', 'registrants_event_10']),
     );
     const present = await rows(t.w, `SELECT view_name FROM duckdb_views() WHERE schema_name = 'analytics'`);
     expect(present.map((r) => r.view_name)).not.toContain('session_fill');
-    expect(present.map((r) => r.view_name)).toContain('registrants_labeled');
+    expect(present.map((r) => r.view_name)).toContain('registrants_event_10');
 
     const thrown = await t.w.createAnalyticsViews().catch((err: unknown) => err);
     expect(thrown).toBeInstanceOf(AnalyticsViewsError);
-    expect((thrown as AnalyticsViewsError).report.created).toContain('registrants_labeled');
+    expect((thrown as AnalyticsViewsError).report.created).toContain('registrants_event_10');
     expect((thrown as AnalyticsViewsError).message).toContain('session_fill');
   });
 });

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/index.js';
 import {
   accountScope,
+  customFields,
   discountCodes,
+  eventQuestions,
   eventScope,
   events,
   openTemp,
@@ -43,7 +45,18 @@ const reg = (
   package_id: o.pkg ?? null,
   discount_code: o.code ?? null,
   session_ids: o.sessions ?? [],
-  c_7: id % 2 ? 'vegan' : null,
+  // Odd registrants answer the diet question (c_7); registrant 1 also picks two topics (c_8).
+  custom_fields: customFields({
+    ...(id % 2 ? { c_7: 'vegan' } : {}),
+    ...(id === 1
+      ? {
+          c_8: [
+            { id: 81, value: 'AI' },
+            { id: 82, value: 'Data' },
+          ],
+        }
+      : {}),
+  }),
   updated_at: '2024-03-10 00:00:00',
 });
 
@@ -118,6 +131,12 @@ beforeAll(async () => {
     { id: 1, name: 'Acme' },
     { id: 2, name: 'Globex' },
   ]);
+  // Event 10 asks for a diet and topics; event 20 only a shirt size (its registrant 9's diet answer has no label).
+  await page(w, eventQuestions, eventScope(10), [
+    { id: 7, event_id: 10, name: 'Diet', type: 'text' },
+    { id: 8, event_id: 10, name: 'Topics', type: 'checkbox' },
+  ]);
+  await page(w, eventQuestions, eventScope(20), [{ id: 9, event_id: 20, name: 'Shirt', type: 'dropdown' }]);
   created = await w.createAnalyticsViews();
 });
 
@@ -135,7 +154,9 @@ describe('analytics views', () => {
         'event_speakers_sponsors',
         'registration_status_by_event',
         'registrations_daily',
-        'registrants_labeled',
+        'registrants_event_10',
+        'registrants_event_20',
+        'custom_field_values',
         'revenue_by_discount_code',
         'revenue_by_event',
         'revenue_by_package',
@@ -398,15 +419,51 @@ describe('analytics views', () => {
     ]);
   });
 
-  it('gives custom field columns their labels in <table>_labeled, over current rows', async () => {
-    const r = await w.query(`SELECT id, "Diet" FROM analytics.registrants_labeled WHERE event_id = 10 ORDER BY id`);
-    expect(r.columns).toEqual(['id', 'Diet']);
+  it('gives one event its own questions as labelled, typed columns, over current rows', async () => {
+    const r = await w.query(`SELECT id, "Diet", "Topics" FROM analytics.registrants_event_10 ORDER BY id`);
+    expect(r.columns).toEqual(['id', 'Diet', 'Topics']);
     expect(r.rows.map((x) => x.Diet)).toEqual(['vegan', null, 'vegan', null, 'vegan', null, 'vegan']);
-    // A label that collides with a column name is disambiguated.
-    await w.setCustomFieldLabels('registrants', [{ name: 'c_7', label: 'email' }]);
-    await w.createAnalyticsViews();
-    const cols = (await w.query(`SELECT * FROM analytics.registrants_labeled LIMIT 0`)).columns;
+    // Lists come back from query() as their JSON text; the column is a VARCHAR[] of the chosen values.
+    expect(r.rows.map((x) => x.Topics)).toEqual(['["AI","Data"]', null, null, null, null, null, null]);
+    expect(await rows(w, `SELECT DISTINCT typeof("Topics") AS t FROM analytics.registrants_event_10`)).toEqual([
+      { t: 'VARCHAR[]' },
+    ]);
+    const all = (await w.query(`SELECT * FROM analytics.registrants_event_10 LIMIT 0`)).columns;
+    expect(all).not.toContain('custom_fields');
+    expect(all).not.toContain('Shirt');
+    expect((await w.query(`SELECT id, "Shirt" FROM analytics.registrants_event_20`)).rows).toEqual([
+      { id: '9', Shirt: null },
+      { id: '10', Shirt: null },
+    ]);
+  });
+
+  it('lists every answer once in the long view, labelled by its own event', async () => {
+    expect(
+      await rows(
+        w,
+        `SELECT stream, event_id, record_id, field_id, label, value FROM analytics.custom_field_values
+          ORDER BY event_id, record_id, field_id`,
+      ),
+    ).toEqual([
+      { stream: 'registrants', event_id: '10', record_id: '1', field_id: '7', label: 'Diet', value: 'vegan' },
+      { stream: 'registrants', event_id: '10', record_id: '1', field_id: '8', label: 'Topics', value: 'AI, Data' },
+      { stream: 'registrants', event_id: '10', record_id: '3', field_id: '7', label: 'Diet', value: 'vegan' },
+      { stream: 'registrants', event_id: '10', record_id: '5', field_id: '7', label: 'Diet', value: 'vegan' },
+      { stream: 'registrants', event_id: '10', record_id: '7', field_id: '7', label: 'Diet', value: 'vegan' },
+      { stream: 'registrants', event_id: '20', record_id: '9', field_id: '7', label: null, value: 'vegan' },
+    ]);
+  });
+
+  it('names a label that collides with a column apart, and drops the views of questions gone', async () => {
+    await page(w, eventQuestions, eventScope(10), [{ id: 7, event_id: 10, name: 'email', type: 'text' }]);
+    await page(w, eventQuestions, eventScope(20), [], { upsert: false, seen: { walkId: 'q', ids: [] } });
+    await w.markMissing({ stream: eventQuestions, scope: eventScope(20), walkId: 'q', runId: 'r', at: '2024-03-12' });
+    const again = await w.createAnalyticsViews();
+    const cols = (await w.query(`SELECT * FROM analytics.registrants_event_10 LIMIT 0`)).columns;
     expect(cols).toContain('email (c_7)');
+    expect(again).not.toContain('registrants_event_20');
+    const views = await rows(w, `SELECT view_name FROM duckdb_views() WHERE schema_name = 'analytics'`);
+    expect(views.map((v) => v.view_name)).not.toContain('registrants_event_20');
   });
 });
 

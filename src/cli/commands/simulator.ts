@@ -27,6 +27,7 @@ authentication, credits and rate-limit headers, list semantics, faults and mutat
 Examples:
   $ evsync simulator                                   # small data set on 127.0.0.1:${SIMULATOR_PORT} (same port every start)
   $ evsync simulator --port 0 --size tiny --json       # a free port; one JSON line with baseUrl and credentials
+  $ evsync simulator --size history                    # an account's whole history (custom fields at scale)
   $ evsync simulator --rate-limit 50/2 --token-ttl 60  # compressed window and short tokens for tests
   $ evsync simulator --mutate 5 --control              # 5 changes/s per account; /_control/* endpoints
   $ evsync simulator --faults errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header
@@ -105,8 +106,11 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--host <address>', 'address to bind (control endpoints need loopback)', '127.0.0.1')
     .option('--seed <n>', 'data seed: the same seed gives the same data', integer('seed', 0), 1)
     .addOption(
-      new Option('--size <size>', 'data set size: tiny (tests), small (demo), medium, large (1M+ registrants)')
-        .choices(['tiny', 'small', 'medium', 'large'])
+      new Option(
+        '--size <size>',
+        'data set size: tiny (tests), small (demo), medium, large (1M+ registrants), history (600 events over years, 20-40 questions each, ~60k registrants)',
+      )
+        .choices(['tiny', 'small', 'medium', 'large', 'history'])
         .default('small'),
     )
     .option('--rate-limit <credits/seconds>', 'credits per window per credential, e.g. 50/2', '2000/600')

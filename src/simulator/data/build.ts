@@ -9,12 +9,13 @@ import { World } from './world.js';
 /**
  * The anchor every base timestamp is placed before: the start of the current UTC day, fixed when this module loads.
  * So the same seed gives identical data within a process and on the same UTC day, and base data always lies in the
- * past of the simulated clock while upcoming events still start in the future.
+ * past of the simulated clock while upcoming events still start in the future. `anchorDay` (`YYYY-MM-DD`, a past
+ * day) places it at the start of that day instead: the same data on any day (a fixture made from it stays true).
  */
 const ANCHOR = Math.floor(Date.now() / 86_400_000) * 86_400;
 
-export function buildWorld(seed: number, size: SimulatorSize, zone: RecordZone): World {
-  const world = new World(seed, zone, ANCHOR);
+export function buildWorld(seed: number, size: SimulatorSize, zone: RecordZone, anchorDay?: string): World {
+  const world = new World(seed, zone, anchorDay === undefined ? ANCHOR : Date.parse(`${anchorDay}T00:00:00Z`) / 1000);
   accountPlans(size).forEach((plan, index) => {
     const { info, defs } = buildAccount(world, index, plan);
     world.accounts.push(info);

@@ -40,6 +40,29 @@ export const DEF_TEMPLATES: Record<string, DefTemplate[]> = {
   ],
 };
 
+/** Questions an event with more than the four usual ones asks besides them (history size: 20-40 per event). */
+const MORE_QUESTIONS: DefTemplate[] = [
+  { name: 'Arrival date', type: 'date' },
+  { name: 'Company size', type: 'dropdown', choices: ['1-10', '11-50', '51-250', '251-1000', '1000+'] },
+  { name: 'Workshops', type: 'checkbox', choices: ['Intro', 'Deep dive', 'Hands-on lab', 'Office hours'] },
+  { name: 'Session format', type: 'radio', choices: ['In person', 'Online'] },
+  { name: 'Comments', type: 'textarea' },
+  { name: 'Job function', type: 'text' },
+];
+
+/**
+ * The template of an event's i-th question: the four usual ones, then the others in turn, numbered from their
+ * second round (`Comments 2`) so that the labels of one event stay distinct.
+ */
+export function questionTemplate(i: number): DefTemplate {
+  const usual = DEF_TEMPLATES.event_questions!;
+  if (i < usual.length) return usual[i]!;
+  const k = i - usual.length;
+  const t = MORE_QUESTIONS[k % MORE_QUESTIONS.length]!;
+  const round = Math.floor(k / MORE_QUESTIONS.length);
+  return round === 0 ? t : { ...t, name: `${t.name} ${round + 1}` };
+}
+
 /** Choice ids derive from the definition id, so they are unique across definitions. */
 export function makeDef(id: number, template: DefTemplate): CustomDef {
   return {

@@ -122,7 +122,7 @@ function buildEvents(world: World, info: AccountInfo, folderIds: number[]): void
   world.addStored('events', info.index, 0, info.plan.events.length, (id, k) => {
     const plan = info.plan.events[k]!;
     const r = new Rng(hash4(seed, EVENT, id));
-    const t = timeline(seed, id, plan.status, world.anchor);
+    const t = timeline(seed, id, plan.status, world.anchor, plan.ageDays);
     const timezone = TIMEZONES[(id * 3 + info.index) % TIMEZONES.length]!;
     const name = `${r.pick(EVENT_ADJECTIVES)} ${r.pick(EVENT_TOPICS)} ${r.pick(EVENT_KINDS)} ${new Date(t.start * 1000).getUTCFullYear()}`;
     const slugName = name.toLowerCase().replace(/[^a-z0-9]+/g, '-');

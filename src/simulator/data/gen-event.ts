@@ -1,6 +1,6 @@
 import { hash4, Rng, tag } from '../core/random.js';
 import { CUSTOM, type Rec } from '../core/record.js';
-import { customValues, DEF_TEMPLATES, defRecord, makeDef } from './defs.js';
+import { customValues, defRecord, makeDef, questionTemplate } from './defs.js';
 import type { AccountDefs } from './gen-account.js';
 import { person, personFields } from './people.js';
 import { eventScale } from './sizes.js';
@@ -32,7 +32,7 @@ const REG_TYPE_CENTS: Record<string, number> = {
 /** Builds the stored (small) event-scoped streams of one event and records the ids registrants refer to. */
 export function buildEventStreams(world: World, account: AccountInfo, event: EventInfo, defs: AccountDefs): void {
   const { seed } = world;
-  const n = eventScale(event.plan.registrants);
+  const n = eventScale(event.plan.registrants, event.plan.questions);
   const t = event.t;
   const eid = event.id;
   const free = event.plan.free === true;
@@ -230,9 +230,8 @@ export function buildEventStreams(world: World, account: AccountInfo, event: Eve
     };
   });
 
-  const templates = DEF_TEMPLATES.event_questions!;
   world.addStored('event_questions', account.index, eid, n.questions, (id, i) => {
-    const def = makeDef(id, templates[i % templates.length]!);
+    const def = makeDef(id, questionTemplate(i));
     event.questions.push(def);
     return defRecord(def, i, eid);
   });

@@ -18,6 +18,10 @@ export interface EventPlan {
   /** Apply to Attend: registrants start `pending` and are approved or denied. */
   applyToAttend?: boolean;
   free?: boolean;
+  /** Registration questions (custom fields) of the event. Default 4. */
+  questions?: number;
+  /** Days further in the past than its status puts it (an account's history: past events over several years). */
+  ageDays?: number;
 }
 
 export interface AccountPlan {
@@ -95,6 +99,31 @@ const MIX: readonly EventStatus[] = [
   'draft',
 ];
 
+/**
+ * An account's whole history: 600 events over about four and a half years, 20-40 registration questions each, ~60k
+ * registrants. Six events are current (live, closed, cancelled, draft); the rest took place, spread back in time
+ * (completed within the last three years, archived before), 20-180 registrants each.
+ */
+function historyEvents(): EventPlan[] {
+  const current: EventPlan[] = [
+    e('live', 180, { questions: 24 }),
+    e('live', 120, { questions: 31, applyToAttend: true }),
+    e('closed', 90, { questions: 22 }),
+    e('closed', 60, { questions: 37, free: true }),
+    e('cancelled', 40, { questions: 20 }),
+    e('draft', 0, { questions: 28 }),
+  ];
+  const past = Array.from({ length: 594 }, (_, k) =>
+    e(k % 3 === 2 ? 'archived' : 'completed', 20 + ((k * 37) % 161), {
+      questions: 20 + ((k * 7) % 21),
+      ageDays: Math.floor((k * 1100) / 594),
+      applyToAttend: k % 11 === 3,
+      free: k % 13 === 5,
+    }),
+  );
+  return [...current, ...past];
+}
+
 export function accountPlans(size: SimulatorSize): AccountPlan[] {
   switch (size) {
     case 'tiny':
@@ -142,6 +171,18 @@ export function accountPlans(size: SimulatorSize): AccountPlan[] {
         },
         SMALL_OTHER,
       ];
+    case 'history':
+      return [
+        {
+          name: 'Northwind Events',
+          events: historyEvents(),
+          contacts: 8_000,
+          webhooks: 4,
+          dataLists: 2,
+          dataListItems: 20,
+        },
+        SMALL_OTHER,
+      ];
     case 'xlarge':
       // `large` with over five million registrants (the load benchmark's largest size).
       return [
@@ -159,7 +200,7 @@ export function accountPlans(size: SimulatorSize): AccountPlan[] {
 }
 
 /** Per-event counts of the smaller streams, scaled with the registrant count. */
-export function eventScale(registrants: number) {
+export function eventScale(registrants: number, questions = 4) {
   const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, Math.round(v)));
   return {
     sessions: clamp(6 + registrants / 40, 6, 90),
@@ -170,7 +211,7 @@ export function eventScale(registrants: number) {
     regTypes: clamp(3 + registrants / 500, 3, 7),
     packages: clamp(2 + registrants / 600, 2, 5),
     discounts: clamp(4 + registrants / 25, 4, 260),
-    questions: 4,
+    questions,
     websites: registrants > 500 ? 2 : 1,
     pages: clamp(4 + registrants / 300, 4, 14),
     badges: registrants > 300 ? 3 : 1,

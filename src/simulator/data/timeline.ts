@@ -33,8 +33,21 @@ const PLAN: Record<EventStatus, { created: number; regFrom: number; regTo: numbe
   archived: { created: -900, regFrom: -880, regTo: -500, start: -500, length: 1 },
 };
 
-export function timeline(seed: number, eventId: number, status: EventStatus, anchor: number): Timeline {
-  const p = PLAN[status];
+/**
+ * `ageDays` moves a past event (completed, archived) that many days further back: an account's history spreads its
+ * past events over years. Current statuses keep their place (their dates are relative to today by definition).
+ */
+export function timeline(seed: number, eventId: number, status: EventStatus, anchor: number, ageDays = 0): Timeline {
+  const past = status === 'completed' || status === 'archived';
+  const base = PLAN[status];
+  const age = past ? ageDays : 0;
+  const p = {
+    ...base,
+    created: base.created - age,
+    regFrom: base.regFrom - age,
+    regTo: base.regTo - age,
+    start: base.start - age,
+  };
   // Jitter whole days so events of one status do not share dates; keep the order created < regFrom <= regTo <= start.
   const shift = Math.floor(unit(seed, eventId, 77) * 9) - 4;
   const startShift = status === 'live' ? 0 : shift;
