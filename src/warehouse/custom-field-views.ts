@@ -74,7 +74,7 @@ export function fieldExpression(table: string, id: number, type: string): string
 
 async function readDefinitions(db: Db, table: string): Promise<FieldDefinition[] | null> {
   const columns = await readTableColumns(db, table);
-  if (!columns || !columns.has('id') || !columns.has('name')) return null;
+  if (!columns?.has('id') || !columns.has('name')) return null;
   const type = columns.has('type') ? 'CAST("type" AS VARCHAR)' : 'NULL';
   const event = columns.has('event_id') ? '"event_id"' : 'NULL';
   const r = await db.query(
