@@ -51,7 +51,7 @@ export interface StatusHistory {
 
 async function tableExists(db: Db, table: string): Promise<boolean> {
   const r = await db.query(
-    `SELECT count(*) AS n FROM duckdb_tables() WHERE schema_name = '_evsync' AND table_name = ?`,
+    `SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = '_evsync' AND table_name = ?`,
     [table],
   );
   return Number(r.rows[0]?.n ?? 0) > 0;

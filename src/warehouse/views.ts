@@ -335,7 +335,9 @@ async function dropView(db: Db, view: string, report: AnalyticsViewsReport): Pro
 async function fieldViews(db: Db, present: ReadonlySet<string>, report: AnalyticsViewsReport): Promise<void> {
   const wanted = await customFieldViews(db, present);
   const r = await db.query(
-    `SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'analytics' AND NOT internal`,
+    // This database's views only: a snapshot builds its views while the live file is attached beside it.
+    `SELECT view_name, comment FROM duckdb_views()
+     WHERE database_name = current_database() AND schema_name = 'analytics' AND NOT internal`,
   );
   const marks = new Map(r.rows.map((row) => [String(row.view_name), row.comment]));
   for (const view of wanted) {

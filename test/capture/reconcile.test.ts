@@ -82,6 +82,10 @@ describe('evsync serve reconciling', () => {
     const text = await run(['status'], { cwd: dir, env });
     expect(text.stdout).toMatch(/found by reconciliation/);
     stop.abort();
-    expect((await serving).code).toBe(0);
+    // A run every second: the stop may cut one short (exit 3, its state saved) or fall between two (exit 0).
+    const served = await serving;
+    expect(served.code === 0 || (served.code === 3 && served.stderr.includes('was cut short')), served.stderr).toBe(
+      true,
+    );
   });
 });

@@ -10,6 +10,8 @@ import { SnapshotRefusedError } from '../../src/warehouse/index.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { runTsxChild } from '../helpers/tsx-child.js';
 import {
+  customFields,
+  eventQuestions,
   eventScope,
   events,
   page,
@@ -35,7 +37,7 @@ async function fill(ids: number[], event = 10): Promise<void> {
     t.w,
     registrants,
     eventScope(event),
-    ids.map((id) => reg(id, { event_id: event, c_7: 'vegan' })),
+    ids.map((id) => reg(id, { event_id: event, custom_fields: customFields({ c_7: 'vegan' }) })),
   );
   await t.w.buildAnalyticsViews();
 }
@@ -44,15 +46,17 @@ const COUNT = 'SELECT count(*) AS n FROM main.registrants WHERE _deleted_at IS N
 
 describe('publishSnapshot', () => {
   it('is a copy another process opens while the live file is held: tables, views, its own bookkeeping', async () => {
+    // The event's question (the definitions stream): its label names the column of the event's view.
+    await page(t.w, eventQuestions, eventScope(10), [{ id: 7, event_id: 10, name: 'Diet', type: 'text' }]);
     await fill([1, 2, 3]);
     const target = join(t.dir, 'snapshot.duckdb');
     const result = await t.w.publishSnapshot(target, { runId: 'run-9' });
     expect(result.path).toBe(target);
-    expect(result.tables).toEqual(['events', 'registrants']);
-    expect(result.rows).toEqual({ events: 1, registrants: 3 });
+    expect(result.tables).toEqual(['event_questions', 'events', 'registrants']);
+    expect(result.rows).toEqual({ event_questions: 1, events: 1, registrants: 3 });
     expect(result.views.warnings).toEqual([]);
     expect(result.views.created).toContain('registrations_daily');
-    expect(result.views.created).toContain('registrants_labeled');
+    expect(result.views.created).toContain('registrants_event_10');
     expect(statSync(target).mode & 0o777).toBe(0o600);
     // Nothing but the snapshot is left beside it.
     expect(readdirSync(t.dir).filter((f) => f.startsWith('.snapshot'))).toEqual([]);
@@ -67,7 +71,7 @@ describe('publishSnapshot', () => {
       expect(await reader.query(view)).toEqual(
         (await rows(t.w, view)).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)]))),
       );
-      expect(await reader.query(`SELECT "Diet" AS diet FROM analytics.registrants_labeled ORDER BY id`)).toEqual([
+      expect(await reader.query(`SELECT "Diet" AS diet FROM analytics.registrants_event_10 ORDER BY id`)).toEqual([
         { diet: 'vegan' },
         { diet: 'vegan' },
         { diet: 'vegan' },
@@ -77,7 +81,7 @@ describe('publishSnapshot', () => {
       expect(defs.length).toBe(result.views.created.length);
       for (const d of defs) expect(String(d.sql)).not.toContain('test.');
       expect(await reader.query('SELECT run_id, tables FROM _evsync.snapshot')).toEqual([
-        { run_id: 'run-9', tables: '2' },
+        { run_id: 'run-9', tables: '3' },
       ]);
       // Bookkeeping readers have no use for stays behind (the journal, staged pages, cursors).
       const copied = await reader.query(
