@@ -40,7 +40,7 @@ interface Sim {
 async function startSim(args: string[]): Promise<Sim> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'simulator', '--json', '--control', ...args],
+    ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'simulator', '--json', '--port', '0', '--control', ...args],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const kill = () => child.kill('SIGKILL');

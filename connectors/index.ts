@@ -35,6 +35,7 @@ import {
   sessionWaitlists,
   tracks,
 } from './sessions.js';
+import { didYouMean } from './suggest.js';
 import {
   type CustomField,
   isExtraFieldName,
@@ -113,6 +114,11 @@ export const STREAM_SETS: Readonly<Record<'core' | 'all', readonly string[]>> = 
 /** The page cap whenever `expand` is used (documented for every list). */
 export const EXPAND_PAGE_CAP = 200;
 
+/** Set names and stream names: what `--streams` takes. */
+function knownNames(): string[] {
+  return [...Object.keys(STREAM_SETS), ...catalogue.map((s) => s.name)];
+}
+
 function validNamesMessage(): string {
   return `valid: ${Object.keys(STREAM_SETS).join(', ')} (sets), ${catalogue.map((s) => s.name).join(', ')}`;
 }
@@ -124,7 +130,7 @@ export function hasStream(name: string): boolean {
 /** The definition of one stream; throws an error listing the valid names when there is none. */
 export function getStream(name: string): StreamDefinition {
   const def = byName.get(name);
-  if (!def) throw new Error(`Unknown stream "${name}"; ${validNamesMessage()}`);
+  if (!def) throw new Error(`Unknown stream "${name}"${didYouMean(name, knownNames())}; ${validNamesMessage()}`);
   return def;
 }
 
@@ -140,7 +146,7 @@ export function selectStreams(spec: string): StreamDefinition[] {
   if (parts.length === 0) throw new Error(`No streams selected ("${spec}"); ${validNamesMessage()}`);
   const unknown = parts.filter((p) => !(p in STREAM_SETS) && !byName.has(p));
   if (unknown.length > 0) {
-    const list = unknown.map((u) => `"${u}"`).join(', ');
+    const list = unknown.map((u) => `"${u}"${didYouMean(u, knownNames())}`).join(', ');
     throw new Error(`Unknown stream${unknown.length > 1 ? 's' : ''} ${list}; ${validNamesMessage()}`);
   }
   const selected: StreamDefinition[] = [];

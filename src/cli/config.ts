@@ -9,7 +9,7 @@ import { getStream, hasStream, resolveStream } from '../../connectors/index.js';
 import { baseUrlProblem, configSchema, type EvsyncConfig, parseDuration, SECRET_KEYS } from '../../schemas/config.js';
 import type { Credentials } from '../api/credentials.js';
 import { encodeCredentials, secretsOf } from '../api/credentials.js';
-import { selectAccount } from './accounts.js';
+import { accountEnvPrefix, selectAccount } from './accounts.js';
 import { UsageError } from './errors.js';
 
 export const CONFIG_FILE = 'evsync.config.json';
@@ -72,6 +72,22 @@ export function formatConfigIssues(file: string, error: ZodError): string {
   return lines.join('\n');
 }
 
+/** Keys that would reach an object's prototype machinery when copied or looked up. */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** The dotted path of the first reserved key at any depth of a parsed JSON value, or null. */
+export function reservedKeyPath(value: unknown, path: readonly string[] = []): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  for (const [key, child] of entries) {
+    const here = [...path, key];
+    if (!Array.isArray(value) && RESERVED_KEYS.has(key)) return here.join('.');
+    const deeper = reservedKeyPath(child, here);
+    if (deeper) return deeper;
+  }
+  return null;
+}
+
 /** Reads and validates the config file: the one given with --config, else `evsync.config.json` in cwd if present. */
 export function loadConfigFile(cwd: string, explicit?: string): LoadedConfig {
   const file = explicit ? resolve(cwd, explicit) : resolve(cwd, CONFIG_FILE);
@@ -89,9 +105,15 @@ export function loadConfigFile(cwd: string, explicit?: string): LoadedConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new UsageError(`${name}: expected a JSON object at the top level`);
   }
+  const reserved = reservedKeyPath(raw);
+  if (reserved) {
+    throw new UsageError(
+      `${name}: ${reserved}: a reserved name (__proto__, constructor and prototype are not accepted as keys anywhere in the file)`,
+    );
+  }
   // A secret in a file ends up in git and backups: refuse it, and never echo its value.
   for (const key of Object.keys(raw)) {
-    const variable = SECRET_KEYS[key];
+    const variable = Object.hasOwn(SECRET_KEYS, key) ? SECRET_KEYS[key] : undefined;
     if (variable) {
       throw new UsageError(
         `${name}: ${key}: secrets are not read from the config file; remove the key and set ${variable} in the environment`,
@@ -169,6 +191,23 @@ export function requireConnection(cfg: ResolvedConfig): Connection {
   }
   baseUrl = baseUrl.replace(/\/+$/, '');
 
+  // A line break or control character inside a credential (a stray paste) can only fail at the service, or worse,
+  // split a header: refused here, before any call, without echoing the value.
+  // The id and the pre-encoded string are used trimmed; the secret as it is.
+  const asUsed = {
+    EVSYNC_CLIENT_ID: env.EVSYNC_CLIENT_ID?.trim(),
+    EVSYNC_CLIENT_SECRET: env.EVSYNC_CLIENT_SECRET,
+    EVSYNC_CREDENTIALS: env.EVSYNC_CREDENTIALS?.trim(),
+  };
+  for (const [variable, value] of Object.entries(asUsed)) {
+    if (/[\u0000-\u001f\u007f]/.test(value ?? '')) {
+      // An account's credential comes from its own variables (accounts.ts): name the one the user set.
+      const named = cfg.account ? variable.replace(/^EVSYNC_/, accountEnvPrefix(cfg.account)) : variable;
+      throw new UsageError(
+        `${named} holds a line break or another control character: set it again with the value alone (no CR, LF or tab)`,
+      );
+    }
+  }
   const encoded = env.EVSYNC_CREDENTIALS?.trim();
   const clientId = env.EVSYNC_CLIENT_ID?.trim() || cfg.values.clientId;
   const secret = env.EVSYNC_CLIENT_SECRET;

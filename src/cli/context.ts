@@ -18,6 +18,7 @@ import { CliError, errorMessage, UsageError } from './errors.js';
 import type { CliIo, ScrubbedStream } from './output/io.js';
 import { createLogger, type Logger, type Verbosity } from './output/logger.js';
 import { colorWanted, createStyle, type Style } from './output/style.js';
+import { notADatabase, warehouseUnreadable, warehouseWritable } from './warehouse-path.js';
 
 /** State of one `main()` call, shared by every command registered on its program. */
 export interface App {
@@ -120,11 +121,21 @@ export interface OpenOptions {
   mustExist?: boolean;
 }
 
+/**
+ * Refuses a `--db` that cannot be the warehouse (a folder, a folder that does not exist or refuses files, an
+ * unreadable file) as a usage error, said as `check` says it, never in DuckDB's words. `write`: a run will write it.
+ */
+export function checkWarehousePath(ctx: Ctx, { write = true }: { write?: boolean } = {}): void {
+  const problem = write ? warehouseWritable(ctx.config.db) : warehouseUnreadable(ctx.config.db);
+  if (problem) throw new UsageError(problem);
+}
+
 export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<Warehouse> {
   const db = ctx.config.db;
   if (opts.mustExist && !existsSync(db)) {
     throw new CliError(`no warehouse at ${db}: run \`evsync sync\` first, or point --db / EVSYNC_DB at it`);
   }
+  checkWarehousePath(ctx, { write: opts.readOnly !== true && opts.sandbox === undefined });
   const { Warehouse, DatabaseInUseError } = await import('../warehouse/index.js');
   try {
     return await Warehouse.open(db, {
@@ -135,6 +146,8 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
     if (err instanceof DatabaseInUseError) {
       throw new CliError(`${errorMessage(err)}; wait for it to finish (or stop it) and try again`);
     }
+    const foreign = notADatabase(db, err);
+    if (foreign) throw new UsageError(foreign);
     throw err;
   }
 }

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { secretsOf } from '../api/credentials.js';
+import { secretProblem } from '../sync/capture/secret.js';
 import { moreSecretsIn } from './accounts.js';
 import { registerCheckCommand } from './commands/check.js';
 import { registerDemoCommand } from './commands/demo.js';
@@ -53,7 +54,9 @@ export function createApp(io: CliIo, argv: readonly string[] = []): App {
   const secrets = [
     env.EVSYNC_CLIENT_SECRET,
     env.EVSYNC_CREDENTIALS,
-    env.EVSYNC_WEBHOOK_SECRET,
+    // A webhook secret evsync refuses (too short: "short") is never used, so never printed; scrubbing it would only
+    // blank out the same word in evsync's own messages ("is too [REDACTED]").
+    secretProblem(env.EVSYNC_WEBHOOK_SECRET) === null ? env.EVSYNC_WEBHOOK_SECRET : undefined,
     ...moreSecretsIn(env),
   ].filter((s): s is string => !!s);
   if (env.EVSYNC_CLIENT_ID && env.EVSYNC_CLIENT_SECRET) {
@@ -138,9 +141,9 @@ function reportError(app: App, err: unknown): number {
   const name = err instanceof Error ? err.name : '';
   const message = err instanceof Error ? err.message : String(err);
   if (name === 'CredentialsRejectedError') {
-    print(
-      `${message}\nThe service rejected the credentials: check EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET (or EVSYNC_CREDENTIALS) for this base URL.`,
-    );
+    // Said once: the client's generic hint gives way to the variables a CLI user sets.
+    const what = message.replace(/; check the client id and secret or the pre-encoded credentials$/, '');
+    print(`${what}: check EVSYNC_CLIENT_ID and EVSYNC_CLIENT_SECRET (or EVSYNC_CREDENTIALS) for this base URL`);
     return ExitCode.Failure;
   }
   // Bad values that only the client or the engine could judge (a base URL shape, a time zone) are usage errors.

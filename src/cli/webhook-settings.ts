@@ -7,10 +7,11 @@ import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_PATH,
   DEFAULT_SECRET_HEADER,
+  parseListen,
   secretProblem,
 } from '../sync/capture/index.js';
 import type { Ctx } from './context.js';
-import { UsageError } from './errors.js';
+import { errorMessage, UsageError } from './errors.js';
 
 export interface WebhookSettings {
   listen: string;
@@ -30,9 +31,20 @@ export function webhookSettings(
   flags: { listen?: string; path?: string; reconcileEvery?: number },
 ): WebhookSettings {
   const w = ctx.config.values.webhooks ?? {};
+  const listen = flags.listen ?? w.listen ?? DEFAULT_LISTEN;
+  const path = flags.path ?? w.path ?? DEFAULT_PATH;
+  // Said before anything starts, as usage errors (exit 2): the address and path are what the user typed.
+  try {
+    parseListen(listen);
+  } catch (err) {
+    throw new UsageError(`${errorMessage(err)} (the port from 0 to 65535)`);
+  }
+  if (!path.startsWith('/')) {
+    throw new UsageError(`${flags.path ? '--path' : 'webhooks.path'} ${path}: must start with /, e.g. /${path}`);
+  }
   return {
-    listen: flags.listen ?? w.listen ?? DEFAULT_LISTEN,
-    path: flags.path ?? w.path ?? DEFAULT_PATH,
+    listen,
+    path,
     secretHeader: w.secretHeader ?? DEFAULT_SECRET_HEADER,
     maxBodyBytes: w.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     groupName: w.groupName ?? 'evsync',

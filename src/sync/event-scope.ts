@@ -2,6 +2,7 @@
  * The one event-scope rule: which stored events a run's event-scoped streams cover, from the user's filters.
  * `sync`, `backfill`, `plan` and `schedule` all use it, so they never disagree on what is in scope.
  */
+import { closestName } from '../../connectors/suggest.js';
 import type { EventRow } from '../warehouse/index.js';
 import { SyncUsageError } from './errors.js';
 import type { EventInfo } from './plan.js';
@@ -70,7 +71,13 @@ export function unmatchedFilters(
   if (f.events?.length) parts.push(`--events ${f.events.join(',')} (event ids here: ${sample(ids)})`);
   if (f.eventStatus?.length) {
     const statuses = [...new Set(all.map((e) => e.status).filter((s): s is string => s !== null))].sort();
-    parts.push(`--event-status ${f.eventStatus.join(',')} (statuses here: ${statuses.join(', ') || 'none'})`);
+    const hints = f.eventStatus
+      .filter((s) => !statuses.includes(s))
+      .flatMap((s) => closestName(s, statuses) ?? [])
+      .map((s) => `; did you mean "${s}"?`);
+    parts.push(
+      `--event-status ${f.eventStatus.join(',')} (statuses here: ${statuses.join(', ') || 'none'}${hints.join('')})`,
+    );
   }
   if (f.eventsFrom || f.eventsTo) {
     const starts = all

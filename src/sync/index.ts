@@ -1,7 +1,7 @@
 export { formatTimestamp } from './clock.js';
 export { AccountMismatchError, SyncUsageError } from './errors.js';
 export { type EventFilters, eventsInScope } from './event-scope.js';
-export { type PlanReport, planSync } from './plan-report.js';
+export { LOWER_BOUND_WARNING, type PlanReport, planSync } from './plan-report.js';
 export { runSync } from './run.js';
 export type {
   ProgressEvent,

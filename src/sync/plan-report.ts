@@ -4,11 +4,17 @@ import type { Warehouse } from '../warehouse/index.js';
 import { syncEngine } from './run.js';
 import { resolveSelection } from './selection.js';
 
-/** Whether the selection has streams scoped by event (which need the events to be priced). */
-function selectsEventScoped(spec: string): boolean {
+/** The selection's streams listed per event or per parent record (which need the events to be priced), and how many
+ * of them are listed once per event. */
+function scopedStreams(spec: string): { scoped: number; perEvent: number } {
   const s = resolveSelection(spec, { customFields: true });
-  return s.dependentPhase.length + s.eventPhase.length > 0;
+  const scoped = [...s.dependentPhase, ...s.eventPhase];
+  return { scoped: scoped.length, perEvent: scoped.filter((d) => d.scope === 'event').length };
 }
+
+/** The warning of a plan whose totals leave the event-scoped streams out (`PlanReport.unpriced` says by how much). */
+export const LOWER_BOUND_WARNING =
+  'no events are known yet: event-scoped streams are not priced, so the totals are a lower bound (`evsync plan --count` reads the events and prices everything)';
 
 import type { SyncMode, SyncOptions, SyncResult } from './types.js';
 
@@ -31,6 +37,11 @@ export interface PlanReport {
    * --count there is no call to learn the events). The totals are then a lower bound.
    */
   complete: boolean;
+  /**
+   * When not complete: the streams listed once per event that the totals leave out, and what `--count` would spend
+   * to price everything (page 1 of every item: the items priced now, then one per such stream and event).
+   */
+  unpriced: { perEventStreams: number; countCreditsNow: number; countCreditsPerEvent: number } | null;
   /** With --count: the run the counting was recorded as; the sync or backfill it priced resumes it. */
   countRunId: string | null;
   /** Streams the service does not serve here (recorded by earlier runs, or found while counting). */
@@ -83,12 +94,17 @@ export async function planSync(
   const concurrency = Math.max(1, options.concurrency ?? 2);
   const estimatedSeconds = Math.round(waitWindows * windowSeconds + (totalCalls * TYPICAL_CALL_SECONDS) / concurrency);
   const warnings = [...result.warnings];
-  const needsEvents = options.streams === undefined || selectsEventScoped(options.streams);
-  const complete = options.count === true || scopes.size > 0 || !needsEvents;
-  if (!complete)
-    warnings.push(
-      'no events are known yet: event-scoped streams are not priced, so the totals are a lower bound (`evsync plan --count` reads the events and prices everything)',
-    );
+  const { scoped, perEvent: perEventStreams } = scopedStreams(options.streams ?? 'core');
+  const complete = options.count === true || scopes.size > 0 || scoped === 0;
+  if (!complete) warnings.push(LOWER_BOUND_WARNING);
+  const items = Object.values(streams).reduce((n, s) => n + s.items, 0);
+  const unpriced = complete
+    ? null
+    : {
+        perEventStreams,
+        countCreditsNow: items * LIST_CALL_CREDITS,
+        countCreditsPerEvent: perEventStreams * LIST_CALL_CREDITS,
+      };
   return {
     mode: options.mode,
     counted: options.count === true,
@@ -100,6 +116,7 @@ export async function planSync(
     spentCredits: result.credits.total,
     events: scopes.size,
     complete,
+    unpriced,
     countRunId: options.count ? result.runId : null,
     unavailable: result.unavailable,
     warnings,

@@ -7,10 +7,10 @@
 import { customFieldsFromDefinitions, resolveStream } from '../../connectors/index.js';
 import type { CustomField, ResolvedStream, StreamDefinition } from '../../connectors/types.js';
 import { type ApiClient, CredentialsRejectedError } from '../api/index.js';
-import type { ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';
+import type { EventRow, ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';
 import { assertTimeZone, formatTimestamp, hoursBetween } from './clock.js';
 import { AccountMismatchError, SyncUsageError } from './errors.js';
-import { checkEventFilters, eventsInScope, unmatchedFilters } from './event-scope.js';
+import { checkEventFilters, eventsInScope, hasEventFilters, unmatchedFilters } from './event-scope.js';
 import { Executor } from './executor.js';
 import { errorText } from './failures.js';
 import { PageLoader } from './page-loader.js';
@@ -247,7 +247,14 @@ async function accountPhase(run: Run): Promise<void> {
   );
   const first = selection.accountPhase.filter((s) => s.name === 'events' || isDefinition.has(s.name));
   const rest = selection.accountPhase.filter((s) => !first.includes(s));
-  for (const group of [first, rest]) {
+  // With event filters the events list goes alone first and the filters are judged on it: a filter that matches no
+  // event costs that list, never the other streams.
+  const filtered = hasEventFilters(run.o);
+  const groups = filtered
+    ? [first.filter((s) => s.name === 'events'), first.filter((s) => s.name !== 'events'), rest]
+    : [first, rest];
+  for (const [index, group] of groups.entries()) {
+    if (filtered && index === 1) refuseUnmatchedFilters(run, await run.warehouse.currentEvents());
     const ctx = await planContext(run);
     const items: WorkItem[] = [];
     for (const def of group) {
@@ -259,16 +266,25 @@ async function accountPhase(run: Run): Promise<void> {
   }
 }
 
+/**
+ * Refuses filters that match no stored event (naming what exists), once the events can be judged: the run needs
+ * them, `events` answered, and a dry run has some stored. Returns the warning for ids that match nothing.
+ */
+function refuseUnmatchedFilters(run: Run, all: readonly EventRow[]): string | null {
+  const needsEvents = run.selection.dependentPhase.length + run.selection.eventPhase.length > 0;
+  if (!needsEvents || run.exec.stopping || run.exec.isUnavailable('events') || (run.dry && all.length === 0))
+    return null;
+  const { error, warning } = unmatchedFilters(all, run.o);
+  if (error) throw new SyncUsageError(error);
+  return warning;
+}
+
 /** The events in scope, once `events` is stored; filters that match none are refused, naming what exists. */
 async function eventsPhase(run: Run): Promise<EventInfo[]> {
   const all = await run.warehouse.currentEvents();
   const events = eventsInScope(all, run.o);
-  const needsEvents = run.selection.dependentPhase.length + run.selection.eventPhase.length > 0;
-  if (needsEvents && !run.exec.stopping && !run.exec.isUnavailable('events') && !(run.dry && all.length === 0)) {
-    const { error, warning } = unmatchedFilters(all, run.o);
-    if (error) throw new SyncUsageError(error);
-    if (warning) run.warnings.push(warning);
-  }
+  const warning = refuseUnmatchedFilters(run, all);
+  if (warning) run.warnings.push(warning);
   run.o.onProgress?.({
     type: 'plan',
     items: 0,

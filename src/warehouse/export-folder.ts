@@ -7,8 +7,18 @@
  * Folders are created one level at a time: Node's recursive mkdir loops forever (at full CPU) where mkdir(2)
  * answers ENOENT for a path whose parent exists, as everywhere under /proc.
  */
-import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import {
+  chmodSync,
+  type Dirent,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 import { WarehouseError } from './errors.js';
 import {
   emptyManifest,
@@ -170,7 +180,20 @@ export function inspectTableFolder(dir: string, table: string, force: boolean): 
       dir,
     );
   }
+  const link = linkedFolders(dir)[0];
+  if (link !== undefined) {
+    throw new ExportRefusedError(
+      `export: ${join(dir, link)} is a symbolic link to a folder; evsync never writes or removes through one (it could lead outside --out), --force or not: move it away`,
+      join(dir, link),
+    );
+  }
   const marker = lstatSync(manifestPath(dir), { throwIfNoEntry: false });
+  if (marker && !marker.isFile()) {
+    throw new ExportRefusedError(
+      `export: ${manifestPath(dir)} is not a regular file (a symbolic link?), so not evsync's manifest; evsync will not read or write it, --force or not: move it away`,
+      manifestPath(dir),
+    );
+  }
   if (!marker) {
     const foreign = foreignEntries(dir, null);
     if (!force) {
@@ -207,16 +230,45 @@ export function inspectTableFolder(dir: string, table: string, force: boolean): 
   return { state: 'owned', dir, manifest: read.manifest, foreign };
 }
 
-/** Removes a file the manifest lists (never a folder, never through a symlink), tolerating one already gone. */
+/**
+ * Whether `path` really lies inside `dir`: its folder's real path (every symbolic link on the way resolved) is
+ * `dir`'s real path or below it. `lstat` alone only declines a link at the last step, not a linked folder before it.
+ */
+function reallyInside(dir: string, path: string): boolean {
+  try {
+    const root = realpathSync(dir);
+    const parent = realpathSync(dirname(path));
+    return parent === root || parent.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes a file the manifest lists (never a folder, never through a symlink, never outside `dir` whatever the
+ * manifest says), tolerating one already gone.
+ */
 export function removeOwnFile(dir: string, rel: string): void {
   const path = join(dir, rel);
+  if (!reallyInside(dir, path)) return;
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (!st?.isFile()) return;
   rmSync(path);
 }
 
+/** Symbolic links under `dir` that lead to a folder: a write or a removal through one could land outside --out. */
+function linkedFolders(dir: string): string[] {
+  return walk(dir)
+    .filter(
+      ({ path, entry }) =>
+        entry.isSymbolicLink() && statSync(join(dir, path), { throwIfNoEntry: false })?.isDirectory(),
+    )
+    .map(({ path }) => path);
+}
+
 /** Removes a folder evsync created if it is empty now; a folder holding anything stays. */
 export function removeFolderIfEmpty(dir: string, rel: string): boolean {
+  if (!reallyInside(dir, join(dir, rel))) return false;
   try {
     rmdirSync(join(dir, rel));
     return true;

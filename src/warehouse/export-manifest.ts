@@ -30,8 +30,9 @@
  * evsync's) before it checks the folder, so a crash never turns evsync's own files into "foreign" ones.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { errnoCode } from './fs-errors.js';
 
 export const MANIFEST_FORMAT = 'evsync-parquet-export';
 export const MANIFEST_VERSION = 1;
@@ -116,8 +117,10 @@ function isManifestFile(v: unknown): v is ManifestFile {
 function manifestProblem(v: unknown, table: string): string | null {
   if (!isObject(v)) return 'not a JSON object';
   if (v.format !== MANIFEST_FORMAT) return `"format" is not "${MANIFEST_FORMAT}"`;
-  if (v.version !== MANIFEST_VERSION) return `version ${String(v.version)} (this evsync reads ${MANIFEST_VERSION})`;
-  if (v.table !== table) return `it is the manifest of table ${JSON.stringify(v.table)}, not ${table}`;
+  if (v.version !== MANIFEST_VERSION) {
+    return `${typeof v.version === 'number' ? `version ${v.version}` : 'an unknown version'} (this evsync reads ${MANIFEST_VERSION})`;
+  }
+  if (v.table !== table) return `it is the manifest of another table, not ${table}`;
   if (!Array.isArray(v.files) || !v.files.every(isManifestFile)) return '"files" is not a list of files';
   for (const key of ['folders', 'pending', 'obsolete', 'partitionBy'] as const) {
     if (!isStringArray(v[key])) return `"${key}" is not a list of strings`;
@@ -132,11 +135,14 @@ function manifestProblem(v: unknown, table: string): string | null {
 export type ManifestRead = { ok: true; manifest: Manifest } | { ok: false; problem: string };
 
 export function readManifest(tableDir: string, table: string): ManifestRead {
+  const path = manifestPath(tableDir);
   let text: string;
   try {
-    text = readFileSync(manifestPath(tableDir), 'utf8');
+    // Only a regular file is evsync's: a symbolic link would have evsync read (and quote) whatever it points at.
+    if (!lstatSync(path).isFile()) return { ok: false, problem: 'not a regular file (a symbolic link?)' };
+    text = readFileSync(path, 'utf8');
   } catch (err) {
-    return { ok: false, problem: err instanceof Error ? err.message : String(err) };
+    return { ok: false, problem: `cannot be read (${errnoCode(err) || 'unknown error'})` };
   }
   return parseManifest(text, table);
 }
@@ -146,8 +152,9 @@ export function parseManifest(text: string, table: string): ManifestRead {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, problem: err instanceof Error ? err.message : String(err) };
+  } catch {
+    // JSON.parse quotes the text around the error: never echo a file's contents in a message.
+    return { ok: false, problem: 'not valid JSON' };
   }
   const problem = manifestProblem(parsed, table);
   return problem ? { ok: false, problem } : { ok: true, manifest: parsed as Manifest };

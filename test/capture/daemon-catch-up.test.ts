@@ -105,6 +105,31 @@ describe('the daemon after an outage', () => {
     for (const s of CAPTURED) expect({ s, ...after[s] }).toEqual({ s, missing: [], extra: [], changed: [] });
   });
 
+  it('goes on with a catch-up the budget cannot finish in the next runs, and status says it is owed', async () => {
+    const db = join(dir, 'budget.duckdb');
+    const small = { ...env, EVSYNC_DB: db };
+    expect((await run(['backfill', '--streams', STREAMS], { cwd: dir, env: small })).code).toBe(0);
+    // 40 credits a run (4 list calls): the catch-up of the eight streams over three events takes several runs.
+    daemon = await spawnDaemon(
+      ['serve', '--listen', '127.0.0.1:0', '--streams', STREAMS, '--cron', '* * * * * *', '--budget', '40'],
+      small,
+    );
+    const d = daemon;
+    await eventually(() => d.stderr().includes('catch-up not complete (partial)'));
+    const owed = await run(['status', '--json'], { cwd: dir, env: small });
+    const report = JSON.parse(owed.stdout) as { daemon: { catchUpPendingSince: string | null } };
+    expect(report.daemon.catchUpPendingSince).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const text = await run(['status'], { cwd: dir, env: small });
+    expect(text.stdout).toContain('a catch-up owed since');
+    await eventually(() => d.stderr().includes('catch-up complete'));
+    const runs = [...d.stderr().matchAll(/reconcile #(\d+): (\w+)/g)].map((m) => m[2]);
+    expect(runs.length).toBeGreaterThan(1);
+    expect(runs.at(-1)).toBe('done');
+    const after = await run(['status', '--json'], { cwd: dir, env: small });
+    expect((JSON.parse(after.stdout) as typeof report).daemon.catchUpPendingSince).toBeNull();
+    expect(await d.stop()).toEqual({ code: 0, signal: null });
+  });
+
   it('records a path that answers 404 as unavailable in its reconciliation, as sync does', async () => {
     const proxy = await startProxy(sim.baseUrl, {
       notFound: (path) => ['/packages', '/speakers', '/sponsors'].includes(path),

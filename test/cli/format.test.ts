@@ -28,10 +28,11 @@ describe('formats', () => {
     expect(Object.keys(parsed[0])).toEqual(columns);
   });
 
-  it('table aligns, shows NULL, and keeps bigints whole', () => {
-    const t = formatTable(columns, rows);
+  it('table aligns, shows NULL only when asked (query results), and keeps bigints whole', () => {
+    const t = formatTable(columns, rows, { nullText: 'NULL' });
     expect(t).toContain('9007199254740993');
     expect(t).toContain('NULL');
+    expect(formatTable(columns, rows)).not.toContain('NULL');
     expect(t.split('\n')[1]).toMatch(/^-+ {2}-+/);
   });
 

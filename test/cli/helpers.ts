@@ -112,7 +112,7 @@ export interface SimulatedCli {
   readonly proxy: LoopbackProxy;
 }
 
-export interface SimulatedCliOptions extends Pick<SimulatorOptions, 'seed' | 'faults'> {
+export interface SimulatedCliOptions extends Pick<SimulatorOptions, 'seed' | 'faults' | 'rateLimit'> {
   /** The temporary folder's name prefix (see `tempDir`). */
   prefix?: string;
   /** The warehouse file name in the temporary folder, set as EVSYNC_DB in `env`. */
@@ -122,19 +122,19 @@ export interface SimulatedCliOptions extends Pick<SimulatorOptions, 'seed' | 'fa
 }
 
 /**
- * Before the calling file's tests: a simulator (tiny data set, a generous rate limit: these tests are about the CLI,
- * not about waiting for windows) on a free port, a temporary folder and the environment a CLI run needs; after
+ * Before the calling file's tests: a simulator (tiny data set, a generous rate limit unless `rateLimit` is given:
+ * these tests are about the CLI, not about waiting for windows) on a free port, a temporary folder and the environment a CLI run needs; after
  * them, all closed and removed. Read the fields inside tests (they are set in `beforeAll`).
  */
 export function simulatedCli(options: SimulatedCliOptions): SimulatedCli {
   let state: (Omit<SimulatedCli, 'proxy'> & { proxy: LoopbackProxy | undefined; cleanup: () => void }) | undefined;
   beforeAll(async () => {
-    const { seed, faults, prefix, db, proxy: rules } = options;
+    const { seed, faults, prefix, db, proxy: rules, rateLimit } = options;
     const sim = await startSimulator({
       size: 'tiny',
       seed,
       port: 0,
-      rateLimit: { credits: 100_000, windowSeconds: 600 },
+      rateLimit: rateLimit ?? { credits: 100_000, windowSeconds: 600 },
       ...(faults ? { faults } : {}),
     });
     const proxy = rules ? await startProxy(sim.baseUrl, rules) : undefined;

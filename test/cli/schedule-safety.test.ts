@@ -127,7 +127,7 @@ describe('evsync schedule', () => {
     const broken = { ...cli.env, EVSYNC_DB: join(cli.dir, 'no-such-folder', 'x.duckdb') };
     const before = cli.sim.counters();
     const r = await run(['schedule', '--cron', '* * * * * *', '--json'], { cwd: cli.dir, env: broken });
-    expect(r.code).not.toBe(0);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('x.duckdb');
     expect(r.stdout).toBe('');
     expect(cli.sim.counters().listCalls).toBe(before.listCalls);

@@ -60,11 +60,15 @@ describe('control endpoints', () => {
 
 describe('evsync simulator --json', () => {
   it('prints one JSON line with the base URL and working credentials, and stops on SIGTERM', async () => {
-    const child = spawn('npx', ['tsx', 'src/cli/main.ts', 'simulator', '--json', '--size', 'tiny', '--seed', '5'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      // Its own process group, so SIGTERM reaches tsx and node behind npx.
-      detached: true,
-    });
+    const child = spawn(
+      'npx',
+      ['tsx', 'src/cli/main.ts', 'simulator', '--json', '--port', '0', '--size', 'tiny', '--seed', '5'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        // Its own process group, so SIGTERM reaches tsx and node behind npx.
+        detached: true,
+      },
+    );
     try {
       const line = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout! }).once('line', resolve);

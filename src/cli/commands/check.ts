@@ -3,16 +3,14 @@
  * the rate-limit state from the headers, the clock, the record time zone, and the database (does it open, and can
  * a sync write it?). Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, openSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
-import { errnoCode, errnoReason } from '../../warehouse/fs-errors.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { formatDuration, formatNumber, toJson } from '../output/format.js';
+import { warehouseWritable } from '../warehouse-path.js';
 
 /** `info`: worth saying, neither good nor bad (something that could not be judged); never a ✓. */
 type Status = 'ok' | 'warn' | 'fail' | 'info';
@@ -81,71 +79,6 @@ export function judgeRecordTime(
   };
 }
 
-/** How `check` says the codes whose plain meaning does not fit a database file it probes. */
-const DATABASE_WORDING = {
-  EROFS: 'read-only file system (EROFS)',
-  ENOENT: 'no such file or folder, or the file system refuses new files there (ENOENT)',
-};
-
-function fsReason(err: unknown): string {
-  return errnoReason(errnoCode(err), DATABASE_WORDING) ?? errorMessage(err);
-}
-
-/** Creates and removes an owner-only file in `folder`: the one sure test that files can be created there. */
-function probeFolder(folder: string): void {
-  const probe = join(folder, `.evsync-check-${randomBytes(6).toString('hex')}`);
-  closeSync(openSync(probe, 'wx', 0o600));
-  rmSync(probe, { force: true });
-}
-
-/**
- * Whether a sync can write the warehouse: the file itself (opened for writing, nothing written) and its folder,
- * where DuckDB creates `<db>.wal` on the first write. Permission bits are not consulted: root ignores them, so
- * only trying says the truth (a read-only mount, a path under a file, /proc).
- */
-export function warehouseWritable(db: string): { status: Status; message: string } | null {
-  const folder = dirname(db);
-  let st: ReturnType<typeof lstatSync> | undefined;
-  try {
-    st = lstatSync(db, { throwIfNoEntry: false });
-  } catch (err) {
-    return { status: 'fail', message: `${db} cannot be created: ${fsReason(err)}` };
-  }
-  if (st?.isDirectory()) return { status: 'fail', message: `${db} is a folder, not a database file` };
-  if (st) {
-    try {
-      closeSync(openSync(db, 'r+'));
-    } catch (err) {
-      return { status: 'fail', message: `${db} cannot be written: ${fsReason(err)}; a sync writes it` };
-    }
-  } else {
-    let folderStat: ReturnType<typeof statSync> | undefined;
-    try {
-      folderStat = statSync(folder, { throwIfNoEntry: false });
-    } catch (err) {
-      return { status: 'fail', message: `${db} cannot be created: ${fsReason(err)}` };
-    }
-    if (!folderStat) {
-      return {
-        status: 'fail',
-        message: `${db} cannot be created: folder ${folder} does not exist (create it, or point --db / EVSYNC_DB elsewhere)`,
-      };
-    }
-    if (!folderStat.isDirectory()) {
-      return { status: 'fail', message: `${db} cannot be created: ${folder} is a file, not a folder` };
-    }
-  }
-  try {
-    probeFolder(folder);
-  } catch (err) {
-    return {
-      status: 'fail',
-      message: `${st ? `${db} cannot be written` : `${db} cannot be created`}: folder ${folder} refuses new files (${fsReason(err)}); DuckDB writes ${basename(db)}.wal there`,
-    };
-  }
-  return null;
-}
-
 /**
  * The token call failed: was it the service (nothing answered, or not as the event API) rather than the
  * credentials? Then the base URL is what to check, and the credentials were not judged at all.
@@ -165,6 +98,17 @@ export function serviceProblem(err: unknown, baseUrl: string): string | null {
     if (status !== 401 && status !== 403) return `${baseUrl} answered, but not as the event API (${message}): ${hint}`;
   }
   return null;
+}
+
+/** The list call was not made because the window's credits are spent: how long until the next, and what is usable. */
+function budgetSpent(err: unknown): { ms: number; usable: number } | null {
+  if (!(err instanceof Error) || err.name !== 'BudgetExhaustedError') return null;
+  const e = err as Error & { reason?: unknown; resetAt?: unknown; remaining?: unknown };
+  if (e.reason !== 'max-wait' || !(e.resetAt instanceof Date)) return null;
+  return {
+    ms: Math.max(0, e.resetAt.getTime() - Date.now()),
+    usable: typeof e.remaining === 'number' ? e.remaining : 0,
+  };
 }
 
 async function newestEvent(client: ApiClient): Promise<ListPage> {
@@ -202,6 +146,8 @@ async function check(ctx: Ctx): Promise<number> {
     recordSkewSeconds: null,
     creditsSpent: 0,
   };
+  /** Set when the window's credits are spent: a state to wait out, not a failure. */
+  let waitMs: number | null = null;
   try {
     let tokenOk = false;
     try {
@@ -250,7 +196,15 @@ async function check(ctx: Ctx): Promise<number> {
           add('record time zone', j.status, j.message);
         } else add('record time zone', 'warn', 'no event with updated_at to calibrate against');
       } catch (err) {
-        add('list call', 'fail', errorMessage(err));
+        const wait = budgetSpent(err);
+        if (wait) {
+          waitMs = wait.ms;
+          add(
+            'list call',
+            'info',
+            `not made: ${wait.usable} credits usable in this window, 10 needed; the next window starts in ${formatDuration(wait.ms)} (nothing to fix: the budget is spent for now)`,
+          );
+        } else add('list call', 'fail', errorMessage(err));
       }
     }
 
@@ -263,6 +217,17 @@ async function check(ctx: Ctx): Promise<number> {
         snap.remaining < 10 ? 'warn' : 'ok',
         `${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left${reset}${snap.remaining < 10 ? ' (a sync will wait for the reset)' : ''}`,
       );
+    } else if (waitMs !== null) {
+      report.rateLimit = {
+        limit: snap.limit,
+        remaining: snap.remaining,
+        resetAt: new Date(Date.now() + waitMs).toISOString(),
+      };
+      add(
+        'rate limit',
+        'info',
+        `budget spent: ${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left, the window resets in ${formatDuration(waitMs)} (a sync waits for it, up to --max-wait)`,
+      );
     } else {
       // Before a list call answers, the ledger holds only its assumptions (2000/600 s): nothing to report as known.
       add('rate limit', 'info', 'not known: no list call answered');
@@ -271,7 +236,7 @@ async function check(ctx: Ctx): Promise<number> {
 
     const db = ctx.config.db;
     const unwritable = warehouseWritable(db);
-    if (unwritable) add('database', unwritable.status, unwritable.message);
+    if (unwritable) add('database', 'fail', unwritable);
     else if (existsSync(db)) {
       try {
         const w = await openWarehouse(ctx, { readOnly: true });
@@ -285,10 +250,15 @@ async function check(ctx: Ctx): Promise<number> {
     await client.close();
   }
   report.ok = checks.every((c) => c.status !== 'fail');
+  const verdict = !report.ok
+    ? 'a sync cannot run: fix the failures above'
+    : waitMs !== null
+      ? `a sync can run once the rate-limit window resets in ${formatDuration(waitMs)}`
+      : 'a sync can run';
   if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
   else
     ctx.out.write(
-      `${report.ok ? 'a sync can run' : 'a sync cannot run: fix the failures above'} (this check spent ${report.creditsSpent} credit${report.creditsSpent === 1 ? '' : 's'})\n`,
+      `${verdict} (this check spent ${report.creditsSpent} credit${report.creditsSpent === 1 ? '' : 's'})\n`,
     );
   return report.ok ? ExitCode.Done : ExitCode.Failure;
 }

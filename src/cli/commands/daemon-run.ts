@@ -67,11 +67,25 @@ export function addQueryBoundOptions(cmd: Command): void {
 interface Held {
   warehouse: Warehouse | null;
   client: ApiClient | null;
+  stopWaitLog: (() => void) | null;
   capture: RunningCapture | null;
   queries: QueryService | null;
   socket: DaemonSocket | null;
   heartbeat: Heartbeat | null;
   scheduler: Scheduler | null;
+}
+
+function emptyHeld(): Held {
+  return {
+    warehouse: null,
+    client: null,
+    stopWaitLog: null,
+    capture: null,
+    queries: null,
+    socket: null,
+    heartbeat: null,
+    scheduler: null,
+  };
 }
 
 /** Says where the daemon listens (and, with --json, as one line a supervisor can read). */
@@ -148,6 +162,7 @@ async function shutdown(held: Held, log: Logger): Promise<{ runs: number; skippe
   await held.capture?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
   await held.heartbeat?.stop();
   await held.socket?.close().catch(() => undefined);
+  held.stopWaitLog?.();
   await held.client?.close().catch(() => undefined);
   await held.warehouse?.close().catch(() => undefined);
   return summary;
@@ -186,95 +201,128 @@ async function startReceiver(
   });
 }
 
-/** Runs the daemon until SIGINT/SIGTERM (or the caller's stop signal). */
-export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Promise<number> {
-  const conn = connection(ctx);
+/** What the daemon is started with, read and checked before anything opens (a usage error costs nothing). */
+interface DaemonSetup {
+  receiving: boolean;
+  secret: string;
+  settings: WebhookSettings;
+  options: SyncOptions;
+  /** Without webhooks there is nothing to catch up on: every run polls what it would have. */
+  catchUp: boolean;
+}
+
+async function daemonSetup(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Promise<DaemonSetup> {
   const receiving = kind.name === 'serve';
   const secret = receiving ? webhookSecret(ctx) : '';
   const settings = webhookSettings(ctx, flags);
   const options = syncOptionsFrom(ctx, flags, 'incremental');
-  const { parseListen } = await import('../../sync/capture/index.js');
-  if (receiving) parseListen(settings.listen);
+  if (receiving) (await import('../../sync/capture/index.js')).parseListen(settings.listen);
+  return { receiving, secret, settings, options, catchUp: receiving && flags.catchUp !== false };
+}
+
+/** The run loop's view of the daemon: whether a run is in flight, and whether the stop cut one short. */
+interface RunState {
+  busy: boolean;
+  cutShort: boolean;
+}
+
+/** Opens the warehouse and the client, then the receiver (serve) and the reconcile loop that polls beside it. */
+async function openCore(ctx: Ctx, flags: DaemonFlags, setup: DaemonSetup, held: Held): Promise<ReconcileLoop> {
   const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
+  const w = await openWarehouse(ctx);
+  held.warehouse = w;
+  const c = await createClient(ctx, connection(ctx), flags);
+  held.client = c;
+  held.stopWaitLog = logWaits(c, ctx.log);
+  const { settings, options } = setup;
+  const loop = new ReconcileLoop({
+    warehouse: w,
+    streams: options.streams ?? 'core',
+    webhooks: setup.receiving,
+    everyHours: settings.reconcileEveryHours,
+    catchUp: setup.catchUp,
+    retentionDays: settings.retentionDays,
+    log: (level, message) => ctx.log[level](message),
+  });
+  if (setup.receiving) {
+    held.capture = await startReceiver(ctx, w, c, options, loop.policy.captured, settings, setup.secret);
+    loop.attach(held.capture);
+  }
+  return loop;
+}
+
+/** The readers' way in: the bounded query service and the socket that answers status and query. */
+async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held: Held, loop: ReconcileLoop) {
   const { QueryService } = await import('../../sync/daemon/queries.js');
+  const w = held.warehouse as Warehouse;
+  held.queries = new QueryService({
+    warehouse: w,
+    snapshotPath: `${ctx.config.db}.query-snapshot`,
+    bounds: {
+      ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
+      ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
+    },
+  });
+  held.socket = await startSocket(ctx, kind, w, held.queries, loop);
+}
+
+/** The heartbeat, the catch-up owed since the last one, and the cron loop of runs. */
+async function startRuns(
+  ctx: Ctx,
+  flags: DaemonFlags,
+  kind: DaemonKind,
+  setup: DaemonSetup,
+  held: Held,
+  loop: ReconcileLoop,
+  run: { state: RunState; signal: AbortSignal },
+): Promise<void> {
   const { Heartbeat } = await import('../../sync/daemon/heartbeat.js');
-  const log = ctx.log;
-  let busy = false;
-  let cutShort = false;
-  const stop = stopSignal(ctx, (why) =>
-    log.warn(`${why}: stopping${busy ? ' after the page in flight (state is saved)' : ''}…`),
+  const w = held.warehouse as Warehouse;
+  held.heartbeat = await Heartbeat.start(w, { onError: (err) => ctx.log.warn(`heartbeat: ${errorMessage(err)}`) });
+  await loop.start(held.heartbeat.previous);
+  reportSilence(ctx.log, held.heartbeat, setup.catchUp);
+  announce(ctx, kind, held.capture, loop, held.socket as DaemonSocket);
+  held.scheduler = await startScheduler(
+    ctx,
+    { ...flags, runNow: setup.catchUp || flags.runNow === true },
+    run.signal,
+    {
+      warehouse: w,
+      client: held.client as ApiClient,
+      label: setup.receiving ? 'reconcile' : 'run',
+      ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
+      plan: () => loop.plan(),
+      onResult: async (result, startedAt) => {
+        run.state.cutShort = result.status === 'partial' && run.signal.aborted;
+        await loop.after(result, startedAt);
+      },
+    },
+    (busy) => {
+      run.state.busy = busy;
+    },
   );
-  const held: Held = {
-    warehouse: null,
-    client: null,
-    capture: null,
-    queries: null,
-    socket: null,
-    heartbeat: null,
-    scheduler: null,
-  };
-  let stopWaitLog: () => void = () => undefined;
+}
+
+/** Runs the daemon until SIGINT/SIGTERM (or the caller's stop signal). */
+export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Promise<number> {
+  const setup = await daemonSetup(ctx, flags, kind);
+  const state: RunState = { busy: false, cutShort: false };
+  const stop = stopSignal(ctx, (why) =>
+    ctx.log.warn(`${why}: stopping${state.busy ? ' after the page in flight (state is saved)' : ''}…`),
+  );
+  const held = emptyHeld();
   try {
-    const w = await openWarehouse(ctx);
-    held.warehouse = w;
-    const c = await createClient(ctx, conn, flags);
-    held.client = c;
-    stopWaitLog = logWaits(c, log);
-    // Without webhooks there is nothing to catch up on: every run polls what it would have (`--run-now` runs one now).
-    const catchUp = receiving && flags.catchUp !== false;
-    const loop = new ReconcileLoop({
-      warehouse: w,
-      streams: options.streams ?? 'core',
-      webhooks: receiving,
-      everyHours: settings.reconcileEveryHours,
-      catchUp,
-      retentionDays: settings.retentionDays,
-      log: (level, message) => log[level](message),
-    });
-    if (receiving) {
-      held.capture = await startReceiver(ctx, w, c, options, loop.policy.captured, settings, secret);
-      loop.attach(held.capture);
-    }
-    held.queries = new QueryService({
-      warehouse: w,
-      snapshotPath: `${ctx.config.db}.query-snapshot`,
-      bounds: {
-        ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
-        ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
-      },
-    });
-    held.socket = await startSocket(ctx, kind, w, held.queries, loop);
-    held.heartbeat = await Heartbeat.start(w, { onError: (err) => log.warn(`heartbeat: ${errorMessage(err)}`) });
-    await loop.start(held.heartbeat.previous);
-    reportSilence(log, held.heartbeat, catchUp);
-    announce(ctx, kind, held.capture, loop, held.socket);
-    held.scheduler = await startScheduler(
-      ctx,
-      { ...flags, runNow: catchUp || flags.runNow === true },
-      stop.signal,
-      {
-        warehouse: w,
-        client: c,
-        label: receiving ? 'reconcile' : 'run',
-        ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
-        plan: () => loop.plan(),
-        onResult: async (result, startedAt) => {
-          cutShort = result.status === 'partial' && stop.signal.aborted;
-          await loop.after(result, startedAt);
-        },
-      },
-      (b) => {
-        busy = b;
-      },
-    );
+    const loop = await openCore(ctx, flags, setup, held);
+    await openReaders(ctx, flags, kind, held, loop);
+    await startRuns(ctx, flags, kind, setup, held, loop, { state, signal: stop.signal });
     await untilAborted(stop.signal);
   } finally {
-    stopWaitLog();
-    const summary = await shutdown(held, log);
+    const summary = await shutdown(held, ctx.log);
     stop.dispose();
-    if (summary) log.info(`${kind.name} stopped after ${summary.runs} run(s), ${summary.skipped} tick(s) skipped`);
-    if (cutShort) log.warn('the run in flight was cut short: its state is saved and the next start resumes it');
+    if (summary) ctx.log.info(`${kind.name} stopped after ${summary.runs} run(s), ${summary.skipped} tick(s) skipped`);
+    if (state.cutShort)
+      ctx.log.warn('the run in flight was cut short: its state is saved and the next start resumes it');
   }
   // Known only once the run in flight has returned (shutdown waits for it).
-  return cutShort ? ExitCode.Partial : ExitCode.Done;
+  return state.cutShort ? ExitCode.Partial : ExitCode.Done;
 }

@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx } from '../context.js';
+import { type App, action, type Ctx, checkWarehousePath } from '../context.js';
 import { CliError, errorMessage, UsageError } from '../errors.js';
 import { formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
 import { columnNames } from './query.js';
@@ -43,6 +43,7 @@ async function isDemoDatabase(db: string): Promise<boolean> {
 async function demoDatabase(ctx: Ctx): Promise<string> {
   if (ctx.config.dbSource !== 'flag') return resolve(ctx.io.cwd, DEMO_DB);
   const db = ctx.config.db;
+  checkWarehousePath(ctx);
   if (existsSync(db) && !(await isDemoDatabase(db))) {
     throw new UsageError(
       `--db ${db}: the file exists and no earlier demo made it; the demo rebuilds its database from scratch, so it will not touch this one (choose another --db, or remove the file yourself)`,

@@ -35,6 +35,14 @@ export function renderPlan(report: PlanReport): string {
       ? `counting spent ${formatNumber(report.spentCredits)} credits (page 1 of each item): those pages are kept, and the next \`evsync ${report.mode === 'backfill' ? 'backfill' : 'sync'}\` resumes from them and spends the figure above`
       : `spent nothing (priced from earlier runs; --count reads page 1 of each item for exact counts)`,
   ];
+  const u = report.unpriced;
+  if (u) {
+    const command = `evsync plan${report.mode === 'backfill' ? ' --backfill' : ''} --count`;
+    lines.push(
+      `lower bound only: no events are known yet, so the ${u.perEventStreams} streams listed per event are not priced (at least ${formatNumber(u.countCreditsPerEvent)} credits per event, more for long lists; a real account's backfill can cost many times the figure above)`,
+      `\`${command}\` prices everything exactly: it spends ${formatNumber(u.countCreditsNow)} credits now plus ${formatNumber(u.countCreditsPerEvent)} per event (page 1 of every item), and the pages it reads are kept: the ${report.mode === 'backfill' ? 'backfill' : 'sync'} resumes from them and does not buy them again`,
+    );
+  }
   for (const u of report.unavailable) {
     lines.push(`${u.stream} is unavailable (${u.detail ?? u.status}): not priced; ${u.hint ?? ''}`.trimEnd());
   }
@@ -54,12 +62,13 @@ async function plan(ctx: Ctx, flags: PlanFlags): Promise<number> {
       : existsSync(ctx.config.db)
         ? await openWarehouse(ctx, { readOnly: true })
         : await (await import('../../warehouse/index.js')).Warehouse.open(':memory:');
-    const { planSync } = await import('../../sync/index.js');
+    const { planSync, LOWER_BOUND_WARNING } = await import('../../sync/index.js');
     if (flags.count) ctx.log.info('counting: one page-1 call (10 credits) per item…');
     const report = await planSync(client, warehouse, { ...options, count: flags.count === true });
     if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
     else ctx.out.write(renderPlan(report));
-    for (const w of report.warnings) ctx.log.warn(w);
+    // The lower bound is said in the main output (renderPlan), not again as a warning.
+    for (const w of report.warnings) if (ctx.json || w !== LOWER_BOUND_WARNING) ctx.log.warn(w);
     return ExitCode.Done;
   } finally {
     await warehouse?.close();

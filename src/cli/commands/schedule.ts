@@ -15,7 +15,8 @@ import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
 import type { SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
-import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
+import { type App, action, type Ctx, checkWarehousePath, connection, createClient, openWarehouse } from '../context.js';
+import { neverFires, nextFiringTimes } from '../cron.js';
 import { errorMessage, UsageError } from '../errors.js';
 import {
   addBudgetOptions,
@@ -46,6 +47,17 @@ export function runsPerHour(nextTimes: readonly number[]): number {
   const last = nextTimes[nextTimes.length - 1] ?? first;
   if (last <= first) return 0;
   return ((nextTimes.length - 1) * 3_600_000) / (last - first);
+}
+
+/** How often a schedule runs, in the unit that reads best: a yearly one is "1 run/year", not "0 runs/hour". */
+export function frequency(perHour: number): string {
+  const say = (n: number, unit: string) => {
+    const text = formatNumber(Math.round(n * 10) / 10);
+    return `${text} ${text === '1' ? 'run' : 'runs'}/${unit}`;
+  };
+  if (perHour >= 0.5) return say(perHour, 'hour');
+  if (perHour * 24 >= 0.5) return say(perHour * 24, 'day');
+  return say(perHour * 24 * 365, 'year');
 }
 
 export interface BudgetFit {
@@ -99,6 +111,7 @@ async function factsFrom(w: Warehouse, flags: SelectionFlags): Promise<Warehouse
 
 async function warehouseFacts(ctx: Ctx, flags: SelectionFlags, held?: Warehouse): Promise<WarehouseFacts> {
   if (held) return factsFrom(held, flags);
+  checkWarehousePath(ctx); // a --db no run can use is said now (exit 2), not at the first tick
   if (!existsSync(ctx.config.db)) return { events: null, learnedLimit: null };
   let w: Warehouse | null = null;
   try {
@@ -322,9 +335,11 @@ export async function startScheduler(
     errorHandler: (err) => log.error(`scheduled run failed: ${errorMessage(err)}`),
   });
 
-  perHour = runsPerHour(job.nextDates(200).map((d) => d.toMillis()));
+  const never = neverFires(job);
+  if (never) throw new UsageError(`${where}: "${cronTime}" ${never}`);
+  perHour = runsPerHour(nextFiringTimes(job, 200));
   log.info(
-    `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
+    `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${frequency(perHour)}, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
   );
   if (facts.events === null) {
     log.info('events in scope unknown until the first sync: the budget check runs on the next start');

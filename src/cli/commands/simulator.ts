@@ -1,13 +1,32 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { FaultSpec, SimulatorOptions, SimulatorSize } from '../../simulator/index.js';
 
+/**
+ * The simulator's default port. A warehouse belongs to one base URL (port included), so a fixed default keeps a
+ * warehouse usable across simulator restarts; the accounts are the same for the same seed.
+ */
+export const SIMULATOR_PORT = 8780;
+
+/** Single-quoted for a POSIX shell: the simulator's secrets hold `+`, `/` and `=`. */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The lines a user pastes into another shell to point evsync at this simulator's first account. */
+export function exportLines(baseUrl: string, account: { clientId: string; clientSecret: string }): string[] {
+  return [
+    `export EVSYNC_BASE_URL=${baseUrl}`,
+    `export EVSYNC_CLIENT_ID=${shellQuote(account.clientId)} EVSYNC_CLIENT_SECRET=${shellQuote(account.clientSecret)}`,
+  ];
+}
+
 const HELP = `
 Serves the embedded simulator of the event-management API: seeded data for two accounts, the spec's
 authentication, credits and rate-limit headers, list semantics, faults and mutations.
 
 Examples:
-  $ evsync simulator                                   # small data set on a free port
-  $ evsync simulator --port 8080 --size tiny --json    # one JSON line with baseUrl and credentials
+  $ evsync simulator                                   # small data set on 127.0.0.1:${SIMULATOR_PORT} (same port every start)
+  $ evsync simulator --port 0 --size tiny --json       # a free port; one JSON line with baseUrl and credentials
   $ evsync simulator --rate-limit 50/2 --token-ttl 60  # compressed window and short tokens for tests
   $ evsync simulator --mutate 5 --control              # 5 changes/s per account; /_control/* endpoints
   $ evsync simulator --faults errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header
@@ -77,7 +96,12 @@ export function registerSimulatorCommand(program: Command): void {
   program
     .command('simulator')
     .description('serve the embedded simulator of the API (no credentials or network needed)')
-    .option('--port <n>', 'port to listen on; 0 picks a free port', integer('port', 0), 0)
+    .option(
+      '--port <n>',
+      'port to listen on; the same one every start keeps a warehouse usable; 0 picks a free port',
+      integer('port', 0),
+      SIMULATOR_PORT,
+    )
     .option('--host <address>', 'address to bind (control endpoints need loopback)', '127.0.0.1')
     .option('--seed <n>', 'data seed: the same seed gives the same data', integer('seed', 0), 1)
     .addOption(
@@ -151,7 +175,18 @@ export function registerSimulatorCommand(program: Command): void {
           concurrency: flags.webhookConcurrency,
           queueLimit: flags.webhookQueue,
         },
-      }).catch((e: Error) => command.error(`error: ${e.message}`, { exitCode: e instanceof RangeError ? 2 : 1 }));
+      }).catch((e: Error) => {
+        if ((e as { code?: unknown }).code === 'EADDRINUSE') {
+          command.error(
+            `error: port ${flags.port} on ${flags.host} is in use (a simulator already running?): stop it, or pass --port <n> (0 picks a free port; a warehouse belongs to one base URL, so keep the port you synced with)`,
+            { exitCode: 1, code: 'simulator.port-in-use' },
+          );
+        }
+        return command.error(`error: ${e.message}`, {
+          exitCode: e instanceof RangeError ? 2 : 1,
+          code: 'simulator.start',
+        });
+      });
 
       // The program also has a global --json, which commander may have taken for itself.
       if (flags.json || command.optsWithGlobals<{ json?: boolean }>().json) {
@@ -168,6 +203,8 @@ export function registerSimulatorCommand(program: Command): void {
           lines.push(`  encoded:       ${a.encoded}`);
         });
         if (flags.control) lines.push(`control: ${sim.baseUrl.replace(/\/v1$/, '')}/_control/counters`);
+        const first = sim.accounts[0];
+        if (first) lines.push('To use account 0, paste into another shell:', ...exportLines(sim.baseUrl, first));
         lines.push('Press Ctrl+C to stop.');
         process.stdout.write(`${lines.join('\n')}\n`);
       }

@@ -24,13 +24,13 @@ export function renderCapture(style: Style, capture: readonly CaptureStatus[], s
   if (capture.length === 0) return `${head}: no delivery applied yet\n`;
   const rows = capture.map((c) => ({
     stream: c.stream,
-    'last delivery (UTC)': c.lastDeliveryAt,
-    ago: c.sinceLastDeliverySeconds === null ? null : formatAge(0, c.sinceLastDeliverySeconds * 1000),
-    lag: c.lastLagMs === null ? null : `${(c.lastLagMs / 1000).toFixed(1)} s`,
+    'last delivery (UTC)': c.lastDeliveryAt ?? 'none yet',
+    ago: c.sinceLastDeliverySeconds === null ? '' : formatAge(0, c.sinceLastDeliverySeconds * 1000),
+    lag: c.lastLagMs === null ? '' : `${(c.lastLagMs / 1000).toFixed(1)} s`,
     applied: formatNumber(c.applied),
     ignored: formatNumber(c.ignored),
     'found by reconciliation': formatNumber(c.reconciledRows),
-    'last reconciliation (UTC)': c.lastReconcileAt,
+    'last reconciliation (UTC)': c.lastReconcileAt ?? 'never',
   }));
   return `${head}\n${formatTable(Object.keys(rows[0]!), rows)}`;
 }

@@ -107,7 +107,7 @@ async function status(ctx: Ctx, flags: WebhookFlags): Promise<number> {
         ['object', 'webhook id', 'ok', 'problems'],
         report.hooks.map((h) => ({
           object: h.object,
-          'webhook id': h.id,
+          'webhook id': h.id ?? 'none',
           ok: h.ok ? 'yes' : 'no',
           problems: h.problems.join(', '),
         })),
@@ -130,7 +130,18 @@ async function remove(ctx: Ctx, flags: WebhookFlags): Promise<number> {
 export function registerWebhooksCommand(program: Command, app: App): void {
   const cmd = program
     .command('webhooks')
-    .description('set the service up to push changes to `evsync serve` (install, status, remove)');
+    .description('set the service up to push changes to `evsync serve` (install, status, remove)')
+    .addHelpText(
+      'after',
+      `
+All three need EVSYNC_WEBHOOK_SECRET (the value \`evsync serve\` runs with). On the simulator, changes made on
+demand need \`evsync simulator --control\` (POST /_control/mutate); it delivers to loopback receivers only.
+
+Examples:
+  $ evsync webhooks install --url https://evsync.example.com/webhooks
+  $ evsync webhooks status --url https://evsync.example.com/webhooks
+  $ evsync webhooks remove`,
+    );
   const streams = (c: Command) =>
     c.option('--streams <list>', 'streams whose trigger objects are needed (default core)', parseStreamsFlag);
   streams(
@@ -154,8 +165,26 @@ Examples:
       .command('status')
       .description('what is installed, and whether it matches (exit 1 when something is missing or differs)')
       .option('--url <url>', 'also check that every webhook points at this URL'),
-  ).action(action<WebhookFlags>(app, status));
-  streams(cmd.command('remove').description("delete the group's webhooks and the group")).action(
-    action<WebhookFlags>(app, remove),
-  );
+  )
+    .addHelpText(
+      'after',
+      `
+Costs 20 credits (two list calls). Exit 0 when every webhook is there and matches, 1 otherwise.
+
+Examples:
+  $ evsync webhooks status
+  $ evsync webhooks status --url https://evsync.example.com/webhooks --json | jq .ok`,
+    )
+    .action(action<WebhookFlags>(app, status));
+  streams(cmd.command('remove').description("delete the group's webhooks and the group"))
+    .addHelpText(
+      'after',
+      `
+Deletes only the group named by webhooks.groupName (default "evsync") and its webhooks; others are left alone.
+
+Examples:
+  $ evsync webhooks remove
+  $ evsync webhooks remove --json`,
+    )
+    .action(action<WebhookFlags>(app, remove));
 }

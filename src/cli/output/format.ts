@@ -34,6 +34,11 @@ export interface TableOptions {
   maxCellWidth?: number;
   /** Right-align columns whose values are all numbers. */
   alignNumbers?: boolean;
+  /**
+   * What a null cell shows: empty in evsync's own tables (a person reads "NULL" as a bug), `NULL` in the results of
+   * the user's SQL, where it is the value.
+   */
+  nullText?: string;
 }
 
 /** A plain aligned table, with a header rule. Works without colour and in a pipe. */
@@ -43,7 +48,7 @@ export function formatTable(columns: readonly string[], rows: readonly Row[], op
     const flat = s.replace(/\r?\n/g, '⏎');
     return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
   };
-  const cells = rows.map((r) => columns.map((c) => cut(cellText(r[c], 'NULL'))));
+  const cells = rows.map((r) => columns.map((c) => cut(cellText(r[c], opts.nullText ?? ''))));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]?.length ?? 0)));
   const right = columns.map(
     (c) =>
@@ -80,7 +85,7 @@ export function formatJsonRows(columns: readonly string[], rows: readonly Row[])
 export function formatRows(format: OutputFormat, columns: readonly string[], rows: readonly Row[]): string {
   if (format === 'csv') return formatCsv(columns, rows);
   if (format === 'json') return formatJsonRows(columns, rows);
-  return formatTable(columns, rows);
+  return formatTable(columns, rows, { nullText: 'NULL' });
 }
 
 export function formatNumber(n: number): string {

@@ -33,6 +33,8 @@ export interface ApplierOptions {
   batchSize?: number;
   metrics?: CaptureMetrics;
   log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
+  /** Told of each partition (stream, event or null) once a write to it is committed (the daemon's publisher). */
+  onTouched?: (stream: string, eventId: number | null) => void;
 }
 
 const MAX_BACKOFF_MS = 60_000;
@@ -82,6 +84,7 @@ export class Applier {
       recordTimezone: o.recordTimezone ?? 'UTC',
       runId,
       signal: this.stop$.signal,
+      ...(o.onTouched ? { onTouched: o.onTouched } : {}),
     };
     this.credits = new CreditWait(o.client.ledger, () => this.notify(), o.log);
   }

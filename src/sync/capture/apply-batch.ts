@@ -30,6 +30,8 @@ export interface BatchContext {
   /** Re-applying deliveries already applied (after a reconciliation run): see decide.ts. */
   replay?: boolean;
   signal?: AbortSignal;
+  /** Told of each partition (stream, event or null) once a write to it is committed (the daemon's publisher). */
+  onTouched?: (stream: string, eventId: number | null) => void;
 }
 
 export interface BatchResult {
@@ -98,6 +100,7 @@ async function load(
   if (records.length === 0) return;
   const scope = eventId === null ? ACCOUNT_SCOPE : eventScope(eventId);
   const r = await ctx.loader.load({ stream: cs.stream, scope, records });
+  ctx.onTouched?.(cs.stream.name, eventId);
   // A new field became a column: the stream, resolved again, keeps it in the payloads written from now on.
   if (r.newColumns.length > 0) ctx.streams.invalidate(cs.stream.name);
 }
@@ -271,6 +274,11 @@ async function applyStream(ctx: BatchContext, w: Tally, name: string, items: rea
   await writePayloads(ctx, cs, decisions, itemOf);
   const rereads = await rereadDecided(ctx, w, cs, decisions);
   await markDeletes(ctx, name, decisions, rereads.gone, stored);
+  if (ctx.onTouched) {
+    const deleted = decisions.filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone');
+    for (const eventId of new Set(deleted.map((d) => d.winner.eventId))) ctx.onTouched(name, eventId);
+    if (rereads.gone.size > 0) for (const d of decisions) ctx.onTouched(name, d.winner.eventId);
+  }
   settleDecisions(w, name, decisions, itemOf, rereads);
 }
 

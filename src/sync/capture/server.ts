@@ -41,6 +41,8 @@ export interface CaptureOptions {
   log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
   /** Called once a delivery is committed to the journal, before it is answered or applied. */
   onJournaled?: (delivery: JournaledDelivery) => void;
+  /** Told of each partition (stream, event or null) the applier wrote, once committed. */
+  onTouched?: (stream: string, eventId: number | null) => void;
 }
 
 export interface RunningCapture {
@@ -86,6 +88,7 @@ function createApplier(o: CaptureOptions, metrics: CaptureMetrics, log: CaptureL
     ...(o.recordTimezone ? { recordTimezone: o.recordTimezone } : {}),
     metrics,
     log,
+    ...(o.onTouched ? { onTouched: o.onTouched } : {}),
   });
 }
 
