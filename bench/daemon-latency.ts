@@ -106,7 +106,7 @@ export async function latencyScenario(
         rssBeforeMb,
       };
       log(`daemon: latency: ${JSON.stringify(outcome)}`);
-      return { outcome, results: latencyFigures(outcome) };
+      return { outcome, results: latencyFigures(outcome, querySeconds) };
     } finally {
       await serve.stop();
     }
@@ -115,9 +115,9 @@ export async function latencyScenario(
   }
 }
 
-function latencyFigures(o: DaemonLatency): ScenarioResult[] {
+function latencyFigures(o: DaemonLatency, limit: number): ScenarioResult[] {
   const a = o.underQuery;
-  const name = `daemon: deliveries while a ${Math.round(o.querySeconds)}-second query runs through serve`;
+  const name = `daemon: deliveries while a ${limit}-second query runs through serve`;
   const what = (x: Answers) =>
     `${x.tries} tries for ${x.changes} changes (${x.failed} not answered 2xx); p50 ${x.p50} s, p99 ${x.p99} s, max ${x.max} s`;
   return [

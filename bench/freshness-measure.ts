@@ -104,6 +104,8 @@ export interface DifferenceCount {
   extra: number;
   /** In both, with another value in some column. */
   changed: number;
+  /** Up to 5 keys of each kind, for a reader checking them. */
+  keys: { missing: string[]; extra: string[]; changed: string[] };
 }
 
 /** Rows that differ from the source by kind, per stream; only the streams that differ. */
@@ -123,23 +125,27 @@ export async function differenceCounts(
       if (r.ok) source.set(String(r.row.id), r.row);
     }
     const { rows } = await warehouse.query(`SELECT * FROM "${name}" WHERE _deleted_at IS NULL`);
-    const d: DifferenceCount = { missing: 0, extra: 0, changed: 0 };
+    const d: DifferenceCount = { missing: 0, extra: 0, changed: 0, keys: { missing: [], extra: [], changed: [] } };
+    const note = (kind: 'missing' | 'extra' | 'changed', key: string) => {
+      d[kind] += 1;
+      if (d.keys[kind].length < 5) d.keys[kind].push(key);
+    };
     const seen = new Set<string>();
     for (const row of rows) {
       const key = String(row.id);
       seen.add(key);
       const want = source.get(key);
       if (!want) {
-        d.extra += 1;
+        note('extra', key);
         continue;
       }
       const changed = columns.some((c) => {
         if (!(c in want) || (want[c] === null && c === 'event_id') || (!(c in row) && c.startsWith('c_'))) return false;
         return canon(want[c]) !== canon(row[c]);
       });
-      if (changed) d.changed += 1;
+      if (changed) note('changed', key);
     }
-    for (const key of source.keys()) if (!seen.has(key)) d.missing += 1;
+    for (const key of source.keys()) if (!seen.has(key)) note('missing', key);
     if (d.missing + d.extra + d.changed > 0) out[name] = d;
   }
   return out;

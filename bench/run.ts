@@ -104,7 +104,8 @@ const report = { machine, mode: quick ? 'quick' : 'full', durationMs: Date.now()
 // latest.json is the last run of either kind; quick.json / full.json keep the last of each for comparison.
 const text = `${JSON.stringify(report, null, 2)}\n`;
 writeFileSync(join(out, 'latest.json'), text);
-if (only.length === defaults.length && only.every((g) => defaults.includes(g))) writeFileSync(join(out, `${report.mode}.json`), text);
+if (only.length === defaults.length && only.every((g) => defaults.includes(g)))
+  writeFileSync(join(out, `${report.mode}.json`), text);
 
 process.stdout.write(
   `\nevsync bench (${report.mode}) on ${machine.cores} cores, ${machine.cpu}, ${machine.memoryGb} GB, Node ${machine.node}, ` +
