@@ -20,6 +20,22 @@ function mainArgs(): string[] {
     : [join(ROOT, 'dist/src/cli/main.js')];
 }
 
+/** The environment a user sets for evsync against the simulator's first account (`sim.accounts[0]`). */
+export function evsyncEnv(
+  sim: { baseUrl: string; accounts: readonly { clientId: string; clientSecret: string }[] },
+  db: string,
+  webhookSecret: string,
+): Record<string, string> {
+  const a = sim.accounts[0]!;
+  return {
+    EVSYNC_BASE_URL: sim.baseUrl,
+    EVSYNC_CLIENT_ID: a.clientId,
+    EVSYNC_CLIENT_SECRET: a.clientSecret,
+    EVSYNC_DB: db,
+    EVSYNC_WEBHOOK_SECRET: webhookSecret,
+  };
+}
+
 /** Starts `evsync <args>`; its stderr goes to `logFile`, its stdout is the caller's. Killed if the bench exits. */
 export function cli(args: string[], env: Record<string, string>, cwd: string, logFile: string): ChildProcess {
   const child = spawn(process.execPath, [...mainArgs(), ...args], {

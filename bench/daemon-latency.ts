@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { Simulator } from '../src/simulator/index.js';
 import { runCli } from './cli-process.js';
 import { CAPTURED, changeSteadily, installWebhooks, sleep, startDaemonBench, startServe } from './daemon-serve.js';
+import { quantile } from './freshness-measure.js';
 import { figure, round, type ScenarioResult } from './lib.js';
 
 const RATE = 5;
@@ -33,11 +34,6 @@ export interface DaemonLatency {
   peakRssMb: number;
   sampledRssMb: number;
   rssBeforeMb: number;
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
 /** Every delivery try after `since` (delivery id) and its answer time, once the service's queue is empty. */

@@ -15,7 +15,7 @@ import {
 } from '../src/simulator/index.js';
 import { capturedObjects } from '../src/sync/capture/objects.js';
 import { Warehouse } from '../src/warehouse/index.js';
-import { type CliOutcome, cli, runCli, stopChild, waitForLog } from './cli-process.js';
+import { type CliOutcome, cli, evsyncEnv, runCli, stopChild, waitForLog } from './cli-process.js';
 import { type TempDir, tempDir } from './lib.js';
 
 /** The streams whose changes the service pushes (the catalogue's `webhook` fields). */
@@ -47,15 +47,8 @@ export async function startDaemonBench(
 ): Promise<DaemonBench> {
   const sim = await startSimulator({ size, seed: 1, rateLimit: UNTHROTTLED, webhookDelivery });
   const tmp = tempDir('evsync-daemon-');
-  const a = sim.accounts[0]!;
   const db = tmp.path('warehouse.duckdb');
-  const env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: db,
-    EVSYNC_WEBHOOK_SECRET: SECRET,
-  };
+  const env = evsyncEnv(sim, db, SECRET);
   return {
     sim,
     tmp,

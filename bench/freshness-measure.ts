@@ -27,7 +27,8 @@ export interface Freshness {
   within5s: number;
 }
 
-function quantile(sorted: readonly number[], q: number): number {
+/** The q-quantile of ascending values (nearest rank), NaN when there are none. */
+export function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i]!;

@@ -38,7 +38,7 @@ import { installWebhooks } from '../src/sync/capture/install.js';
 import { capturedObjects } from '../src/sync/capture/objects.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
-import { cli, ROOT, stopChild } from './cli-process.js';
+import { cli, evsyncEnv, ROOT, stopChild } from './cli-process.js';
 import { differences, freshness } from './freshness-measure.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
@@ -138,14 +138,7 @@ async function measure(
     await w.close();
     await c.close();
   }
-  const a = sim.accounts[0]!;
-  const env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: db,
-    EVSYNC_WEBHOOK_SECRET: SECRET,
-  };
+  const env = evsyncEnv(sim, db, SECRET);
   const logFile = join(dir, `${mode}${faults ? '-faults' : ''}.log`);
   let child: ChildProcess;
   let metricsUrl: string | null = null;
