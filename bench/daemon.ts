@@ -290,6 +290,8 @@ export async function daemonScenarios(
   const plan = o.quick
     ? { sizes: ['small'] as SimulatorSize[], burst: 1000, querySeconds: 20 }
     : { sizes: ['small', 'medium'] as SimulatorSize[], burst: 5000, querySeconds: 60 };
+  // The machine as the group starts (its load average then): timings are only comparable on like machines.
+  const machine = machineInfo();
   const results: ScenarioResult[] = [];
   const outcomes: { start: StartOutcome[]; burst?: BurstOutcome; latency?: DaemonLatency } = { start: [] };
   if (only.includes('start')) {
@@ -309,7 +311,7 @@ export async function daemonScenarios(
     results.push(...l.results);
   }
   if (only.length === SCENARIOS.length) {
-    const report = { machine: machineInfo(), mode: o.quick ? 'quick' : 'full', plan, outcomes, results };
+    const report = { machine, mode: o.quick ? 'quick' : 'full', plan, outcomes, results };
     const file = o.quick ? 'daemon-quick.json' : 'daemon.json';
     writeFileSync(join(ROOT, 'bench', 'results', file), `${JSON.stringify(report, null, 2)}\n`);
   }
