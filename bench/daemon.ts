@@ -249,8 +249,8 @@ async function burstScenario(total: number, log: (m: string) => void): Promise<B
       pastEventChanges: changes.filter((c) => c.eventId !== null && past.has(c.eventId)).length,
       differences: await withWarehouse(b.db, (w) => differenceCounts(b.sim, w, CAPTURED)),
     };
-    log(`daemon: burst: ${JSON.stringify(out)}`);
     if (Object.keys(out.differences).length > 0) out.evidence = await evidence(b, out.differences);
+    log(`daemon: burst: ${JSON.stringify(out)}`);
     return out;
   } finally {
     await b.close();
