@@ -27,7 +27,8 @@ export interface Freshness {
   within5s: number;
 }
 
-function quantile(sorted: readonly number[], q: number): number {
+/** The q-quantile of ascending values (nearest rank), NaN when there are none. */
+export function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i]!;
@@ -91,6 +92,30 @@ export async function differences(
   streams: readonly string[],
 ): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
+  for (const [name, d] of Object.entries(await differenceCounts(sim, warehouse, streams))) {
+    out[name] = d.missing + d.extra + d.changed;
+  }
+  return out;
+}
+
+export interface DifferenceCount {
+  /** At the source, not in the warehouse (or deleted there). */
+  missing: number;
+  /** In the warehouse, not (or no longer) at the source. */
+  extra: number;
+  /** In both, with another value in some column. */
+  changed: number;
+  /** Up to 5 keys of each kind, for a reader checking them. */
+  keys: { missing: string[]; extra: string[]; changed: string[] };
+}
+
+/** Rows that differ from the source by kind, per stream; only the streams that differ. */
+export async function differenceCounts(
+  sim: Simulator,
+  warehouse: Warehouse,
+  streams: readonly string[],
+): Promise<Record<string, DifferenceCount>> {
+  const out: Record<string, DifferenceCount> = {};
   for (const name of streams) {
     const stream = resolvedFromTruth(sim, name);
     const normalizer = createNormalizer(stream);
@@ -101,24 +126,28 @@ export async function differences(
       if (r.ok) source.set(String(r.row.id), r.row);
     }
     const { rows } = await warehouse.query(`SELECT * FROM "${name}" WHERE _deleted_at IS NULL`);
-    let differ = 0;
+    const d: DifferenceCount = { missing: 0, extra: 0, changed: 0, keys: { missing: [], extra: [], changed: [] } };
+    const note = (kind: 'missing' | 'extra' | 'changed', key: string) => {
+      d[kind] += 1;
+      if (d.keys[kind].length < 5) d.keys[kind].push(key);
+    };
     const seen = new Set<string>();
     for (const row of rows) {
       const key = String(row.id);
       seen.add(key);
       const want = source.get(key);
       if (!want) {
-        differ += 1;
+        note('extra', key);
         continue;
       }
       const changed = columns.some((c) => {
         if (!(c in want) || (want[c] === null && c === 'event_id') || (!(c in row) && c.startsWith('c_'))) return false;
         return canon(want[c]) !== canon(row[c]);
       });
-      if (changed) differ += 1;
+      if (changed) note('changed', key);
     }
-    for (const key of source.keys()) if (!seen.has(key)) differ += 1;
-    if (differ > 0) out[name] = differ;
+    for (const key of source.keys()) if (!seen.has(key)) note('missing', key);
+    if (d.missing + d.extra + d.changed > 0) out[name] = d;
   }
   return out;
 }

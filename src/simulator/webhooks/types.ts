@@ -52,6 +52,8 @@ export interface WebhookAttempt {
   n: number;
   /** Simulated clock when the attempt started, ISO 8601 UTC. */
   at: string;
+  /** How long the try took in real time (ms): from sending to the receiver's complete answer, or the failure. */
+  ms: number;
   outcome: AttemptOutcome;
   /** The receiver's HTTP status, when it answered. */
   status: number | null;
