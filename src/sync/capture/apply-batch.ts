@@ -211,6 +211,20 @@ async function rereadDecided(
   return out;
 }
 
+/**
+ * Now on the service's clock: a delete mark is compared with record versions (`updated_at`, the service's clock), so
+ * it must be on that clock too. On the daemon's own clock, behind the service's, a record found gone got a mark older
+ * than the version that preceded its deletion, and the replay after a reconciliation brought it back (measured by the
+ * daemon benchmark's killed burst). The local clock only before the client has seen an answer.
+ */
+function serviceNowMs(ctx: BatchContext): number {
+  try {
+    return ctx.client.serverNow().getTime();
+  } catch {
+    return Date.now();
+  }
+}
+
 /** Deletes: the record's own time; records the service no longer returns (unless already deleted), now. */
 async function markDeletes(
   ctx: BatchContext,
@@ -219,10 +233,10 @@ async function markDeletes(
   gone: ReadonlySet<number>,
   stored: ReadonlyMap<number, StoredState>,
 ): Promise<void> {
-  const now = utcText(Date.now());
+  const now = utcText(serviceNowMs(ctx));
   const marks = decisions
     .filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone')
-    .map((d) => ({ id: d.winner.recordId, at: utcText(d.deletedAtMs ?? Date.now()) }));
+    .map((d) => ({ id: d.winner.recordId, at: utcText(d.deletedAtMs ?? serviceNowMs(ctx)) }));
   for (const id of gone) if (stored.get(id)?.deletedMs == null) marks.push({ id, at: now });
   await ctx.warehouse.capture.markDeleted(name, marks, ctx.runId);
 }
@@ -270,7 +284,7 @@ async function applyStream(ctx: BatchContext, w: Tally, name: string, items: rea
   });
   const itemOf = (seq: number) => bySeq.get(seq)!;
   const stored = await storedStates(ctx, name, candidates);
-  const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: Date.now() });
+  const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: serviceNowMs(ctx) });
   await writePayloads(ctx, cs, decisions, itemOf);
   const rereads = await rereadDecided(ctx, w, cs, decisions);
   await markDeletes(ctx, name, decisions, rereads.gone, stored);
