@@ -4,13 +4,13 @@
  * account does not serve as `sync` does (recorded unavailable, not a failed run).
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run } from '../cli/helpers.js';
 import { compareStream } from '../helpers/harness.js';
 import { startProxy } from '../helpers/proxy.js';
-import { type DaemonProcess, spawnDaemon } from './daemon-process.js';
+import { eventually, useDaemons } from './daemon-process.js';
 import { CAPTURED, mutateEach, useServeEnv } from './helpers.js';
 
 const SECRET = 'daemon-catch-up-secret-8a7f6e5d4c3b';
@@ -25,18 +25,7 @@ useServeEnv({ seed: 11, db: 'outage.duckdb', secret: SECRET }, (e) => {
   ({ sim, dir, env } = e);
 });
 
-let daemon: DaemonProcess | null = null;
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null) {
-    daemon.child.kill('SIGKILL');
-    await daemon.exited;
-  }
-  daemon = null;
-});
-
-async function eventually(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 50));
-}
+const daemons = useDaemons();
 
 /** Events that ended more than 30 days before the simulator's now: polled once a day by a plain sync. */
 function pastEventIds(): Set<number> {
@@ -64,8 +53,7 @@ describe('the daemon after an outage', () => {
   it('catches up at restart on what the service gave up delivering, past events included', async () => {
     expect((await run(['backfill', '--streams', STREAMS], { cwd: dir, env })).code).toBe(0);
     const argv = ['serve', '--listen', '127.0.0.1:0', '--streams', STREAMS, '--cron', QUIET_CRON];
-    daemon = await spawnDaemon(argv, env);
-    const first = daemon;
+    const first = await daemons.start(argv, env);
     await eventually(() => first.stderr().includes('catch-up complete'));
     const install = await run(['webhooks', 'install', '--url', first.url!, '--streams', STREAMS], { cwd: dir, env });
     expect(install.code, install.stderr).toBe(0);
@@ -95,8 +83,7 @@ describe('the daemon after an outage', () => {
     expect(behindInPast.length).toBeGreaterThan(0);
 
     // The restart: the catch-up runs by itself, says how long nothing listened, and ends equal to the source.
-    daemon = await spawnDaemon(argv, env);
-    const second = daemon;
+    const second = await daemons.start(argv, env);
     expect(second.stderr()).toMatch(/previous daemon's last heartbeat was .* ago/);
     await eventually(() => second.stderr().includes('catch-up complete'));
     expect(second.stderr()).toMatch(/reconcile #1: done/);
@@ -110,11 +97,10 @@ describe('the daemon after an outage', () => {
     const small = { ...env, EVSYNC_DB: db };
     expect((await run(['backfill', '--streams', STREAMS], { cwd: dir, env: small })).code).toBe(0);
     // 40 credits a run (4 list calls): the catch-up of the eight streams over three events takes several runs.
-    daemon = await spawnDaemon(
+    const d = await daemons.start(
       ['serve', '--listen', '127.0.0.1:0', '--streams', STREAMS, '--cron', '* * * * * *', '--budget', '40'],
       small,
     );
-    const d = daemon;
     await eventually(() => d.stderr().includes('catch-up not complete (partial)'));
     const owed = await run(['status', '--json'], { cwd: dir, env: small });
     const report = JSON.parse(owed.stdout) as { daemon: { catchUpPendingSince: string | null } };
@@ -136,8 +122,7 @@ describe('the daemon after an outage', () => {
     });
     try {
       const proxied = { ...env, EVSYNC_BASE_URL: proxy.baseUrl, EVSYNC_DB: join(dir, 'partial-account.duckdb') };
-      daemon = await spawnDaemon(['serve', '--listen', '127.0.0.1:0', '--cron', QUIET_CRON], proxied);
-      const d = daemon;
+      const d = await daemons.start(['serve', '--listen', '127.0.0.1:0', '--cron', QUIET_CRON], proxied);
       await eventually(() => /reconcile #1: /.test(d.stderr()));
       await eventually(() => /catch-up complete|catch-up not complete/.test(d.stderr()));
       expect(d.stderr()).toMatch(/reconcile #1: done/);

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { socketPathFor } from '../../src/cli/daemon.js';
 import { waitForText } from '../cli/helpers.js';
 import { ROOT } from '../helpers/reliability.js';
@@ -81,4 +82,32 @@ export function rawQuery(db: string, sql: string): Socket {
   socket.on('error', () => undefined);
   socket.write(`${JSON.stringify({ op: 'query', sql, form: 'json', allowRead: [] })}\n`);
   return socket;
+}
+
+/**
+ * Daemons a test file starts, each killed after its test if it still runs (a failed assertion must not leave a
+ * process holding a warehouse). `start` spawns one and keeps it for the cleanup.
+ */
+export function useDaemons(): { start(argv: string[], env: Record<string, string>): Promise<DaemonProcess> } {
+  const started: DaemonProcess[] = [];
+  afterEach(async () => {
+    for (const d of started.splice(0)) {
+      if (d.child.exitCode === null && d.child.signalCode === null) {
+        d.child.kill('SIGKILL');
+        await d.exited;
+      }
+    }
+  });
+  return {
+    async start(argv, env) {
+      const d = await spawnDaemon(argv, env);
+      started.push(d);
+      return d;
+    },
+  };
+}
+
+/** Checks `condition` until it holds: the test's own timeout bounds the wait; nothing here measures time. */
+export async function eventually(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 50));
 }

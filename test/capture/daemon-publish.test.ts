@@ -6,11 +6,11 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { run } from '../cli/helpers.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
-import { type DaemonProcess, spawnDaemon } from './daemon-process.js';
+import { eventually, useDaemons } from './daemon-process.js';
 import { mutateEach, useServeEnv } from './helpers.js';
 
 const SECRET = 'daemon-publish-secret-1f2e3d4c5b6a7980';
@@ -23,18 +23,7 @@ useServeEnv({ seed: 13, db: 'publish.duckdb', secret: SECRET }, (e) => {
   ({ sim, dir, env } = e);
 });
 
-let daemon: DaemonProcess | null = null;
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null) {
-    daemon.child.kill('SIGKILL');
-    await daemon.exited;
-  }
-  daemon = null;
-});
-
-async function eventually(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
-}
+const daemons = useDaemons();
 
 /** `id@updated_at` of the current registrants at the service. */
 function truth(): string[] {
@@ -69,7 +58,7 @@ describe('serve --parquet-out --snapshot', () => {
     expect((await run(['backfill', '--streams', STREAMS], { cwd: dir, env })).code).toBe(0);
     const parquet = join(dir, 'parquet');
     const snapshot = join(dir, 'snapshot.duckdb');
-    daemon = await spawnDaemon(
+    const d = await daemons.start(
       [
         'serve',
         '--listen',
@@ -86,7 +75,6 @@ describe('serve --parquet-out --snapshot', () => {
       ],
       env,
     );
-    const d = daemon;
     // New outputs are published whole at start.
     await eventually(() => existsSync(snapshot) && existsSync(join(parquet, 'registrants')));
     await eventually(async () => {

@@ -5,12 +5,12 @@
  * runs; `schedule` answers status and query as serve does.
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run } from '../cli/helpers.js';
 import { compareStream } from '../helpers/harness.js';
-import { type DaemonProcess, rawQuery, spawnDaemon } from './daemon-process.js';
+import { eventually, rawQuery, useDaemons } from './daemon-process.js';
 import { CAPTURED, mutateEach, useServeEnv } from './helpers.js';
 
 const SECRET = 'daemon-test-secret-5e0b7a1c9d2f4e68';
@@ -25,19 +25,7 @@ useServeEnv({ seed: 11, db: 'daemon.duckdb', secret: SECRET }, (e) => {
   ({ sim, dir, env } = e);
 });
 
-let daemon: DaemonProcess | null = null;
-afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null) {
-    daemon.child.kill('SIGKILL');
-    await daemon.exited;
-  }
-  daemon = null;
-});
-
-/** Checks `condition` until it holds (the test's own timeout bounds the wait; nothing here measures time). */
-async function eventually(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 50));
-}
+const daemons = useDaemons();
 
 interface StatusWithDaemon {
   servedBy?: string;
@@ -54,11 +42,10 @@ async function status(): Promise<StatusWithDaemon> {
 describe('the daemon', () => {
   it('holds the writer lock whatever a query does; queries are bounded, cancellable, and never hold up deliveries', async () => {
     expect((await run(['backfill', '--streams', STREAMS], { cwd: dir, env })).code).toBe(0);
-    daemon = await spawnDaemon(
+    const d = await daemons.start(
       ['serve', '--listen', '127.0.0.1:0', '--streams', STREAMS, '--no-catch-up', '--query-max-rows', '1000'],
       env,
     );
-    const d = daemon;
     const install = await run(['webhooks', 'install', '--url', d.url!, '--streams', STREAMS], { cwd: dir, env });
     expect(install.code, install.stderr).toBe(0);
 
@@ -125,8 +112,7 @@ describe('the daemon', () => {
   });
 
   it('schedule holds the warehouse and answers status and query from another shell', async () => {
-    daemon = await spawnDaemon(['schedule', '--cron', '0 3 * * *', '--streams', 'events'], env);
-    const d = daemon;
+    const d = await daemons.start(['schedule', '--cron', '0 3 * * *', '--streams', 'events'], env);
     const s = await status();
     expect(s.servedBy).toBe(`evsync schedule (PID ${d.pid})`);
     expect(s.daemon).toMatchObject({ command: 'schedule', pid: d.pid, queriesRunning: 0 });
