@@ -317,7 +317,7 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
   const w = held.warehouse as Warehouse;
   held.queries = new QueryService({
     warehouse: w,
-    snapshotPath: `${ctx.config.db}.query-snapshot`,
+    copyPath: `${ctx.config.db}.query-copy`,
     bounds: {
       ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
       ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
