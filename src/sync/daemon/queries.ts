@@ -110,7 +110,7 @@ export class QueryService {
   }
 
   /**
-   * The snapshot holds every change committed before this call: copied again only when something changed, and a
+   * The copy holds every change committed before this call: copied again only when something changed, and a
    * copy already under way serves only if it started after those changes (one copy serves the queries that wait).
    */
   private async fresh(): Promise<void> {
@@ -128,7 +128,7 @@ export class QueryService {
     }
   }
 
-  /** Cancels every running query, then removes the snapshot. */
+  /** Cancels every running query, then removes the copy. */
   async close(): Promise<void> {
     this.closed = true;
     for (const control of this.running) control.abort(new Error('the daemon is stopping'));
