@@ -49,7 +49,7 @@ up with \`evsync webhooks install --url <public url>\`.
 
 It holds the database for its whole life (a second writer such as \`evsync sync\` is refused, naming it). While it
 runs, \`evsync status\` and \`evsync query\` from another shell are answered by it (a socket beside the database):
-queries read a snapshot of the warehouse made for them, bounded by --query-timeout and --query-max-rows, and are
+queries read a copy of the warehouse made for them, bounded by --query-timeout and --query-max-rows, and are
 cancelled when the client goes away; deliveries never wait for them. At start it catches up on what may have been
 missed while it was stopped (every selected stream, past events included; --no-catch-up skips it).
 SIGINT/SIGTERM stop it cleanly: exit 0, or 3 when a run in flight was cut short (its state is saved).
