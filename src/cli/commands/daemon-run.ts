@@ -5,7 +5,7 @@
  *   `status` or other reader acting through it can make it let go, and a second writer (`sync`, `export`,
  *   `backfill`, another daemon) is refused naming this process.
  * - Readers are never blocked: `status` and `query` from another shell are answered through its socket; queries run
- *   on a snapshot, on an instance of their own, bounded and cancellable (sync/daemon/queries.ts).
+ *   on a copy of the warehouse, on an instance of their own, bounded and cancellable (sync/daemon/queries.ts).
  * - The scheduled runs follow the library's protocol (sync/daemon/reconcile-loop.ts): the catch-up at start, the
  *   webhook-fed streams when due, the same engine and rules as `sync`.
  * - Its heartbeat in the warehouse says, at the next start, how long nothing listened.

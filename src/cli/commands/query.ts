@@ -149,7 +149,7 @@ INSTALL/LOAD, SET/PRAGMA, CREATE/INSERT/UPDATE/DELETE are refused before anythin
 opened with file system access disabled, so no query writes a file or changes a database. Files are readable only
 under --allow-read folders (DuckDB matches the folder as a path prefix). Large queries do not spill to disk.
 
-While \`evsync serve\` or \`evsync schedule\` holds the warehouse, the query is answered by it, on a snapshot made
+While \`evsync serve\` or \`evsync schedule\` holds the warehouse, the query is answered by it, on a copy made
 for queries (current as of the query): it may run --query-timeout seconds (default 300) and return --query-max-rows
 rows (default 1,000,000) and 64 MB at most; a larger result is refused with a pointer to \`evsync export\`.
 Interrupting \`evsync query\` (Ctrl-C) cancels the query in the daemon too.
