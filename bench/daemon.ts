@@ -310,11 +310,11 @@ export async function daemonScenarios(
     outcomes.latency = l.outcome;
     results.push(...l.results);
   }
-  if (only.length === SCENARIOS.length) {
-    const report = { machine, mode: o.quick ? 'quick' : 'full', plan, outcomes, results };
-    const file = o.quick ? 'daemon-quick.json' : 'daemon.json';
-    writeFileSync(join(ROOT, 'bench', 'results', file), `${JSON.stringify(report, null, 2)}\n`);
-  }
+  // A run of some scenarios only gets a file of its own (daemon-start.json...): it never mixes with a whole run's.
+  const report = { machine, mode: o.quick ? 'quick' : 'full', plan, only, outcomes, results };
+  const part = only.length === SCENARIOS.length ? '' : `-${only.join('-')}`;
+  const file = `daemon${part}${o.quick ? '-quick' : ''}.json`;
+  writeFileSync(join(ROOT, 'bench', 'results', file), `${JSON.stringify(report, null, 2)}\n`);
   return results;
 }
 

@@ -106,11 +106,14 @@ export class ReconcileLoop {
 
   /**
    * What a catch-up adds to a run: past events too (a change to one while nothing listened is otherwise missed for a
-   * day), and the delete sweeps not run since the silence began, as owed work (a lost delete delivery is seen by
-   * no poll: only a sweep finds it). A sweep the user ran since (`sync --deletes`) is not paid for again.
+   * day). After a daemon ran here (its heartbeat says since when nothing listened), also the delete sweeps not run
+   * since then, as owed work: a delete delivery the service gave up on is seen by no poll, only by a sweep; one the
+   * user ran since (`sync --deletes`) is not paid for again. At a first start no delivery was ever missed: the sweeps
+   * keep the cadence one-shot syncs had (`sweepEveryHours`, with spare credits), and the catch-up is one pass.
    */
   private catchUpOptions(): Partial<SyncOptions> {
-    const silentHours = this.silentSince === null ? 0 : Math.max(0, (this.now() - this.silentSince) / 3_600_000);
+    if (this.silentSince === null) return { pastEventPollHours: 0 };
+    const silentHours = Math.max(0, (this.now() - this.silentSince) / 3_600_000);
     return { pastEventPollHours: 0, deletes: 'due', sweepEveryHours: silentHours };
   }
 
