@@ -1,0 +1,80 @@
+/**
+ * What the daemon's catch-up asks of the engine (sync/daemon/reconcile-loop.ts), on a real warehouse: past events
+ * always; the owed delete sweeps only after a daemon's silence (its heartbeat), not at a first start; owed again by
+ * a daemon that starts where a catch-up was left pending; done once a run of it completes.
+ */
+import { describe, expect, it } from 'vitest';
+import { CATCH_UP_MARK, ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
+import type { SyncResult } from '../../src/sync/index.js';
+import { openTemp } from '../warehouse/helpers.js';
+
+const HOUR = 3_600_000;
+
+function loop(w: ConstructorParameters<typeof ReconcileLoop>[0]['warehouse'], now: number): ReconcileLoop {
+  return new ReconcileLoop({
+    warehouse: w,
+    streams: 'registrants,sessions',
+    webhooks: true,
+    everyHours: 6,
+    catchUp: true,
+    retentionDays: 7,
+    log: () => undefined,
+    now: () => now,
+  });
+}
+
+/** A run's result as the engine returns it, with what the loop reads. */
+function result(status: SyncResult['status']): SyncResult {
+  return { status, streams: { registrants: { inserted: 0, updated: 0, deleted: 0 } } } as unknown as SyncResult;
+}
+
+describe('the catch-up', () => {
+  it('at a first start: one pass over every event, no owed sweep', async () => {
+    const t = await openTemp();
+    try {
+      const l = loop(t.w, Date.parse('2026-11-26T12:00:00Z'));
+      await l.start(null);
+      expect(l.plan()).toEqual({
+        streams: 'registrants,sessions',
+        namedStreams: ['registrants', 'sessions'],
+        pastEventPollHours: 0,
+      });
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('after a silence: the sweeps not run since the last heartbeat, as owed work; done when a run completes', async () => {
+    const t = await openTemp();
+    try {
+      const now = Date.parse('2026-11-26T12:00:00Z');
+      const l = loop(t.w, now);
+      await l.start(new Date(now - 3 * HOUR));
+      expect(l.plan()).toMatchObject({ pastEventPollHours: 0, deletes: 'due', sweepEveryHours: 3 });
+      expect(await t.w.getMark(CATCH_UP_MARK)).toBe(new Date(now).toISOString());
+      await l.after(result('partial'), new Date(now));
+      expect(l.pending).toBe(true);
+      await l.after(result('done'), new Date(now));
+      expect(l.pending).toBe(false);
+      expect(await t.w.getMark(CATCH_UP_MARK)).toBe('');
+      // Webhook-fed streams are not due again before reconcileEveryHours: nothing to poll.
+      expect(l.plan()).toBeNull();
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('left pending by a killed daemon: owed by the next one from the earlier of the mark and the heartbeat', async () => {
+    const t = await openTemp();
+    try {
+      const now = Date.parse('2026-11-26T12:00:00Z');
+      await t.w.setMark(CATCH_UP_MARK, new Date(now - 5 * HOUR).toISOString());
+      const l = loop(t.w, now);
+      await l.start(new Date(now - HOUR));
+      expect(l.pending).toBe(true);
+      expect(l.plan()).toMatchObject({ deletes: 'due', sweepEveryHours: 5 });
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
