@@ -395,7 +395,8 @@ run in flight was cut short (the next start resumes it).
 
 Examples:
   $ evsync schedule --cron "*/15 * * * *"
-  $ evsync schedule --cron "0 * * * *" --tz Europe/Paris --event-status live --budget 1500`,
+  $ evsync schedule --cron "0 * * * *" --tz Europe/Paris --event-status live --budget 1500
+  $ evsync schedule --cron "*/15 * * * *" --snapshot ./evsync-snapshot.duckdb --parquet-out s3://bucket/evsync`,
     )
     .action(action<DaemonFlags>(app, (ctx, flags) => runDaemon(ctx, flags, { name: 'schedule' })));
 }

@@ -52,12 +52,17 @@ runs, \`evsync status\` and \`evsync query\` from another shell are answered by 
 queries read a copy of the warehouse made for them, bounded by --query-timeout and --query-max-rows, and are
 cancelled when the client goes away; deliveries never wait for them. At start it catches up on what may have been
 missed while it was stopped (every selected stream, past events included; --no-catch-up skips it).
+With --parquet-out and --snapshot it keeps Parquet and a read-only DuckDB copy fresh for other tools (every
+--publish-every seconds, 60), which cannot open the warehouse while it runs. The status page, /status.json and
+/metrics are on --admin-listen (loopback; another address needs EVSYNC_ADMIN_TOKEN, sent as "Authorization: Bearer").
 SIGINT/SIGTERM stop it cleanly: exit 0, or 3 when a run in flight was cut short (its state is saved).
 
 Examples:
   $ export EVSYNC_WEBHOOK_SECRET=$(openssl rand -hex 32)
   $ evsync serve --streams core --cron "*/15 * * * *"
-  $ evsync serve --listen 127.0.0.1:9000 --reconcile-every 12`,
+  $ evsync serve --listen 127.0.0.1:9000 --reconcile-every 12
+  $ evsync serve --snapshot ./evsync-snapshot.duckdb --parquet-out ./parquet   # for duckdb, Python, BI tools
+  $ evsync serve --admin-listen 127.0.0.1:9788        # the status page: open http://127.0.0.1:9788/`,
     )
     .action(
       action<DaemonFlags>(app, (ctx, flags) =>
