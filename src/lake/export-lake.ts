@@ -11,7 +11,7 @@ import type { PartitionSelection } from '../warehouse/index.js';
 import { LakeError } from './errors.js';
 import { ACCOUNT_ID_RE, leaseKey, tableRoot } from './layout.js';
 import { Lease } from './lease.js';
-import { type ParquetSource, publishTable } from './publish.js';
+import { type ParquetSource, type PublishContext, publishTable, type TablePublished } from './publish.js';
 import { inspectRemoteTable, type RemoteTable } from './remote-table.js';
 import type { ObjectStore } from './store.js';
 
@@ -72,97 +72,133 @@ function prepareStaging(dir: string): void {
   });
 }
 
-export async function exportToLake(warehouse: ParquetSource, opts: LakeExportOptions): Promise<LakeExportResult> {
-  if (!ACCOUNT_ID_RE.test(opts.account)) {
-    throw new LakeError(`account id ${JSON.stringify(opts.account)}: expected 1-63 of a-z, 0-9, _ and -`, 'refused');
-  }
-  const log = opts.log ?? (() => {});
-  const started = performance.now();
-  const layout = { prefix: opts.prefix, account: opts.account };
+type LakeLog = NonNullable<LakeExportOptions['log']>;
+
+/** The tables to export (all, the named ones, or those with partitions to replace); an unknown name is refused. */
+async function tablesToExport(
+  warehouse: ParquetSource,
+  opts: LakeExportOptions,
+): Promise<{ tables: string[]; partitions: Map<string, number[]> }> {
   const existing = await warehouse.listTables();
   const partitions = new Map<string, number[]>();
-  for (const p of opts.partitions ?? []) partitions.set(p.table, [...(partitions.get(p.table) ?? []), ...p.eventIds]);
+  for (const selection of opts.partitions ?? []) {
+    partitions.set(selection.table, [...(partitions.get(selection.table) ?? []), ...selection.eventIds]);
+  }
   const tables = opts.tables ?? (opts.partitions ? [...partitions.keys()] : existing);
-  const unknown = tables.filter((t) => !existing.includes(t) || !TABLE_NAME_RE.test(t));
+  const unknown = tables.filter((table) => !existing.includes(table) || !TABLE_NAME_RE.test(table));
   if (unknown.length > 0) {
     throw new LakeError(
       `no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`,
       'refused',
     );
   }
+  return { tables, partitions };
+}
 
-  const lease = await Lease.acquire(opts.store, leaseKey(layout), {
+/** The account's lease; taking over one a dead writer left is said, since its leftovers are finished now. */
+async function acquireLease(opts: LakeExportOptions, key: string, log: LakeLog): Promise<Lease> {
+  const lease = await Lease.acquire(opts.store, key, {
     account: opts.account,
     ttlMs: opts.leaseTtlMs,
     command: opts.command,
   });
-  if (lease.replaced) {
+  const replaced = lease.replaced;
+  if (replaced) {
     log(
       'warn',
-      `took over the lake lease of ${lease.replaced.command} on ${lease.replaced.holder.host} (PID ${lease.replaced.holder.pid}), which had ${
-        Date.parse(lease.replaced.expiresAt) <= Date.now() ? `expired at ${lease.replaced.expiresAt}` : 'exited'
+      `took over the lake lease of ${replaced.command} on ${replaced.holder.host} (PID ${replaced.holder.pid}), which had ${
+        Date.parse(replaced.expiresAt) <= Date.now() ? `expired at ${replaced.expiresAt}` : 'exited'
       }; finishing what it left`,
     );
   }
+  return lease;
+}
+
+function emptyResult(account: string): LakeExportResult {
+  return {
+    account,
+    tables: [],
+    rows: {},
+    files: 0,
+    exportIds: {},
+    uploaded: { files: 0, bytes: 0, parts: 0 },
+    removed: 0,
+    warnings: [],
+    ms: { stage: 0, upload: 0, other: 0 },
+  };
+}
+
+/** Adds one published table to the export's totals (and warns of objects under it evsync did not write). */
+function addPublished(result: LakeExportResult, remote: RemoteTable, done: TablePublished, store: ObjectStore): void {
+  const table = done.table;
+  const manifest: Manifest = done.manifest;
+  result.tables.push(table);
+  result.rows[table] = manifest.files.reduce((rows, file) => rows + file.rows, 0);
+  result.files += manifest.files.length;
+  if (done.exportId) result.exportIds[table] = done.exportId;
+  result.uploaded.files += done.uploaded.files;
+  result.uploaded.bytes += done.uploaded.bytes;
+  result.uploaded.parts += done.uploaded.parts;
+  result.removed += done.removed;
+  result.ms.stage += done.ms.stage;
+  result.ms.upload += done.ms.upload;
+  if (remote.state !== 'missing' && remote.foreign.length > 0) {
+    result.warnings.push(
+      `${store.describe(remote.root)}: ${remote.foreign.length} object(s) evsync did not write were left as they are (readers globbing *.parquet there read them too)`,
+    );
+  }
+}
+
+/** Judges every table's part of the lake, then publishes them one by one through the staging folder. */
+async function publishTables(
+  warehouse: ParquetSource,
+  opts: LakeExportOptions,
+  lease: Lease,
+  tables: string[],
+  partitions: Map<string, number[]>,
+  log: LakeLog,
+): Promise<LakeExportResult> {
+  const layout = { prefix: opts.prefix, account: opts.account };
+  const remotes: { table: string; remote: RemoteTable }[] = [];
+  for (const table of tables) {
+    const remote = await inspectRemoteTable(opts.store, tableRoot(layout, table), table, opts.force === true);
+    remotes.push({ table, remote });
+  }
+  prepareStaging(opts.stagingDir);
+  const result = emptyResult(opts.account);
+  const publishing: PublishContext = {
+    warehouse,
+    store: opts.store,
+    lease,
+    stagingDir: opts.stagingDir,
+    includeDeleted: opts.includeDeleted === true,
+    runId: opts.runId ?? null,
+    uploadConcurrency: opts.uploadConcurrency,
+    onUploaded: opts.onUploaded,
+  };
   try {
-    const remotes: { table: string; remote: RemoteTable }[] = [];
-    for (const table of tables) {
-      remotes.push({
-        table,
-        remote: await inspectRemoteTable(opts.store, tableRoot(layout, table), table, opts.force === true),
-      });
+    for (const { table, remote } of remotes) {
+      const only = partitions.has(table) ? (partitions.get(table) ?? []) : null;
+      const done = await publishTable(publishing, table, remote, only);
+      addPublished(result, remote, done, opts.store);
+      log('debug', `lake: ${table}: ${done.uploaded.files} file(s) uploaded, ${done.removed} replaced`);
     }
-    prepareStaging(opts.stagingDir);
-    const result: LakeExportResult = {
-      account: opts.account,
-      tables: [],
-      rows: {},
-      files: 0,
-      exportIds: {},
-      uploaded: { files: 0, bytes: 0, parts: 0 },
-      removed: 0,
-      warnings: [],
-      ms: { stage: 0, upload: 0, other: 0 },
-    };
-    try {
-      for (const { table, remote } of remotes) {
-        const only = partitions.has(table) ? (partitions.get(table) ?? []) : null;
-        const done = await publishTable(
-          {
-            warehouse,
-            store: opts.store,
-            lease,
-            stagingDir: opts.stagingDir,
-            includeDeleted: opts.includeDeleted === true,
-            runId: opts.runId ?? null,
-            uploadConcurrency: opts.uploadConcurrency,
-            onUploaded: opts.onUploaded,
-          },
-          table,
-          remote,
-          only,
-        );
-        const manifest: Manifest = done.manifest;
-        result.tables.push(table);
-        result.rows[table] = manifest.files.reduce((n, f) => n + f.rows, 0);
-        result.files += manifest.files.length;
-        if (done.exportId) result.exportIds[table] = done.exportId;
-        result.uploaded.files += done.uploaded.files;
-        result.uploaded.bytes += done.uploaded.bytes;
-        result.uploaded.parts += done.uploaded.parts;
-        result.removed += done.removed;
-        result.ms.stage += done.ms.stage;
-        result.ms.upload += done.ms.upload;
-        if (remote.state !== 'missing' && remote.foreign.length > 0) {
-          result.warnings.push(
-            `${opts.store.describe(remote.root)}: ${remote.foreign.length} object(s) evsync did not write were left as they are (readers globbing *.parquet there read them too)`,
-          );
-        }
-        log('debug', `lake: ${table}: ${done.uploaded.files} file(s) uploaded, ${done.removed} replaced`);
-      }
-    } finally {
-      rmSync(opts.stagingDir, { recursive: true, force: true });
-    }
+  } finally {
+    rmSync(opts.stagingDir, { recursive: true, force: true });
+  }
+  return result;
+}
+
+export async function exportToLake(warehouse: ParquetSource, opts: LakeExportOptions): Promise<LakeExportResult> {
+  if (!ACCOUNT_ID_RE.test(opts.account)) {
+    throw new LakeError(`account id ${JSON.stringify(opts.account)}: expected 1-63 of a-z, 0-9, _ and -`, 'refused');
+  }
+  const log: LakeLog = opts.log ?? (() => {});
+  const started = performance.now();
+  const { tables, partitions } = await tablesToExport(warehouse, opts);
+  const lease = await acquireLease(opts, leaseKey({ prefix: opts.prefix, account: opts.account }), log);
+  try {
+    const result = await publishTables(warehouse, opts, lease, tables, partitions, log);
     result.ms.other = performance.now() - started - result.ms.stage - result.ms.upload;
     return result;
   } finally {

@@ -61,6 +61,96 @@ function partitionsToReplace(remote: RemoteTable, manifest: Manifest, only: numb
   return only;
 }
 
+/** What step 1 left in the staging folder: the new files and how the table is partitioned. */
+interface StagedTable {
+  /** This table's folder under the staging folder. */
+  folder: string;
+  exportId: string;
+  files: ManifestFile[];
+  partitionBy: string[];
+  ms: number;
+}
+
+/** Step 1: DuckDB writes the table's Parquet files (the partitions in `only`, or all) into the staging folder. */
+async function stageTable(
+  ctx: PublishContext,
+  table: string,
+  folder: string,
+  only: number[] | null,
+): Promise<StagedTable> {
+  const started = performance.now();
+  const staged = await ctx.warehouse.exportParquet({
+    out: ctx.stagingDir,
+    tables: [table],
+    ...(only !== null ? { partitions: [{ table, eventIds: only }] } : {}),
+    includeDeleted: ctx.includeDeleted,
+    runId: ctx.runId,
+  });
+  const local = readManifest(folder, table);
+  if (!local.ok) throw new Error(`staging ${folder}: ${local.problem}`);
+  return {
+    folder,
+    exportId: staged.exportId,
+    files: local.manifest.files,
+    partitionBy: local.manifest.partitionBy,
+    ms: performance.now() - started,
+  };
+}
+
+/** Step 3: the new files under new names, `uploadConcurrency` at a time, the lease renewed as they go. */
+async function uploadStaged(
+  ctx: PublishContext,
+  root: string,
+  staged: StagedTable,
+): Promise<TablePublished['uploaded']> {
+  const uploaded = { files: 0, bytes: 0, parts: 0 };
+  const limit = pLimit(ctx.uploadConcurrency);
+  await Promise.all(
+    staged.files.map((file) =>
+      limit(async () => {
+        const key = `${root}${file.path}`;
+        const parts = await ctx.store.upload(key, join(staged.folder, file.path), file.bytes);
+        uploaded.files += 1;
+        uploaded.bytes += file.bytes;
+        uploaded.parts += parts;
+        ctx.onUploaded?.(key, file.bytes, parts);
+        await ctx.lease.renewIfDue();
+      }),
+    ),
+  );
+  return uploaded;
+}
+
+/**
+ * Step 4: the manifest that makes the new files current: the replaced ones (the partitions in `only`, or every
+ * file) leave `files` for `obsolete`.
+ */
+function committedManifest(
+  ctx: PublishContext,
+  manifest: Manifest,
+  staged: StagedTable,
+  only: number[] | null,
+): Manifest {
+  const partitioned = staged.partitionBy.includes(PARTITION_COLUMN);
+  const replaced = (file: ManifestFile) =>
+    only === null ||
+    !partitioned ||
+    (file.partition[PARTITION_COLUMN] !== undefined && only.includes(Number(file.partition[PARTITION_COLUMN])));
+  return {
+    ...manifest,
+    updatedAt: new Date().toISOString(),
+    exportId: staged.exportId,
+    runId: ctx.runId,
+    partitionBy: staged.partitionBy,
+    includeDeleted: ctx.includeDeleted,
+    files: [...manifest.files.filter((file) => !replaced(file)), ...staged.files],
+    // Object stores have no folders: nothing to record or remove.
+    folders: [],
+    pending: manifest.pending.filter((id) => id !== staged.exportId),
+    obsolete: manifest.files.filter(replaced).map((file) => file.path),
+  };
+}
+
 export async function publishTable(
   ctx: PublishContext,
   table: string,
@@ -70,83 +160,36 @@ export async function publishTable(
   const { store, lease } = ctx;
   let manifest = await recoverRemote(store, remote, table);
   const only = partitionsToReplace(remote, manifest, requestedOnly, ctx.includeDeleted);
-  const nothing = {
-    table,
-    manifest,
-    exportId: null,
-    uploaded: { files: 0, bytes: 0, parts: 0 },
-    removed: 0,
-    ms: { stage: 0, upload: 0 },
-  };
-  if (only !== null && only.length === 0) return nothing;
+  if (only !== null && only.length === 0) {
+    const nothing = { files: 0, bytes: 0, parts: 0 };
+    return { table, manifest, exportId: null, uploaded: nothing, removed: 0, ms: { stage: 0, upload: 0 } };
+  }
 
-  const staging = join(ctx.stagingDir, table);
-  rmSync(staging, { recursive: true, force: true });
+  const folder = join(ctx.stagingDir, table);
+  rmSync(folder, { recursive: true, force: true });
   try {
-    const stageStart = performance.now();
-    const staged = await ctx.warehouse.exportParquet({
-      out: ctx.stagingDir,
-      tables: [table],
-      ...(only !== null ? { partitions: [{ table, eventIds: only }] } : {}),
-      includeDeleted: ctx.includeDeleted,
-      runId: ctx.runId,
-    });
-    const local = readManifest(staging, table);
-    if (!local.ok) throw new Error(`staging ${staging}: ${local.problem}`);
-    const exportId = staged.exportId;
-    const stageMs = performance.now() - stageStart;
-    const written: ManifestFile[] = local.manifest.files;
-    const partitioned = local.manifest.partitionBy.includes(PARTITION_COLUMN);
-
-    manifest = { ...manifest, pending: [...manifest.pending, exportId] };
+    const staged = await stageTable(ctx, table, folder, only);
+    // Step 2, write-ahead: the export's objects are evsync's from here on, even if this process dies.
+    manifest = { ...manifest, pending: [...manifest.pending, staged.exportId] };
     await putManifest(store, remote.root, manifest);
 
-    const uploaded = { files: 0, bytes: 0, parts: 0 };
-    const limit = pLimit(ctx.uploadConcurrency);
     const uploadStart = performance.now();
-    await Promise.all(
-      written.map((f) =>
-        limit(async () => {
-          const key = `${remote.root}${f.path}`;
-          const parts = await store.upload(key, join(staging, f.path), f.bytes);
-          uploaded.files += 1;
-          uploaded.bytes += f.bytes;
-          uploaded.parts += parts;
-          ctx.onUploaded?.(key, f.bytes, parts);
-          await lease.renewIfDue();
-        }),
-      ),
-    );
-
+    const uploaded = await uploadStaged(ctx, remote.root, staged);
     const uploadMs = performance.now() - uploadStart;
     await lease.assertHeld();
-    const replaced = (f: ManifestFile) =>
-      only === null ||
-      !partitioned ||
-      (f.partition[PARTITION_COLUMN] !== undefined && only.includes(Number(f.partition[PARTITION_COLUMN])));
-    const obsolete = manifest.files.filter(replaced).map((f) => f.path);
-    manifest = {
-      ...manifest,
-      updatedAt: new Date().toISOString(),
-      exportId,
-      runId: ctx.runId,
-      partitionBy: local.manifest.partitionBy,
-      includeDeleted: ctx.includeDeleted,
-      files: [...manifest.files.filter((f) => !replaced(f)), ...written],
-      // Object stores have no folders: nothing to record or remove.
-      folders: [],
-      pending: manifest.pending.filter((id) => id !== exportId),
-      obsolete,
-    };
+    manifest = committedManifest(ctx, manifest, staged, only);
     await putManifest(store, remote.root, manifest);
 
+    // Step 5: the replaced objects go, then the manifest says they are gone.
+    const obsolete = manifest.obsolete;
     if (obsolete.length > 0) {
       await store.remove(obsolete.map((rel) => `${remote.root}${rel}`));
       manifest = { ...manifest, obsolete: [] };
       await putManifest(store, remote.root, manifest);
     }
-    return { table, manifest, exportId, uploaded, removed: obsolete.length, ms: { stage: stageMs, upload: uploadMs } };
+    const ms = { stage: staged.ms, upload: uploadMs };
+    return { table, manifest, exportId: staged.exportId, uploaded, removed: obsolete.length, ms };
   } finally {
-    rmSync(staging, { recursive: true, force: true });
+    rmSync(folder, { recursive: true, force: true });
   }
 }

@@ -114,14 +114,25 @@ function isConflict(err: unknown): boolean {
   return code === 'PreconditionFailed' || statusOf(err) === 412 || statusOf(err) === 409;
 }
 
-export async function openS3Store(settings: S3Settings): Promise<ObjectStore> {
-  const sdk = await import('@aws-sdk/client-s3');
-  const { Upload } = await import('@aws-sdk/lib-storage');
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+
+/** What every operation needs: the SDK (loaded lazily), the client, and where the objects live. */
+interface S3Handle {
+  sdk: S3Sdk;
+  Upload: typeof import('@aws-sdk/lib-storage').Upload;
+  client: S3Client;
+  bucket: string;
+  settings: S3Settings;
+  describe: (key: string) => string;
+}
+
+/** The client, with the command's credentials when both keys are set, else the SDK's own chain (see the file comment). */
+function createS3Client(sdk: S3Sdk, settings: S3Settings): S3Client {
   const env = settings.env;
   const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   const region = settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || undefined);
-  const client: S3Client = withoutNodeVersionWarning(
+  return withoutNodeVersionWarning(
     () =>
       new sdk.S3Client({
         ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
@@ -144,116 +155,142 @@ export async function openS3Store(settings: S3Settings): Promise<ObjectStore> {
         responseChecksumValidation: 'WHEN_REQUIRED',
       }),
   );
+}
+
+async function getObject(s3: S3Handle, key: string): Promise<StoredObject | null> {
+  try {
+    const answer = await s3.client.send(new s3.sdk.GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+    const body = answer.Body ? Buffer.from(await answer.Body.transformToByteArray()) : Buffer.alloc(0);
+    return { body, etag: answer.ETag ?? null };
+  } catch (err) {
+    if (isMissing(err)) return null;
+    throw storeError('cannot read', s3.describe(key), err);
+  }
+}
+
+async function putObject(
+  s3: S3Handle,
+  key: string,
+  body: Buffer,
+  contentType: string,
+  condition: PutCondition = {},
+): Promise<string | 'conflict'> {
+  try {
+    const answer = await s3.client.send(
+      new s3.sdk.PutObjectCommand({
+        Bucket: s3.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+        ...(condition.ifAbsent ? { IfNoneMatch: '*' } : {}),
+        ...(condition.ifMatch ? { IfMatch: condition.ifMatch } : {}),
+      }),
+    );
+    return answer.ETag ?? '';
+  } catch (err) {
+    if ((condition.ifAbsent || condition.ifMatch) && isConflict(err)) return 'conflict';
+    throw storeError('cannot write', s3.describe(key), err);
+  }
+}
+
+async function uploadFile(s3: S3Handle, key: string, file: string, size: number): Promise<number> {
+  const partSize = s3.settings.partSizeBytes;
+  try {
+    if (size <= partSize) {
+      // One PUT; the file is at most one part, so holding it is bounded.
+      await s3.client.send(
+        new s3.sdk.PutObjectCommand({
+          Bucket: s3.bucket,
+          Key: key,
+          Body: await readFile(file),
+          ContentType: 'application/vnd.apache.parquet',
+        }),
+      );
+      return 1;
+    }
+    const upload = new s3.Upload({
+      client: s3.client,
+      params: {
+        Bucket: s3.bucket,
+        Key: key,
+        Body: createReadStream(file),
+        ContentType: 'application/vnd.apache.parquet',
+      },
+      partSize,
+      queueSize: s3.settings.partConcurrency,
+      // A failed multipart upload is aborted, not left as invisible billed parts.
+      leavePartsOnError: false,
+    });
+    await upload.done();
+    return Math.ceil(size / partSize);
+  } catch (err) {
+    throw storeError('cannot upload', s3.describe(key), err);
+  }
+}
+
+async function listObjects(s3: S3Handle, prefix: string): Promise<ListedObject[]> {
+  const listed: ListedObject[] = [];
+  let token: string | undefined;
+  try {
+    do {
+      const answer = await s3.client.send(
+        new s3.sdk.ListObjectsV2Command({
+          Bucket: s3.bucket,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      for (const object of answer.Contents ?? []) {
+        if (object.Key) listed.push({ key: object.Key, size: Number(object.Size ?? 0) });
+      }
+      token = answer.IsTruncated ? answer.NextContinuationToken : undefined;
+    } while (token);
+  } catch (err) {
+    throw storeError('cannot list', s3.describe(prefix), err);
+  }
+  return listed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** DeleteObjects takes at most 1000 keys a call. */
+async function removeObjects(s3: S3Handle, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 1000) {
+    const batch = keys.slice(i, i + 1000);
+    try {
+      const answer = await s3.client.send(
+        new s3.sdk.DeleteObjectsCommand({
+          Bucket: s3.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+      const failed = (answer.Errors ?? []).filter((error) => error.Code !== 'NoSuchKey');
+      if (failed.length > 0) {
+        const first = failed[0];
+        throw new LakeError(
+          `cannot remove ${failed.length} object(s), first ${s3.describe(first?.Key ?? '?')}: ${first?.Code ?? 'Error'}`,
+          'failed',
+        );
+      }
+    } catch (err) {
+      if (err instanceof LakeError) throw err;
+      throw storeError('cannot remove objects under', s3.describe(batch[0] ?? ''), err);
+    }
+  }
+}
+
+export async function openS3Store(settings: S3Settings): Promise<ObjectStore> {
+  const sdk = await import('@aws-sdk/client-s3');
+  const { Upload } = await import('@aws-sdk/lib-storage');
+  const client = createS3Client(sdk, settings);
   const bucket = settings.bucket;
   const describe = (key: string) => `s3://${bucket}/${key}`;
-
+  const s3: S3Handle = { sdk, Upload, client, bucket, settings, describe };
   return {
     describe,
-    async get(key): Promise<StoredObject | null> {
-      try {
-        const r = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
-        const body = r.Body ? Buffer.from(await r.Body.transformToByteArray()) : Buffer.alloc(0);
-        return { body, etag: r.ETag ?? null };
-      } catch (err) {
-        if (isMissing(err)) return null;
-        throw storeError('cannot read', describe(key), err);
-      }
-    },
-    async put(key, body, contentType, condition: PutCondition = {}) {
-      try {
-        const r = await client.send(
-          new sdk.PutObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            Body: body,
-            ContentType: contentType,
-            ...(condition.ifAbsent ? { IfNoneMatch: '*' } : {}),
-            ...(condition.ifMatch ? { IfMatch: condition.ifMatch } : {}),
-          }),
-        );
-        return r.ETag ?? '';
-      } catch (err) {
-        if ((condition.ifAbsent || condition.ifMatch) && isConflict(err)) return 'conflict';
-        throw storeError('cannot write', describe(key), err);
-      }
-    },
-    async upload(key, file, size) {
-      try {
-        if (size <= settings.partSizeBytes) {
-          // One PUT; the file is at most one part, so holding it is bounded.
-          await client.send(
-            new sdk.PutObjectCommand({
-              Bucket: bucket,
-              Key: key,
-              Body: await readFile(file),
-              ContentType: 'application/vnd.apache.parquet',
-            }),
-          );
-          return 1;
-        }
-        const upload = new Upload({
-          client,
-          params: {
-            Bucket: bucket,
-            Key: key,
-            Body: createReadStream(file),
-            ContentType: 'application/vnd.apache.parquet',
-          },
-          partSize: settings.partSizeBytes,
-          queueSize: settings.partConcurrency,
-          // A failed multipart upload is aborted, not left as invisible billed parts.
-          leavePartsOnError: false,
-        });
-        await upload.done();
-        return Math.ceil(size / settings.partSizeBytes);
-      } catch (err) {
-        throw storeError('cannot upload', describe(key), err);
-      }
-    },
-    async list(prefix): Promise<ListedObject[]> {
-      const out: ListedObject[] = [];
-      let token: string | undefined;
-      try {
-        do {
-          const r = await client.send(
-            new sdk.ListObjectsV2Command({
-              Bucket: bucket,
-              Prefix: prefix,
-              ...(token ? { ContinuationToken: token } : {}),
-            }),
-          );
-          for (const o of r.Contents ?? []) if (o.Key) out.push({ key: o.Key, size: Number(o.Size ?? 0) });
-          token = r.IsTruncated ? r.NextContinuationToken : undefined;
-        } while (token);
-      } catch (err) {
-        throw storeError('cannot list', describe(prefix), err);
-      }
-      return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    },
-    async remove(keys) {
-      for (let i = 0; i < keys.length; i += 1000) {
-        const batch = keys.slice(i, i + 1000);
-        try {
-          const r = await client.send(
-            new sdk.DeleteObjectsCommand({
-              Bucket: bucket,
-              Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
-            }),
-          );
-          const failed = (r.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
-          if (failed.length > 0) {
-            const first = failed[0];
-            throw new LakeError(
-              `cannot remove ${failed.length} object(s), first ${describe(first?.Key ?? '?')}: ${first?.Code ?? 'Error'}`,
-              'failed',
-            );
-          }
-        } catch (err) {
-          if (err instanceof LakeError) throw err;
-          throw storeError('cannot remove objects under', describe(batch[0] ?? ''), err);
-        }
-      }
-    },
+    get: (key) => getObject(s3, key),
+    put: (key, body, contentType, condition) => putObject(s3, key, body, contentType, condition),
+    upload: (key, file, size) => uploadFile(s3, key, file, size),
+    list: (prefix) => listObjects(s3, prefix),
+    remove: (keys) => removeObjects(s3, keys),
     close() {
       client.destroy();
     },

@@ -191,6 +191,79 @@ async function attachCopy(db: Db, target: string, temp: string, alias: string, r
   return null;
 }
 
+/** The live warehouse's database and the attached copy's, by their names on the connection. */
+interface CopyNames {
+  live: string;
+  alias: string;
+}
+
+/**
+ * Copies the stream tables (all, or with a reused copy those changed and those it lacks) and the bookkeeping into
+ * the attached copy, in one transaction: one consistent point in time. Returns the copied tables' row counts.
+ */
+async function copyTables(
+  db: Db,
+  names: CopyNames,
+  tables: string[],
+  held: Set<string> | null,
+  opts: SnapshotOptions,
+): Promise<{ copied: string[]; rows: Record<string, number> }> {
+  const rows: Record<string, number> = {};
+  const copied: string[] = [];
+  const changed = new Set(opts.changedTables ?? []);
+  const to = (schema: string, table: string) => `${ident(names.alias)}.${ident(schema)}.${ident(table)}`;
+  const from = (schema: string, table: string) => `${ident(names.live)}.${ident(schema)}.${ident(table)}`;
+  const copy = async (schema: string, table: string) => {
+    await db.run(`DROP TABLE IF EXISTS ${to(schema, table)}`);
+    await db.run(`CREATE TABLE ${to(schema, table)} AS SELECT * FROM ${from(schema, table)}`);
+  };
+  await db.transaction(async () => {
+    if (held === null) {
+      await db.run(`CREATE SCHEMA ${ident(names.alias)}._evsync`);
+      await db.run(`CREATE SCHEMA ${ident(names.alias)}.analytics`);
+    }
+    // Tables the warehouse no longer has leave the copy too.
+    for (const table of held ?? []) if (!tables.includes(table)) await db.run(`DROP TABLE ${to('main', table)}`);
+    let done = 0;
+    for (const table of tables) {
+      if (held?.has(table) && !changed.has(table)) continue;
+      await copy('main', table);
+      copied.push(table);
+      // CREATE TABLE AS reports no row count: the copy is counted (from its fresh row groups' metadata).
+      const counted = await db.query(`SELECT count(*) AS n FROM ${to('main', table)}`);
+      rows[table] = Number(counted.rows[0]?.n ?? 0);
+      await opts.onTable?.(table, ++done);
+    }
+    for (const table of BOOKKEEPING_COPIED) await copy('_evsync', table);
+    await db.run(`DROP TABLE IF EXISTS ${to('_evsync', 'snapshot')}`);
+    await db.run(
+      `CREATE TABLE ${to('_evsync', 'snapshot')} AS
+         SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables`,
+      [utcNow(), db.path, opts.runId ?? null, tables.length],
+    );
+  });
+  return { copied, rows };
+}
+
+/** The views are made inside the copy (its own `main`), so a reader opening it alone can use them. */
+async function createViewsInCopy(db: Db, names: CopyNames): Promise<AnalyticsViewsReport> {
+  await db.run(`USE ${ident(names.alias)}`);
+  try {
+    return await createAnalyticsViews(db);
+  } finally {
+    await db.run(`USE ${ident(names.live)}`);
+  }
+}
+
+/** The finished copy, owner-only and synced, renamed over the target: readers see the old file or the new one. */
+function moveIntoPlace(temp: string, target: string): void {
+  rmSync(`${temp}.wal`, { force: true });
+  chmodSync(temp, 0o600);
+  fsyncPath(temp, 'r+');
+  renameSync(temp, target);
+  fsyncPath(dirname(target), 'r');
+}
+
 /**
  * Writes the snapshot of the warehouse `db` is connected to (its current database) and puts it at `target`.
  * Run it on a connection of its own to let writes go on meanwhile: it reads one consistent point in time.
@@ -202,79 +275,29 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
   await checkPrevious(db, target);
   const removedLeftovers = removeSnapshotLeftovers(target);
   const temp = join(dirname(target), `${tempPrefix(target)}${randomBytes(8).toString('hex')}.tmp`);
-  const alias = `evsync_snapshot_${randomBytes(6).toString('hex')}`;
-  const live = await currentDatabase(db);
+  const names: CopyNames = {
+    live: await currentDatabase(db),
+    alias: `evsync_snapshot_${randomBytes(6).toString('hex')}`,
+  };
   const tables = await listStreamTables(db);
-  const rows: Record<string, number> = {};
-  const copied: string[] = [];
-  let views: AnalyticsViewsReport = { created: [], warnings: [] };
   let attached = false;
   try {
-    const held = await attachCopy(db, target, temp, alias, opts.changedTables !== undefined);
+    const held = await attachCopy(db, target, temp, names.alias, opts.changedTables !== undefined);
     attached = true;
-    const changed = new Set(opts.changedTables ?? []);
-    const to = (schema: string, table: string) => `${ident(alias)}.${ident(schema)}.${ident(table)}`;
-    const from = (schema: string, table: string) => `${ident(live)}.${ident(schema)}.${ident(table)}`;
-    const copy = async (schema: string, table: string) => {
-      await db.run(`DROP TABLE IF EXISTS ${to(schema, table)}`);
-      await db.run(`CREATE TABLE ${to(schema, table)} AS SELECT * FROM ${from(schema, table)}`);
-    };
-    await db.transaction(async () => {
-      if (held === null) {
-        await db.run(`CREATE SCHEMA ${ident(alias)}._evsync`);
-        await db.run(`CREATE SCHEMA ${ident(alias)}.analytics`);
-      }
-      // Tables the warehouse no longer has leave the copy too.
-      for (const table of held ?? []) if (!tables.includes(table)) await db.run(`DROP TABLE ${to('main', table)}`);
-      let n = 0;
-      for (const table of tables) {
-        if (held?.has(table) && !changed.has(table)) continue;
-        await copy('main', table);
-        copied.push(table);
-        // CREATE TABLE AS reports no row count: the copy is counted (from its fresh row groups' metadata).
-        const counted = await db.query(`SELECT count(*) AS n FROM ${to('main', table)}`);
-        rows[table] = Number(counted.rows[0]?.n ?? 0);
-        await opts.onTable?.(table, ++n);
-      }
-      for (const table of BOOKKEEPING_COPIED) await copy('_evsync', table);
-      await db.run(`DROP TABLE IF EXISTS ${to('_evsync', 'snapshot')}`);
-      await db.run(
-        `CREATE TABLE ${to('_evsync', 'snapshot')} AS
-           SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables`,
-        [utcNow(), db.path, opts.runId ?? null, tables.length],
-      );
-    });
-    // The views are made inside the copy (its own `main`), so a reader opening it alone can use them.
-    await db.run(`USE ${ident(alias)}`);
-    try {
-      views = await createAnalyticsViews(db);
-    } finally {
-      await db.run(`USE ${ident(live)}`);
-    }
-    await db.run(`CHECKPOINT ${ident(alias)}`);
-    await db.run(`DETACH ${ident(alias)}`);
+    const { copied, rows } = await copyTables(db, names, tables, held, opts);
+    const views = await createViewsInCopy(db, names);
+    await db.run(`CHECKPOINT ${ident(names.alias)}`);
+    await db.run(`DETACH ${ident(names.alias)}`);
     attached = false;
-    rmSync(`${temp}.wal`, { force: true });
-    chmodSync(temp, 0o600);
-    fsyncPath(temp, 'r+');
-    renameSync(temp, target);
-    fsyncPath(dirname(target), 'r');
+    moveIntoPlace(temp, target);
+    const bytes = statSync(target).size;
+    return { path: target, tables, copied, rows, bytes, views, removedLeftovers, ms: performance.now() - started };
   } catch (err) {
-    if (attached) await db.run(`DETACH ${ident(alias)}`).catch(() => undefined);
+    if (attached) await db.run(`DETACH ${ident(names.alias)}`).catch(() => undefined);
     rmSync(temp, { force: true });
     rmSync(`${temp}.wal`, { force: true });
     throw err;
   }
-  return {
-    path: target,
-    tables,
-    copied,
-    rows,
-    bytes: statSync(target).size,
-    views,
-    removedLeftovers,
-    ms: performance.now() - started,
-  };
 }
 
 async function currentDatabase(db: Db): Promise<string> {

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
+import type { Connection } from '../config.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { formatDuration, formatNumber, toJson } from '../output/format.js';
@@ -116,24 +117,175 @@ async function newestEvent(client: ApiClient): Promise<ListPage> {
   return client.list('/events', { sort: '-updated_at', perPage: 1, page: 1, fields: ['id', 'updated_at'] });
 }
 
+/** Records one check's outcome (and prints it, unless the report is printed as JSON at the end). */
+type AddCheck = (name: string, status: Status, message: string) => void;
+
+function checkRecorder(ctx: Ctx, checks: CheckItem[]): AddCheck {
+  const marks: Record<Status, string> = {
+    ok: ctx.outStyle.green('✓'),
+    warn: ctx.outStyle.yellow('!'),
+    fail: ctx.outStyle.red('✗'),
+    info: ctx.outStyle.dim('·'),
+  };
+  return (name, status, message) => {
+    checks.push({ name, status, message });
+    if (!ctx.json) ctx.out.write(`${marks[status]} ${name}: ${message}\n`);
+  };
+}
+
+/** The token call: judges the service and the credentials; true when a token was obtained. */
+async function checkToken(client: ApiClient, conn: Connection, add: AddCheck, report: CheckReport): Promise<boolean> {
+  try {
+    await client.ensureToken();
+  } catch (err) {
+    const problem = serviceProblem(err, conn.baseUrl);
+    if (problem) {
+      add('service', 'fail', problem);
+      add('credentials', 'info', `not checked (${conn.who}): the service did not answer as the event API`);
+    } else {
+      add('service', 'ok', `${conn.baseUrl} answers (as ${conn.who})`);
+      add('credentials', 'fail', errorMessage(err));
+    }
+    return false;
+  }
+  add('service', 'ok', `${conn.baseUrl} answers as the event API (as ${conn.who})`);
+  const expires = client.tokenExpiresAt;
+  report.tokenExpiresAt = expires?.toISOString() ?? null;
+  add('credentials', 'ok', `token obtained${expires ? `, valid until ${expires.toISOString()}` : ''}`);
+  return true;
+}
+
+/** The local clock against the server's Date header (evsync uses the server's time either way). */
+function checkClock(client: ApiClient, add: AddCheck, report: CheckReport): void {
+  const offset = client.clockOffsetMs;
+  report.clockOffsetMs = Math.round(offset);
+  if (Math.abs(offset) > 60_000) {
+    add(
+      'clock',
+      'warn',
+      `local clock is ${formatDuration(Math.abs(offset))} ${offset > 0 ? 'behind' : 'ahead of'} the server's Date header; evsync uses the server's time, but check NTP`,
+    );
+  } else add('clock', 'ok', `local clock within ${formatDuration(Math.abs(offset))} of the server's Date header`);
+}
+
+/** What the list call told: answered (then clock and record zone judged), or not made until the window resets. */
+interface ListOutcome {
+  answered: boolean;
+  /** Set when the window's credits are spent: a state to wait out, not a failure. */
+  waitMs: number | null;
+}
+
+/** The newest record's `updated_at` against the server's time in the configured record zone. */
+function checkRecordZone(ctx: Ctx, client: ApiClient, page: ListPage, add: AddCheck, report: CheckReport): void {
+  const newest = page.items[0]?.updated_at;
+  if (typeof newest === 'string' && newest !== '') {
+    report.newestUpdatedAt = newest;
+    const zone = ctx.config.values.recordTimezone ?? 'UTC';
+    const judged = judgeRecordTime(newest, client.serverNow(), zone);
+    report.recordSkewSeconds = judged.skewSeconds;
+    add('record time zone', judged.status, judged.message);
+  } else add('record time zone', 'warn', 'no event with updated_at to calibrate against');
+}
+
+/** The list call (10 credits): does listing work, and what do the clock and the newest record's time say? */
+async function checkListCall(ctx: Ctx, client: ApiClient, add: AddCheck, report: CheckReport): Promise<ListOutcome> {
+  let answered = false;
+  try {
+    const page = await newestEvent(client);
+    answered = true;
+    add(
+      'list call',
+      'ok',
+      `GET /events answered (${formatNumber(page.meta.totalCount)} events; this call cost 10 credits)`,
+    );
+    checkClock(client, add, report);
+    checkRecordZone(ctx, client, page, add, report);
+    return { answered, waitMs: null };
+  } catch (err) {
+    const wait = budgetSpent(err);
+    if (!wait) {
+      add('list call', 'fail', errorMessage(err));
+      return { answered, waitMs: null };
+    }
+    add(
+      'list call',
+      'info',
+      `not made: ${wait.usable} credits usable in this window, 10 needed; the next window starts in ${formatDuration(wait.ms)} (nothing to fix: the budget is spent for now)`,
+    );
+    return { answered, waitMs: wait.ms };
+  }
+}
+
+/** The rate-limit state as the list call's headers (or the spent budget) reported it, and the credits spent. */
+function checkRateLimit(client: ApiClient, list: ListOutcome, add: AddCheck, report: CheckReport): void {
+  const ledger = client.ledger.snapshot();
+  const credits = `${formatNumber(ledger.remaining)} of ${formatNumber(ledger.limit)} credits left`;
+  if (list.answered) {
+    report.rateLimit = {
+      limit: ledger.limit,
+      remaining: ledger.remaining,
+      resetAt: ledger.resetAt?.toISOString() ?? null,
+    };
+    const reset = ledger.resetAt ? `, window resets in ${formatDuration(ledger.resetAt.getTime() - Date.now())}` : '';
+    add(
+      'rate limit',
+      ledger.remaining < 10 ? 'warn' : 'ok',
+      `${credits}${reset}${ledger.remaining < 10 ? ' (a sync will wait for the reset)' : ''}`,
+    );
+  } else if (list.waitMs !== null) {
+    report.rateLimit = {
+      limit: ledger.limit,
+      remaining: ledger.remaining,
+      resetAt: new Date(Date.now() + list.waitMs).toISOString(),
+    };
+    add(
+      'rate limit',
+      'info',
+      `budget spent: ${credits}, the window resets in ${formatDuration(list.waitMs)} (a sync waits for it, up to --max-wait)`,
+    );
+  } else {
+    // Before a list call answers, the ledger holds only its assumptions (2000/600 s): nothing to report as known.
+    add('rate limit', 'info', 'not known: no list call answered');
+  }
+  report.creditsSpent = ledger.spent.list + ledger.spent.other + ledger.spent.token;
+}
+
+/** Does the database open, and can a sync write it (or create it)? */
+async function checkDatabase(ctx: Ctx, add: AddCheck): Promise<void> {
+  const db = ctx.config.db;
+  const unwritable = warehouseWritable(db);
+  if (unwritable) add('database', 'fail', unwritable);
+  else if (existsSync(db)) {
+    try {
+      const warehouse = await openWarehouse(ctx, { readOnly: true });
+      await warehouse.close();
+      add('database', 'ok', `${db} opens and can be written`);
+    } catch (err) {
+      add('database', 'fail', errorMessage(err));
+    }
+  } else add('database', 'ok', `${db} does not exist yet; its folder can be written (the first sync creates it)`);
+}
+
+/** The report as JSON, or the one-line verdict under the printed checks. */
+function writeVerdict(ctx: Ctx, report: CheckReport, waitMs: number | null): void {
+  const verdict = !report.ok
+    ? 'a sync cannot run: fix the failures above'
+    : waitMs !== null
+      ? `a sync can run once the rate-limit window resets in ${formatDuration(waitMs)}`
+      : 'a sync can run';
+  if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
+  else
+    ctx.out.write(
+      `${verdict} (this check spent ${report.creditsSpent} credit${report.creditsSpent === 1 ? '' : 's'})\n`,
+    );
+}
+
 async function check(ctx: Ctx): Promise<number> {
   const conn = connection(ctx);
   // Never wait for a window here: a check answers now.
   const client = await createClient(ctx, conn, { maxWait: 0 });
   const checks: CheckItem[] = [];
-  const add = (name: string, status: Status, message: string) => {
-    checks.push({ name, status, message });
-    if (!ctx.json) {
-      const marks: Record<Status, string> = {
-        ok: ctx.outStyle.green('✓'),
-        warn: ctx.outStyle.yellow('!'),
-        fail: ctx.outStyle.red('✗'),
-        info: ctx.outStyle.dim('·'),
-      };
-      const mark = marks[status];
-      ctx.out.write(`${mark} ${name}: ${message}\n`);
-    }
-  };
+  const add = checkRecorder(ctx, checks);
   const report: CheckReport = {
     ok: false,
     baseUrl: conn.baseUrl,
@@ -146,120 +298,16 @@ async function check(ctx: Ctx): Promise<number> {
     recordSkewSeconds: null,
     creditsSpent: 0,
   };
-  /** Set when the window's credits are spent: a state to wait out, not a failure. */
-  let waitMs: number | null = null;
+  let list: ListOutcome = { answered: false, waitMs: null };
   try {
-    let tokenOk = false;
-    try {
-      await client.ensureToken();
-      tokenOk = true;
-      add('service', 'ok', `${conn.baseUrl} answers as the event API (as ${conn.who})`);
-      const expires = client.tokenExpiresAt;
-      report.tokenExpiresAt = expires?.toISOString() ?? null;
-      add('credentials', 'ok', `token obtained${expires ? `, valid until ${expires.toISOString()}` : ''}`);
-    } catch (err) {
-      const problem = serviceProblem(err, conn.baseUrl);
-      if (problem) {
-        add('service', 'fail', problem);
-        add('credentials', 'info', `not checked (${conn.who}): the service did not answer as the event API`);
-      } else {
-        add('service', 'ok', `${conn.baseUrl} answers (as ${conn.who})`);
-        add('credentials', 'fail', errorMessage(err));
-      }
-    }
-
-    let listOk = false;
-    if (tokenOk) {
-      try {
-        const page = await newestEvent(client);
-        listOk = true;
-        add(
-          'list call',
-          'ok',
-          `GET /events answered (${formatNumber(page.meta.totalCount)} events; this call cost 10 credits)`,
-        );
-        const newest = page.items[0]?.updated_at;
-        const offset = client.clockOffsetMs;
-        report.clockOffsetMs = Math.round(offset);
-        if (Math.abs(offset) > 60_000) {
-          add(
-            'clock',
-            'warn',
-            `local clock is ${formatDuration(Math.abs(offset))} ${offset > 0 ? 'behind' : 'ahead of'} the server's Date header; evsync uses the server's time, but check NTP`,
-          );
-        } else add('clock', 'ok', `local clock within ${formatDuration(Math.abs(offset))} of the server's Date header`);
-        if (typeof newest === 'string' && newest !== '') {
-          report.newestUpdatedAt = newest;
-          const zone = ctx.config.values.recordTimezone ?? 'UTC';
-          const j = judgeRecordTime(newest, client.serverNow(), zone);
-          report.recordSkewSeconds = j.skewSeconds;
-          add('record time zone', j.status, j.message);
-        } else add('record time zone', 'warn', 'no event with updated_at to calibrate against');
-      } catch (err) {
-        const wait = budgetSpent(err);
-        if (wait) {
-          waitMs = wait.ms;
-          add(
-            'list call',
-            'info',
-            `not made: ${wait.usable} credits usable in this window, 10 needed; the next window starts in ${formatDuration(wait.ms)} (nothing to fix: the budget is spent for now)`,
-          );
-        } else add('list call', 'fail', errorMessage(err));
-      }
-    }
-
-    const snap = client.ledger.snapshot();
-    if (listOk) {
-      report.rateLimit = { limit: snap.limit, remaining: snap.remaining, resetAt: snap.resetAt?.toISOString() ?? null };
-      const reset = snap.resetAt ? `, window resets in ${formatDuration(snap.resetAt.getTime() - Date.now())}` : '';
-      add(
-        'rate limit',
-        snap.remaining < 10 ? 'warn' : 'ok',
-        `${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left${reset}${snap.remaining < 10 ? ' (a sync will wait for the reset)' : ''}`,
-      );
-    } else if (waitMs !== null) {
-      report.rateLimit = {
-        limit: snap.limit,
-        remaining: snap.remaining,
-        resetAt: new Date(Date.now() + waitMs).toISOString(),
-      };
-      add(
-        'rate limit',
-        'info',
-        `budget spent: ${formatNumber(snap.remaining)} of ${formatNumber(snap.limit)} credits left, the window resets in ${formatDuration(waitMs)} (a sync waits for it, up to --max-wait)`,
-      );
-    } else {
-      // Before a list call answers, the ledger holds only its assumptions (2000/600 s): nothing to report as known.
-      add('rate limit', 'info', 'not known: no list call answered');
-    }
-    report.creditsSpent = snap.spent.list + snap.spent.other + snap.spent.token;
-
-    const db = ctx.config.db;
-    const unwritable = warehouseWritable(db);
-    if (unwritable) add('database', 'fail', unwritable);
-    else if (existsSync(db)) {
-      try {
-        const w = await openWarehouse(ctx, { readOnly: true });
-        await w.close();
-        add('database', 'ok', `${db} opens and can be written`);
-      } catch (err) {
-        add('database', 'fail', errorMessage(err));
-      }
-    } else add('database', 'ok', `${db} does not exist yet; its folder can be written (the first sync creates it)`);
+    if (await checkToken(client, conn, add, report)) list = await checkListCall(ctx, client, add, report);
+    checkRateLimit(client, list, add, report);
+    await checkDatabase(ctx, add);
   } finally {
     await client.close();
   }
-  report.ok = checks.every((c) => c.status !== 'fail');
-  const verdict = !report.ok
-    ? 'a sync cannot run: fix the failures above'
-    : waitMs !== null
-      ? `a sync can run once the rate-limit window resets in ${formatDuration(waitMs)}`
-      : 'a sync can run';
-  if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
-  else
-    ctx.out.write(
-      `${verdict} (this check spent ${report.creditsSpent} credit${report.creditsSpent === 1 ? '' : 's'})\n`,
-    );
+  report.ok = checks.every((item) => item.status !== 'fail');
+  writeVerdict(ctx, report, list.waitMs);
   return report.ok ? ExitCode.Done : ExitCode.Failure;
 }
 

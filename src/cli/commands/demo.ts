@@ -82,17 +82,14 @@ interface DemoReport {
   webhooks?: import('./demo-webhooks.js').WebhookDemo | undefined;
 }
 
-async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<number> {
-  const started = Date.now();
-  // The demo deletes its database first, so it must never be the user's warehouse (see demoDatabase).
-  const db = await demoDatabase(ctx);
-  for (const f of [db, `${db}.wal`]) rmSync(f, { force: true });
+type WebhookDemoModule = typeof import('./demo-webhooks.js');
 
+/** The seeded simulator on a free loopback port, and a client of its first account (its secrets scrubbed). */
+async function startDemoService(ctx: Ctx) {
   ctx.log.info('starting the embedded simulator (seeded "small" dataset) on a free loopback port…');
   const { startSimulator } = await import('../../simulator/index.js');
   const sim = await startSimulator({ size: 'small', port: 0, host: '127.0.0.1' });
   const { ApiClient } = await import('../../api/index.js');
-  const { Warehouse } = await import('../../warehouse/index.js');
   const account = sim.accounts[0];
   if (!account) throw new Error('the simulator has no account');
   const client = new ApiClient({
@@ -101,7 +98,64 @@ async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<numbe
   });
   ctx.out.addSecrets([account.clientSecret, account.encoded]);
   ctx.err.addSecrets([account.clientSecret, account.encoded]);
-  let warehouse: Awaited<ReturnType<typeof Warehouse.open>> | null = null;
+  return { sim, account, client };
+}
+
+/** The demo's questions against the views; one that fails is named, the others are still answered. */
+async function answerQuestions(ctx: Ctx, warehouse: Warehouse): Promise<DemoReport['answers']> {
+  const answers: DemoReport['answers'] = [];
+  for (const question of DEMO_QUESTIONS) {
+    try {
+      const answer = await warehouse.query(question.sql);
+      answers.push({ ...question, columns: columnNames(answer.columns), rows: answer.rows as Row[] });
+    } catch (err) {
+      ctx.log.warn(`${question.title}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return answers;
+}
+
+/** The report for a person: what landed, the sync, the credits, the answers, and what to run next. */
+function printDemo(
+  ctx: Ctx,
+  report: DemoReport,
+  views: string[],
+  hooks: WebhookDemoModule | null,
+  started: number,
+): void {
+  const { db, result, tables, webhooks } = report;
+  const style = ctx.outStyle;
+  const out = (text: string) => ctx.out.write(text);
+  out(`\n${style.bold('What landed')} (${db})\n`);
+  out(
+    formatTable(
+      ['table', 'rows'],
+      Object.entries(tables).map(([table, rows]) => ({ table, rows })),
+    ),
+  );
+  out(`\n${style.bold('Sync')}\n${summaryTable(result)}`);
+  const credits = result.credits;
+  out(
+    `\n${style.bold('Credits')}: ${formatNumber(credits.total)} spent of the ${formatNumber(report.creditLimit)}-credit window (${formatNumber(credits.list / 10)} list calls x 10 + ${formatNumber(credits.token + credits.other)} for tokens and other calls), ${formatNumber(result.requests)} requests, ${formatDuration(result.durationMs)}\n`,
+  );
+  for (const answer of report.answers) {
+    out(`\n${style.bold(answer.title)}\n${formatTable(answer.columns, answer.rows)}`);
+  }
+  if (hooks && webhooks) out(`\n${style.bold('Change capture')}\n${hooks.describeWebhookDemo(webhooks)}`);
+  out(
+    `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${ctx.config.dbSource === 'flag' ? db : DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((view) => (view.includes('.') ? view : `analytics.${view}`)).join(', ')}\n` : ''}`,
+  );
+}
+
+async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<number> {
+  const started = Date.now();
+  // The demo deletes its database first, so it must never be the user's warehouse (see demoDatabase).
+  const db = await demoDatabase(ctx);
+  for (const file of [db, `${db}.wal`]) rmSync(file, { force: true });
+
+  const { sim, account, client } = await startDemoService(ctx);
+  const { Warehouse } = await import('../../warehouse/index.js');
+  let warehouse: Warehouse | null = null;
   const progress = attachProgress(ctx, client);
   try {
     warehouse = await Warehouse.open(db);
@@ -114,47 +168,15 @@ async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<numbe
     // The engine creates them at the end of a run too; again here so the answers below never miss one. Each view
     // is built on its own: one that fails is named, the others stand.
     const built = await warehouse.buildAnalyticsViews();
-    for (const w of built.warnings) ctx.log.warn(`analytics views: ${w}`);
-    const views = built.created;
+    for (const warning of built.warnings) ctx.log.warn(`analytics views: ${warning}`);
     const tables = await warehouse.tableCounts();
-    const limit = client.ledger.snapshot().limit;
-    const answers: DemoReport['answers'] = [];
-    for (const q of DEMO_QUESTIONS) {
-      try {
-        const r = await warehouse.query(q.sql);
-        answers.push({ ...q, columns: columnNames(r.columns), rows: r.rows as Row[] });
-      } catch (err) {
-        ctx.log.warn(`${q.title}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
+    const creditLimit = client.ledger.snapshot().limit;
+    const answers = await answerQuestions(ctx, warehouse);
     const hooks = flags.webhooks ? await import('./demo-webhooks.js') : null;
     const webhooks = hooks ? await hooks.demoWebhooks(ctx, sim, warehouse, client, 'core') : undefined;
-    if (ctx.json) {
-      const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit: limit, answers, webhooks };
-      ctx.out.write(`${toJson(report, 2)}\n`);
-    } else {
-      const s = ctx.outStyle;
-      const out = (text: string) => ctx.out.write(text);
-      out(`\n${s.bold('What landed')} (${db})\n`);
-      out(
-        formatTable(
-          ['table', 'rows'],
-          Object.entries(tables).map(([table, rows]) => ({ table, rows })),
-        ),
-      );
-      out(`\n${s.bold('Sync')}\n${summaryTable(result)}`);
-      const c = result.credits;
-      out(
-        `\n${s.bold('Credits')}: ${formatNumber(c.total)} spent of the ${formatNumber(limit)}-credit window (${formatNumber(c.list / 10)} list calls x 10 + ${formatNumber(c.token + c.other)} for tokens and other calls), ${formatNumber(result.requests)} requests, ${formatDuration(result.durationMs)}\n`,
-      );
-      for (const a of answers) {
-        out(`\n${s.bold(a.title)}\n${formatTable(a.columns, a.rows)}`);
-      }
-      if (hooks && webhooks) out(`\n${s.bold('Change capture')}\n${hooks.describeWebhookDemo(webhooks)}`);
-      out(
-        `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${ctx.config.dbSource === 'flag' ? db : DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((v) => (v.includes('.') ? v : `analytics.${v}`)).join(', ')}\n` : ''}`,
-      );
-    }
+    const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit, answers, webhooks };
+    if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
+    else printDemo(ctx, report, built.created, hooks, started);
     explain(ctx.log, result, 'evsync demo');
     return exitCodeOf(result);
   } finally {

@@ -10,11 +10,12 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
-import { selectStreams } from '../../../connectors/index.js';
+import { type StreamDefinition, selectStreams } from '../../../connectors/index.js';
 import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
 import type { ProgressEvent, SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
+import type { Connection } from '../config.js';
 import { type App, action, type Ctx, checkWarehousePath, connection, createClient, openWarehouse } from '../context.js';
 import { neverFires, nextFiringTimes } from '../cron.js';
 import { errorMessage, UsageError } from '../errors.js';
@@ -26,6 +27,7 @@ import {
   type SelectionFlags,
 } from '../options.js';
 import { formatNumber, toJson } from '../output/format.js';
+import type { Logger } from '../output/logger.js';
 import { addPublishOptions } from './daemon-publish.js';
 import { addQueryBoundOptions, type DaemonFlags, runDaemon } from './daemon-run.js';
 import { statusLine, syncOptionsFrom } from './sync.js';
@@ -176,6 +178,244 @@ export interface Scheduler {
   stop(): Promise<{ runs: number; skipped: number }>;
 }
 
+/** A validated cron expression, with where it came from (for error messages) and its time zone. */
+interface CronSchedule {
+  cronTime: string;
+  where: string;
+  timeZone: string | undefined;
+}
+
+/** The cron expression of the flags, the config file or the daemon's default; a usage error when none is valid. */
+async function resolveSchedule(ctx: Ctx, flags: ScheduleFlags, defaultCron?: string): Promise<CronSchedule> {
+  const fromFlag = flags.cron !== undefined;
+  const cronTime = flags.cron ?? ctx.config.values.schedule?.cron ?? defaultCron;
+  if (!cronTime) {
+    throw new UsageError('no schedule: pass --cron "*/15 * * * *" or set schedule.cron in evsync.config.json');
+  }
+  const where = cronSource(ctx, fromFlag);
+  const timeZone = flags.tz ?? ctx.config.values.schedule?.tz;
+  const { validateCronExpression } = await import('cron');
+  const valid = validateCronExpression(cronTime);
+  if (!valid.valid) {
+    throw new UsageError(
+      `${where}: "${cronTime}" is not a valid cron expression (${valid.error?.message ?? 'invalid'}); expected 5 fields (minute hour day month weekday), or 6 with seconds first`,
+    );
+  }
+  return { cronTime, where, timeZone };
+}
+
+/** One client for the daemon's life (see the file comment); made again only if a run left it unusable. */
+class RunClients {
+  private own: ApiClient | null = null;
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly conn: Connection,
+    private readonly flags: ScheduleFlags,
+    private readonly given: ApiClient | undefined,
+  ) {}
+
+  async forRun(): Promise<ApiClient> {
+    if (this.given) {
+      this.given.beginRun();
+      return this.given;
+    }
+    if (this.own) {
+      try {
+        this.own.beginRun();
+        return this.own;
+      } catch (err) {
+        this.ctx.log.debug(`a new API client for this run: ${errorMessage(err)}`);
+        await this.own.close();
+        this.own = null;
+      }
+    }
+    this.own = await createClient(this.ctx, this.conn, this.flags);
+    return this.own;
+  }
+
+  /** Closes the client the daemon made (a given one belongs to the caller). */
+  async close(): Promise<void> {
+    await this.own?.close();
+  }
+}
+
+/**
+ * The schedule's credit need judged against the limit: at start, and again whenever a run learns another limit
+ * from the service than the one the schedule was judged against.
+ */
+class BudgetWatch {
+  /** Known once the cron job exists (from its next firing times). */
+  perHour = 0;
+  private readonly eventStreams: number;
+  private readonly otherStreams: number;
+  private checkedLimit: number;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly flags: SelectionFlags,
+    streams: readonly StreamDefinition[],
+    private readonly rate: RateLimit,
+  ) {
+    this.eventStreams = streams.filter((stream) => stream.scope === 'event').length;
+    this.otherStreams = streams.length - this.eventStreams;
+    this.checkedLimit = rate.credits;
+  }
+
+  check(events: number, limit: RateLimit): void {
+    const fit = budgetFit({
+      events,
+      eventStreams: this.eventStreams,
+      otherStreams: this.otherStreams,
+      runsPerHour: this.perHour,
+      limit: limit.credits,
+      windowSeconds: limit.windowSeconds,
+    });
+    const formula = `${events} events x ${this.eventStreams} event streams (+${this.otherStreams} others) x 10 credits x ${formatNumber(Math.round(this.perHour * 10) / 10)} runs/hour`;
+    const capacity = `${formatNumber(fit.capacityPerHour)}/hour (${formatNumber(limit.credits)} credits per ${formatNumber(limit.windowSeconds)} s: ${limit.source})`;
+    if (!fit.fits) {
+      this.log.warn(
+        `this schedule may need up to ${formatNumber(Math.round(fit.perHour))} credits/hour (${formula}) but the budget is ${capacity}: runs will fall behind. Schedule less often, or narrow --streams / --event-status`,
+      );
+    } else this.log.debug(`budget: up to ${formatNumber(Math.round(fit.perHour))} of ${capacity} (${formula})`);
+  }
+
+  /** After a run: the service may report another limit than the one the schedule was judged against. */
+  async recheck(client: ApiClient, warehouse: Warehouse): Promise<void> {
+    const learned = client.ledger.snapshot().limit;
+    if (learned === this.checkedLimit) return;
+    this.checkedLimit = learned;
+    const events = (await factsFrom(warehouse, this.flags)).events;
+    if (events !== null)
+      this.check(events, { ...this.rate, credits: learned, source: 'the limit the service reported' });
+  }
+}
+
+/** What every scheduled run shares. */
+interface RunSetup {
+  ctx: Ctx;
+  options: SyncOptions;
+  hooks: SchedulerHooks;
+  label: string;
+  signal: AbortSignal;
+  clients: RunClients;
+  budget: BudgetWatch;
+}
+
+/** The log line of a finished run, at the level its status calls for. */
+function reportRun(ctx: Ctx, label: string, runNumber: number, result: SyncResult): void {
+  // One JSON line per run: a daemon's output is read line by line (jq, log shippers).
+  if (ctx.json) ctx.out.write(`${toJson({ run: runNumber, ...result })}\n`);
+  const line = `${label} #${runNumber}: ${statusLine(result)}`;
+  if (result.status === 'failed') ctx.log.error(`${line}; ${result.errors.join('; ')}`);
+  else if (result.status === 'partial') ctx.log.warn(`${line}; ${result.reason ?? ''} (the next run resumes)`);
+  else ctx.log.ok(line);
+}
+
+/** One scheduled sync, with the plan's extra options; a failure is logged, never thrown (see the catch). */
+async function runScheduledSync(setup: RunSetup, runNumber: number, extra: Partial<SyncOptions>): Promise<void> {
+  const { ctx, hooks, label } = setup;
+  const startedAt = new Date();
+  ctx.log.info(`${label} #${runNumber} started at ${startedAt.toISOString()}`);
+  let warehouse: Warehouse | null = null;
+  try {
+    const client = await setup.clients.forRun();
+    warehouse = hooks.warehouse ?? (await openWarehouse(ctx));
+    const { runSync } = await import('../../sync/index.js');
+    const result = await runSync(client, warehouse, {
+      ...setup.options,
+      ...extra,
+      signal: setup.signal,
+      onProgress: (event) => {
+        if (event.type === 'item-failed') ctx.log.warn(event.error);
+        hooks.onProgress?.(event);
+      },
+    });
+    reportRun(ctx, label, runNumber, result);
+    await setup.budget.recheck(client, warehouse);
+    await hooks.onResult?.(result, startedAt);
+  } catch (err) {
+    // One failed run must not end the daemon: the next tick tries again.
+    if (ctx.json) ctx.out.write(`${toJson({ run: runNumber, status: 'failed', error: errorMessage(err) })}\n`);
+    ctx.log.error(`${label} #${runNumber} failed: ${errorMessage(err)}`);
+  } finally {
+    if (!hooks.warehouse) await warehouse?.close().catch(() => undefined);
+  }
+}
+
+/** cron skips a tick silently while the previous run is still going: watch the tick times ourselves to log them. */
+class SkipWatcher {
+  skipped = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly signal: AbortSignal,
+    private readonly isRunning: () => boolean,
+    private readonly nextTickAt: () => number,
+  ) {}
+
+  watch(nextAt: number): void {
+    this.timer = setTimeout(
+      () => {
+        // After a stop request the run is winding down: more "skipped" lines would only be noise.
+        if (!this.isRunning() || this.signal.aborted) return;
+        this.skipped += 1;
+        this.log.warn(`tick at ${new Date(nextAt).toISOString()} skipped: the previous sync is still running`);
+        this.watch(this.nextTickAt());
+      },
+      Math.max(0, nextAt - Date.now()) + 20,
+    );
+    this.timer.unref();
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
+
+/**
+ * The cron job: one run per tick, never two at once (waitForCompletion), the skip watcher armed while a run goes.
+ * `runOnce` is called on each tick; `inFlight` is the run going now, for a stop to wait on.
+ */
+async function createCronJob(
+  schedule: CronSchedule,
+  log: Logger,
+  signal: AbortSignal,
+  runOnce: () => Promise<void>,
+  onBusy: (running: boolean) => void,
+) {
+  const { CronJob } = await import('cron');
+  const state: { inFlight: Promise<void> | null } = { inFlight: null };
+  const job = CronJob.from({
+    cronTime: schedule.cronTime,
+    ...(schedule.timeZone ? { timeZone: schedule.timeZone } : {}),
+    waitForCompletion: true,
+    start: false,
+    onTick: async () => {
+      const run = runOnce();
+      state.inFlight = run;
+      onBusy(true);
+      skips.watch(job.nextDate().toMillis());
+      try {
+        await run;
+      } finally {
+        state.inFlight = null;
+        onBusy(false);
+        skips.clear();
+      }
+    },
+    errorHandler: (err) => log.error(`scheduled run failed: ${errorMessage(err)}`),
+  });
+  const skips = new SkipWatcher(
+    log,
+    signal,
+    () => state.inFlight !== null,
+    () => job.nextDate().toMillis(),
+  );
+  return { job, skips, inFlight: () => state.inFlight };
+}
+
 /**
  * Runs the incremental sync on the cron schedule of `flags` (or the config file) until `signal` aborts: never two
  * runs at once, skipped ticks logged, the budget judged against the limit the service reported.
@@ -187,169 +427,38 @@ export async function startScheduler(
   hooks: SchedulerHooks = {},
   onBusy: (running: boolean) => void = () => undefined,
 ): Promise<Scheduler> {
-  const fromFlag = flags.cron !== undefined;
-  const cronTime = flags.cron ?? ctx.config.values.schedule?.cron ?? hooks.defaultCron;
-  if (!cronTime) {
-    throw new UsageError('no schedule: pass --cron "*/15 * * * *" or set schedule.cron in evsync.config.json');
-  }
-  const where = cronSource(ctx, fromFlag);
-  const timeZone = flags.tz ?? ctx.config.values.schedule?.tz;
-  const { CronJob, validateCronExpression } = await import('cron');
-  const valid = validateCronExpression(cronTime);
-  if (!valid.valid) {
-    throw new UsageError(
-      `${where}: "${cronTime}" is not a valid cron expression (${valid.error?.message ?? 'invalid'}); expected 5 fields (minute hour day month weekday), or 6 with seconds first`,
-    );
-  }
+  const schedule = await resolveSchedule(ctx, flags, hooks.defaultCron);
+  const { cronTime, timeZone } = schedule;
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, 'incremental');
   const log = ctx.log;
-
-  let running: Promise<void> | null = null;
-  let runs = 0;
-  let skipped = 0;
-  let skipTimer: NodeJS.Timeout | null = null;
-  const stop = { signal };
-  const label = hooks.label ?? 'run';
-
-  // cron skips a tick silently while the previous run is still going: watch the tick times ourselves to log them.
-  const watchSkips = (nextAt: number) => {
-    skipTimer = setTimeout(
-      () => {
-        // After a stop request the run is winding down: more "skipped" lines would only be noise.
-        if (!running || stop.signal.aborted) return;
-        skipped += 1;
-        log.warn(`tick at ${new Date(nextAt).toISOString()} skipped: the previous sync is still running`);
-        watchSkips(job.nextDate().toMillis());
-      },
-      Math.max(0, nextAt - Date.now()) + 20,
-    );
-    skipTimer.unref();
-  };
-
-  // One client for the daemon's life (see the file comment); made again only if a run left it unusable.
-  const shared: { client: ApiClient | null } = { client: null };
-  const clientForRun = async (): Promise<ApiClient> => {
-    if (hooks.client) {
-      hooks.client.beginRun();
-      return hooks.client;
-    }
-    if (shared.client) {
-      try {
-        shared.client.beginRun();
-        return shared.client;
-      } catch (err) {
-        log.debug(`a new API client for this run: ${errorMessage(err)}`);
-        await shared.client.close();
-        shared.client = null;
-      }
-    }
-    shared.client = await createClient(ctx, conn, flags);
-    return shared.client;
-  };
-
+  const clients = new RunClients(ctx, conn, flags, hooks.client);
   const facts = await warehouseFacts(ctx, flags, hooks.warehouse);
   const rate = rateLimitFor(facts.learnedLimit, ctx.config.values.rateLimit);
-  const streams = selectStreams(options.streams ?? 'core');
-  const eventStreams = streams.filter((s) => s.scope === 'event').length;
-  let perHour = 0;
-  const checkBudget = (events: number, limit: RateLimit): void => {
-    const fit = budgetFit({
-      events,
-      eventStreams,
-      otherStreams: streams.length - eventStreams,
-      runsPerHour: perHour,
-      limit: limit.credits,
-      windowSeconds: limit.windowSeconds,
-    });
-    const formula = `${events} events x ${eventStreams} event streams (+${streams.length - eventStreams} others) x 10 credits x ${formatNumber(Math.round(perHour * 10) / 10)} runs/hour`;
-    const capacity = `${formatNumber(fit.capacityPerHour)}/hour (${formatNumber(limit.credits)} credits per ${formatNumber(limit.windowSeconds)} s: ${limit.source})`;
-    if (!fit.fits) {
-      log.warn(
-        `this schedule may need up to ${formatNumber(Math.round(fit.perHour))} credits/hour (${formula}) but the budget is ${capacity}: runs will fall behind. Schedule less often, or narrow --streams / --event-status`,
-      );
-    } else log.debug(`budget: up to ${formatNumber(Math.round(fit.perHour))} of ${capacity} (${formula})`);
-  };
-  let checkedLimit = rate.credits;
+  const budget = new BudgetWatch(log, flags, selectStreams(options.streams ?? 'core'), rate);
+  const setup: RunSetup = { ctx, options, hooks, label: hooks.label ?? 'run', signal, clients, budget };
 
+  let runs = 0;
   let planned = 0;
   const runOnce = async (): Promise<void> => {
-    if (stop.signal.aborted) return;
+    if (signal.aborted) return;
     const extra = hooks.plan ? hooks.plan(planned + 1) : {};
     planned += 1;
     if (extra === null) return;
     runs += 1;
-    const n = runs;
-    const startedAt = new Date();
-    log.info(`${label} #${n} started at ${startedAt.toISOString()}`);
-    let warehouse: Warehouse | null = null;
-    try {
-      const c = await clientForRun();
-      warehouse = hooks.warehouse ?? (await openWarehouse(ctx));
-      const { runSync } = await import('../../sync/index.js');
-      const result = await runSync(c, warehouse, {
-        ...options,
-        ...extra,
-        signal: stop.signal,
-        onProgress: (e) => {
-          if (e.type === 'item-failed') log.warn(e.error);
-          hooks.onProgress?.(e);
-        },
-      });
-      // One JSON line per run: a daemon's output is read line by line (jq, log shippers).
-      if (ctx.json) ctx.out.write(`${toJson({ run: n, ...result })}\n`);
-      const line = `${label} #${n}: ${statusLine(result)}`;
-      if (result.status === 'failed') log.error(`${line}; ${result.errors.join('; ')}`);
-      else if (result.status === 'partial') log.warn(`${line}; ${result.reason ?? ''} (the next run resumes)`);
-      else log.ok(line);
-      // The service may report another limit than the one the schedule was judged against: judge it again.
-      const learned = c.ledger.snapshot().limit;
-      if (learned !== checkedLimit) {
-        checkedLimit = learned;
-        const events = (await factsFrom(warehouse, flags)).events;
-        if (events !== null)
-          checkBudget(events, { ...rate, credits: learned, source: 'the limit the service reported' });
-      }
-      await hooks.onResult?.(result, startedAt);
-    } catch (err) {
-      // One failed run must not end the daemon: the next tick tries again.
-      if (ctx.json) ctx.out.write(`${toJson({ run: n, status: 'failed', error: errorMessage(err) })}\n`);
-      log.error(`${label} #${n} failed: ${errorMessage(err)}`);
-    } finally {
-      if (!hooks.warehouse) await warehouse?.close().catch(() => undefined);
-    }
+    await runScheduledSync(setup, runs, extra);
   };
-
-  const job = CronJob.from({
-    cronTime,
-    ...(timeZone ? { timeZone } : {}),
-    waitForCompletion: true,
-    start: false,
-    onTick: async () => {
-      const p = runOnce();
-      running = p;
-      onBusy(true);
-      watchSkips(job.nextDate().toMillis());
-      try {
-        await p;
-      } finally {
-        running = null;
-        onBusy(false);
-        if (skipTimer) clearTimeout(skipTimer);
-      }
-    },
-    errorHandler: (err) => log.error(`scheduled run failed: ${errorMessage(err)}`),
-  });
+  const { job, skips, inFlight } = await createCronJob(schedule, log, signal, runOnce, onBusy);
 
   const never = neverFires(job);
-  if (never) throw new UsageError(`${where}: "${cronTime}" ${never}`);
-  perHour = runsPerHour(nextFiringTimes(job, 200));
+  if (never) throw new UsageError(`${schedule.where}: "${cronTime}" ${never}`);
+  budget.perHour = runsPerHour(nextFiringTimes(job, 200));
   log.info(
-    `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${frequency(perHour)}, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
+    `schedule "${cronTime}"${timeZone ? ` (${timeZone})` : ''}: about ${frequency(budget.perHour)}, next at ${job.nextDate().toISO()}; Ctrl-C to stop`,
   );
   if (facts.events === null) {
     log.info('events in scope unknown until the first sync: the budget check runs on the next start');
-  } else checkBudget(facts.events, rate);
+  } else budget.check(facts.events, rate);
 
   job.start();
   let firstRun: NodeJS.Timeout | null = null;
@@ -362,10 +471,11 @@ export async function startScheduler(
       // stop() resolves once the running callback (if any) has returned: the engine saw the signal and saved state.
       if (firstRun) clearTimeout(firstRun);
       await job.stop();
+      const running = inFlight();
       if (running) await running;
-      if (skipTimer) clearTimeout(skipTimer);
-      await shared.client?.close();
-      return { runs, skipped };
+      skips.clear();
+      await clients.close();
+      return { runs, skipped: skips.skipped };
     },
   };
 }

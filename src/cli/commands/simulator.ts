@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { FaultSpec, SimulatorOptions, SimulatorSize } from '../../simulator/index.js';
+import type { FaultSpec, Simulator, SimulatorOptions, SimulatorSize } from '../../simulator/index.js';
 
 /**
  * The simulator's default port. A warehouse belongs to one base URL (port included), so a fixed default keeps a
@@ -93,10 +93,8 @@ interface SimulatorFlags {
   webhookQueue: number;
 }
 
-export function registerSimulatorCommand(program: Command): void {
-  program
-    .command('simulator')
-    .description('serve the embedded simulator of the API (no credentials or network needed)')
+function addSimulatorOptions(command: Command): Command {
+  return command
     .option(
       '--port <n>',
       'port to listen on; the same one every start keeps a warehouse usable; 0 picks a free port',
@@ -119,7 +117,11 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--faults <spec>', 'inject faults, e.g. errors=0.05,latency=20 (see below)')
     .option('--record-tz <zone>', 'IANA zone record timestamps are written in (expires_at stays UTC)', 'UTC')
     .option('--control', 'expose /_control/* endpoints (loopback only)')
-    .option('--json', 'print one JSON line {baseUrl, accounts} instead of the human summary')
+    .option('--json', 'print one JSON line {baseUrl, accounts} instead of the human summary');
+}
+
+function addWebhookOptions(command: Command): Command {
+  return command
     .option('--webhook-hosts <hosts>', 'comma-separated hosts besides loopback that webhooks may call (* for any)')
     .option(
       '--webhook-retry-base <ms>',
@@ -145,82 +147,113 @@ export function registerSimulatorCommand(program: Command): void {
       'pending webhook deliveries at most; more are recorded as overflow',
       integer('webhook-queue', 1),
       10000,
-    )
+    );
+}
+
+/** The simulator's options from the flags; a bad --faults or --rate-limit is a usage error (exit 2). */
+async function simulatorOptions(flags: SimulatorFlags, command: Command): Promise<SimulatorOptions> {
+  const { parseFaults, parseRateLimit } = await import('../../simulator/index.js');
+  let faults: FaultSpec | undefined;
+  let rateLimit: SimulatorOptions['rateLimit'];
+  try {
+    faults = flags.faults ? parseFaults(flags.faults) : undefined;
+    rateLimit = parseRateLimit(flags.rateLimit);
+  } catch (e) {
+    command.error(`error: ${(e as Error).message}`, { exitCode: 2 });
+  }
+  return {
+    port: flags.port,
+    host: flags.host,
+    seed: flags.seed,
+    size: flags.size,
+    rateLimit,
+    tokenTtlSeconds: flags.tokenTtl,
+    mutationsPerSecond: flags.mutate,
+    faults,
+    recordTimezone: flags.recordTz,
+    control: flags.control === true,
+    webhookHosts: (flags.webhookHosts ?? '')
+      .split(',')
+      .map((host) => host.trim())
+      .filter(Boolean),
+    webhookDelivery: {
+      retryBaseMs: flags.webhookRetryBase,
+      attempts: flags.webhookAttempts,
+      timeoutMs: flags.webhookTimeout,
+      concurrency: flags.webhookConcurrency,
+      queueLimit: flags.webhookQueue,
+    },
+  };
+}
+
+/** Starts it; a port in use gets its own message (a simulator already running is the usual cause). */
+async function startOrExplain(options: SimulatorOptions, flags: SimulatorFlags, command: Command): Promise<Simulator> {
+  const { startSimulator } = await import('../../simulator/index.js');
+  return startSimulator(options).catch((e: Error) => {
+    if ((e as { code?: unknown }).code === 'EADDRINUSE') {
+      command.error(
+        `error: port ${flags.port} on ${flags.host} is in use (a simulator already running?): stop it, or pass --port <n> (0 picks a free port; a warehouse belongs to one base URL, so keep the port you synced with)`,
+        { exitCode: 1, code: 'simulator.port-in-use' },
+      );
+    }
+    return command.error(`error: ${e.message}`, {
+      exitCode: e instanceof RangeError ? 2 : 1,
+      code: 'simulator.start',
+    });
+  });
+}
+
+/** Where it listens and the accounts' credentials: one JSON line, or lines for a person. */
+function printSimulator(sim: Simulator, flags: SimulatorFlags, command: Command): void {
+  // The program also has a global --json, which commander may have taken for itself.
+  if (flags.json || command.optsWithGlobals<{ json?: boolean }>().json) {
+    const accounts = sim.accounts.map(({ clientId, clientSecret, encoded }) => ({
+      clientId,
+      clientSecret,
+      encoded,
+    }));
+    process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, accounts })}\n`);
+    return;
+  }
+  const lines = [`evsync simulator listening on ${sim.baseUrl} (size ${flags.size}, seed ${flags.seed})`];
+  sim.accounts.forEach((account, i) => {
+    lines.push(
+      `account ${i}: ${account.name}`,
+      `  client id:     ${account.clientId}`,
+      `  client secret: ${account.clientSecret}`,
+    );
+    lines.push(`  encoded:       ${account.encoded}`);
+  });
+  if (flags.control) lines.push(`control: ${sim.baseUrl.replace(/\/v1$/, '')}/_control/counters`);
+  const first = sim.accounts[0];
+  if (first) lines.push('To use account 0, paste into another shell:', ...exportLines(sim.baseUrl, first));
+  lines.push('Press Ctrl+C to stop.');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** Serves until SIGINT or SIGTERM, then closes the simulator. */
+function untilStopped(sim: Simulator): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      sim.close().then(resolve, resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export function registerSimulatorCommand(program: Command): void {
+  const cmd = program
+    .command('simulator')
+    .description('serve the embedded simulator of the API (no credentials or network needed)');
+  addSimulatorOptions(cmd);
+  addWebhookOptions(cmd)
     .addHelpText('after', HELP)
     .action(async (flags: SimulatorFlags, command: Command) => {
-      const { parseFaults, parseRateLimit, startSimulator } = await import('../../simulator/index.js');
-      let faults: FaultSpec | undefined;
-      let rateLimit: SimulatorOptions['rateLimit'];
-      try {
-        faults = flags.faults ? parseFaults(flags.faults) : undefined;
-        rateLimit = parseRateLimit(flags.rateLimit);
-      } catch (e) {
-        command.error(`error: ${(e as Error).message}`, { exitCode: 2 });
-      }
-      const sim = await startSimulator({
-        port: flags.port,
-        host: flags.host,
-        seed: flags.seed,
-        size: flags.size,
-        rateLimit,
-        tokenTtlSeconds: flags.tokenTtl,
-        mutationsPerSecond: flags.mutate,
-        faults,
-        recordTimezone: flags.recordTz,
-        control: flags.control === true,
-        webhookHosts: (flags.webhookHosts ?? '')
-          .split(',')
-          .map((h) => h.trim())
-          .filter(Boolean),
-        webhookDelivery: {
-          retryBaseMs: flags.webhookRetryBase,
-          attempts: flags.webhookAttempts,
-          timeoutMs: flags.webhookTimeout,
-          concurrency: flags.webhookConcurrency,
-          queueLimit: flags.webhookQueue,
-        },
-      }).catch((e: Error) => {
-        if ((e as { code?: unknown }).code === 'EADDRINUSE') {
-          command.error(
-            `error: port ${flags.port} on ${flags.host} is in use (a simulator already running?): stop it, or pass --port <n> (0 picks a free port; a warehouse belongs to one base URL, so keep the port you synced with)`,
-            { exitCode: 1, code: 'simulator.port-in-use' },
-          );
-        }
-        return command.error(`error: ${e.message}`, {
-          exitCode: e instanceof RangeError ? 2 : 1,
-          code: 'simulator.start',
-        });
-      });
-
-      // The program also has a global --json, which commander may have taken for itself.
-      if (flags.json || command.optsWithGlobals<{ json?: boolean }>().json) {
-        const accounts = sim.accounts.map(({ clientId, clientSecret, encoded }) => ({
-          clientId,
-          clientSecret,
-          encoded,
-        }));
-        process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, accounts })}\n`);
-      } else {
-        const lines = [`evsync simulator listening on ${sim.baseUrl} (size ${flags.size}, seed ${flags.seed})`];
-        sim.accounts.forEach((a, i) => {
-          lines.push(`account ${i}: ${a.name}`, `  client id:     ${a.clientId}`, `  client secret: ${a.clientSecret}`);
-          lines.push(`  encoded:       ${a.encoded}`);
-        });
-        if (flags.control) lines.push(`control: ${sim.baseUrl.replace(/\/v1$/, '')}/_control/counters`);
-        const first = sim.accounts[0];
-        if (first) lines.push('To use account 0, paste into another shell:', ...exportLines(sim.baseUrl, first));
-        lines.push('Press Ctrl+C to stop.');
-        process.stdout.write(`${lines.join('\n')}\n`);
-      }
-
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          sim.close().then(resolve, resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      const sim = await startOrExplain(await simulatorOptions(flags, command), flags, command);
+      printSimulator(sim, flags, command);
+      await untilStopped(sim);
     });
 }
