@@ -18,9 +18,9 @@
  * timeouts, ordering as they are) and with the documented fault mix (5% each of dropped, duplicated, reordered and
  * 2 s delayed deliveries), whose dropped deliveries only reconciliation can find.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -38,14 +38,14 @@ import { installWebhooks } from '../src/sync/capture/install.js';
 import { capturedObjects } from '../src/sync/capture/objects.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
+import { cli, stopChild } from './cli-process.js';
 import { differences, freshness } from './freshness-measure.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
 import { withSimulatorAndWarehouse } from './sim-warehouse.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ROOT = FROM_SOURCE ? join(HERE, '..') : join(HERE, '..', '..');
+const ROOT = import.meta.url.endsWith('.ts') ? join(HERE, '..') : join(HERE, '..', '..');
 const STREAMS = capturedObjects().map((c) => c.stream.name);
 const LIMIT = { credits: 2000, windowSeconds: 600 };
 const SECRET = 'bench-freshness-secret-5e0c1a7b9d2f';
@@ -72,30 +72,6 @@ interface Outcome {
   /** Rows the final reconciliation wrote, per stream (what capture or polling had not brought). */
   reconciled: Record<string, number>;
   wallSeconds: number;
-}
-
-function cli(args: string[], env: Record<string, string>, cwd: string, logFile: string): ChildProcess {
-  // The child runs in a temporary folder: tsx is named by its resolved location, not looked up from there.
-  const main = FROM_SOURCE
-    ? ['--import', import.meta.resolve('tsx'), join(ROOT, 'src/cli/main.ts')]
-    : [join(ROOT, 'dist/src/cli/main.js')];
-  const child = spawn(process.execPath, [...main, ...args], {
-    cwd,
-    env: { ...process.env, ...env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr!.pipe(createWriteStream(logFile));
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
-  child.once('exit', () => process.off('exit', kill));
-  return child;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
 }
 
 function client(sim: Simulator, unthrottled = false): ApiClient {

@@ -181,12 +181,14 @@ export class Dispatcher {
     entry.status = 'sending';
     const n = entry.attempts.length + 1;
     const at = new Date(this.clock.nowMs()).toISOString();
+    const sent = performance.now();
     const result = await this.sender.send(job.request);
+    const ms = Math.round((performance.now() - sent) * 10) / 10;
     this.inFlight--;
     this.attemptsMade++;
     lane.busy = false;
     if (this.closed) return;
-    entry.attempts.push({ n, at, ...result });
+    entry.attempts.push({ n, at, ms, ...result });
     if (result.outcome === 'ok') {
       entry.status = 'delivered';
       this.finish(job);

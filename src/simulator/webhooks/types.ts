@@ -52,6 +52,8 @@ export interface WebhookAttempt {
   n: number;
   /** Simulated clock when the attempt started, ISO 8601 UTC. */
   at: string;
+  /** Wall milliseconds from sending to the receiver's complete answer (or the timeout, or the error). */
+  ms: number;
   outcome: AttemptOutcome;
   /** The receiver's HTTP status, when it answered. */
   status: number | null;
