@@ -6,7 +6,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { Simulator } from '../src/simulator/index.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
@@ -34,4 +36,30 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
   await exited;
+}
+
+/** The first line `evsync serve --json` prints: where it listens for deliveries and serves its metrics. */
+export async function serveListening(
+  child: ChildProcess,
+  logFile: string,
+): Promise<{ listening: string; metrics: string }> {
+  const line = await Promise.race([
+    once(createInterface({ input: child.stdout! }), 'line').then(([l]) => String(l)),
+    once(child, 'exit').then(() => {
+      throw new Error(`evsync serve exited before listening (see ${logFile})`);
+    }),
+  ]);
+  return JSON.parse(line) as { listening: string; metrics: string };
+}
+
+/** The environment of an evsync process working `db` against the simulator's first account. */
+export function simulatorEnv(sim: Simulator, db: string, webhookSecret: string): Record<string, string> {
+  const a = sim.accounts[0]!;
+  return {
+    EVSYNC_BASE_URL: sim.baseUrl,
+    EVSYNC_CLIENT_ID: a.clientId,
+    EVSYNC_CLIENT_SECRET: a.clientSecret,
+    EVSYNC_DB: db,
+    EVSYNC_WEBHOOK_SECRET: webhookSecret,
+  };
 }

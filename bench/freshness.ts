@@ -19,10 +19,8 @@
  * 2 s delayed deliveries), whose dropped deliveries only reconciliation can find.
  */
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../src/api/index.js';
@@ -38,7 +36,8 @@ import { installWebhooks } from '../src/sync/capture/install.js';
 import { capturedObjects } from '../src/sync/capture/objects.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
-import { cli, stopChild } from './cli-process.js';
+import { changeSteadily } from './change-stream.js';
+import { cli, serveListening, simulatorEnv, stopChild } from './cli-process.js';
 import { differences, freshness } from './freshness-measure.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
@@ -140,14 +139,7 @@ async function measure(
     await w.close();
     await c.close();
   }
-  const a = sim.accounts[0]!;
-  const env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: db,
-    EVSYNC_WEBHOOK_SECRET: SECRET,
-  };
+  const env = simulatorEnv(sim, db, SECRET);
   const logFile = join(dir, `${mode}${faults ? '-faults' : ''}.log`);
   let child: ChildProcess;
   let metricsUrl: string | null = null;
@@ -159,13 +151,7 @@ async function measure(
       dir,
       logFile,
     );
-    const line = await Promise.race([
-      once(createInterface({ input: child.stdout! }), 'line').then(([l]) => String(l)),
-      once(child, 'exit').then(() => {
-        throw new Error(`evsync serve exited before listening (see ${logFile})`);
-      }),
-    ]);
-    const info = JSON.parse(line) as { listening: string; metrics: string };
+    const info = await serveListening(child, logFile);
     metricsUrl = info.metrics;
     const installer = client(sim);
     await installWebhooks(installer, {
@@ -193,19 +179,7 @@ async function measure(
   const setup = sim.counters();
   const since = sim.webhooks.changes().at(-1)?.seq ?? 0;
   log(`freshness: ${label}: ${plan.rate} changes/s for ${plan.seconds} s`);
-  const end = Date.now() + plan.seconds * 1000;
-  let owed = 0;
-  let last = Date.now();
-  while (Date.now() < end) {
-    await sleep(100);
-    owed += ((Date.now() - last) / 1000) * plan.rate;
-    last = Date.now();
-    const n = Math.floor(owed);
-    if (n > 0) {
-      sim.mutate(n, { streams: STREAMS });
-      owed -= n;
-    }
-  }
+  await changeSteadily(sim, plan.rate, plan.seconds, STREAMS);
   if (metricsUrl) {
     await sim.webhooks.idle();
     const url = metricsUrl;

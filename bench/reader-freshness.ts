@@ -20,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { ApiClient } from '../src/api/index.js';
 import { type Simulator, type SimulatorSize, startSimulator, type WebhookChange } from '../src/simulator/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
-import { cli, stopChild } from './cli-process.js';
+import { changeSteadily } from './change-stream.js';
+import { cli, serveListening, simulatorEnv, stopChild } from './cli-process.js';
 import { figure, round, type ScenarioResult } from './lib.js';
 import { BACKFILL_SEED } from './sim-warehouse.js';
 
@@ -196,14 +197,7 @@ export async function readerFreshness(
   let reader: ReturnType<typeof startReader> | null = null;
   try {
     await bindTo(sim, db);
-    const a = sim.accounts[0]!;
-    const env = {
-      EVSYNC_BASE_URL: sim.baseUrl,
-      EVSYNC_CLIENT_ID: a.clientId,
-      EVSYNC_CLIENT_SECRET: a.clientSecret,
-      EVSYNC_DB: db,
-      EVSYNC_WEBHOOK_SECRET: SECRET,
-    };
+    const env = simulatorEnv(sim, db, SECRET);
     const every = cadence === null ? [] : ['--publish-every', String(cadence)];
     const started = Date.now();
     const child = cli(
@@ -216,13 +210,7 @@ export async function readerFreshness(
       logFile,
     );
     serve = child;
-    const line = await Promise.race([
-      once(createInterface({ input: child.stdout! }), 'line').then(([l]) => String(l)),
-      once(child, 'exit').then(() => {
-        throw new Error(`evsync serve exited before listening (see ${logFile})`);
-      }),
-    ]);
-    const url = (JSON.parse(line) as { listening: string }).listening;
+    const url = (await serveListening(child, logFile)).listening;
     // New outputs are published whole at start: the readers begin once both are there.
     await waitFor('the first publish', () => existsSync(snapshot) && existsSync(join(parquet, STREAM)), child, 900_000);
     const r = startReader(snapshot, parquet);
@@ -236,19 +224,7 @@ export async function readerFreshness(
     log(
       `${label}: ${plan.rate} changes/s for ${plan.seconds} s (first publish and reads after ${firstPublishSeconds} s)`,
     );
-    const end = Date.now() + plan.seconds * 1000;
-    let owed = 0;
-    let last = Date.now();
-    while (Date.now() < end) {
-      await sleep(100);
-      owed += ((Date.now() - last) / 1000) * plan.rate;
-      last = Date.now();
-      const n = Math.floor(owed);
-      if (n > 0) {
-        sim.mutate(n, { streams: [STREAM] });
-        owed -= n;
-      }
-    }
+    await changeSteadily(sim, plan.rate, plan.seconds, [STREAM]);
     const window = sim.webhooks.changes(sinceChange).filter((c) => c.stream === STREAM && c.id !== null);
     // A record deleted later never shows its earlier change (readers see live rows): those are not measured.
     const deletedAt = new Map(window.filter((c) => c.action === 'delete').map((c) => [c.id, c.seq]));
