@@ -58,6 +58,8 @@ export interface ReaderOutcome {
   parquet: Quantiles & { missing: number; readErrors: number; readMsP50: number };
   /** Publishes during the changes and the drain (not the first, whole publish at start). */
   publishes: number;
+  /** Publishes that failed in that time (the partitions they owed wait for the next one); lastPublish has the error. */
+  failedPublishes: number;
   firstPublishSeconds: number;
   lastPublish: unknown;
   /** Milliseconds from sending a delivery to its complete answer, as the simulator measured each try. */
@@ -141,7 +143,7 @@ async function runCli(args: string[], env: Record<string, string>, dir: string, 
 
 async function publishStats(env: Record<string, string>, dir: string, log: string) {
   const s = JSON.parse(await runCli(['status', '--json'], env, dir, log)) as {
-    daemon?: { publish?: { publishes: number } & Record<string, unknown> };
+    daemon?: { publish?: { publishes: number; failures: number; lastError: string | null } & Record<string, unknown> };
   };
   if (!s.daemon?.publish) throw new Error('evsync status shows no publishing daemon');
   return s.daemon.publish;
@@ -218,7 +220,7 @@ export async function readerFreshness(
     await waitFor("the reader's first reads", r.ready, child, 300_000);
     const firstPublishSeconds = round((Date.now() - started) / 1000, 1);
     await runCli(['webhooks', 'install', '--url', url, '--streams', STREAM], env, dir, join(dir, 'install.log'));
-    const before = (await publishStats(env, dir, join(dir, 'status.log'))).publishes;
+    const before = await publishStats(env, dir, join(dir, 'status.log'));
     const sinceChange = sim.webhooks.changes().at(-1)?.seq ?? 0;
     const sinceDelivery = sim.webhooks.deliveries().at(-1)?.id ?? 0;
     log(
@@ -266,7 +268,8 @@ export async function readerFreshness(
       unmeasured,
       snapshot: perSource('snapshot'),
       parquet: perSource('parquet'),
-      publishes: stats.publishes - before,
+      publishes: stats.publishes - before.publishes,
+      failedPublishes: stats.failures - before.failures,
       firstPublishSeconds,
       lastPublish: Object.fromEntries(Object.entries(stats).filter(([k]) => k.startsWith('last'))),
       answerMs: quantiles(deliveries.flatMap((d) => d.attempts.map((x) => x.ms))),
@@ -292,7 +295,7 @@ export function readerFigures(size: SimulatorSize, plan: ReaderPlan, o: ReaderOu
       s.p95,
       null,
       null,
-      `${o.changes} registrant changes measured (${plan.rate}/s for ${plan.seconds} s; ${o.unmeasured} deletes or changes of records deleted later not), reader reopening both every ${EVERY_MS / 1000} s; snapshot p50 ${s.p50} s, p95 ${s.p95} s, max ${s.max} s, ${s.missing} never shown, ${s.readErrors} failed reads (read ${s.readMsP50} ms); Parquet p50 ${p.p50} s, p95 ${p.p95} s, max ${p.max} s, ${p.missing} never shown, ${p.readErrors} failed reads (read ${p.readMsP50} ms); ${o.publishes} publishes (first, whole: ${o.firstPublishSeconds} s after start); load average ${o.loadAverage}`,
+      `${o.changes} registrant changes measured (${plan.rate}/s for ${plan.seconds} s; ${o.unmeasured} deletes or changes of records deleted later not), reader reopening both every ${EVERY_MS / 1000} s; snapshot p50 ${s.p50} s, p95 ${s.p95} s, max ${s.max} s, ${s.missing} never shown, ${s.readErrors} failed reads (read ${s.readMsP50} ms); Parquet p50 ${p.p50} s, p95 ${p.p95} s, max ${p.max} s, ${p.missing} never shown, ${p.readErrors} failed reads (read ${p.readMsP50} ms); ${o.publishes} publishes, ${o.failedPublishes} failed (first, whole: ${o.firstPublishSeconds} s after start); load average ${o.loadAverage}`,
     ),
     figure(name, 'Parquet p95 s', p.p95, null, null),
     figure(
