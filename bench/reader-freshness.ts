@@ -47,6 +47,14 @@ interface Quantiles {
   max: number;
 }
 
+/** Seconds from change to visible in one output; `missing` never became visible before the end. */
+type SourceFreshness = Quantiles & {
+  missing: number;
+  readErrors: number;
+  firstReadError: string | null;
+  readMsP50: number;
+};
+
 export interface ReaderOutcome {
   /** --publish-every, seconds. */
   cadence: number;
@@ -54,8 +62,8 @@ export interface ReaderOutcome {
   /** Deletes, and changes of records deleted later in the window. */
   unmeasured: number;
   /** Per source: seconds from change to visible; `missing` never became visible before the end. */
-  snapshot: Quantiles & { missing: number; readErrors: number; readMsP50: number };
-  parquet: Quantiles & { missing: number; readErrors: number; readMsP50: number };
+  snapshot: SourceFreshness;
+  parquet: SourceFreshness;
   /** Publishes during the changes and the drain (not the first, whole publish at start). */
   publishes: number;
   /** Publishes that failed in that time (the partitions they owed wait for the next one); lastPublish has the error. */
@@ -97,12 +105,16 @@ function startReader(snapshot: string, parquet: string) {
   const seen: Record<Source, Map<string, [number, string][]>> = { snapshot: new Map(), parquet: new Map() };
   const baseline: Record<Source, boolean> = { snapshot: false, parquet: false };
   const errors: Record<Source, number> = { snapshot: 0, parquet: 0 };
+  const errorSample: Record<Source, string | null> = { snapshot: null, parquet: null };
   const readMs: Record<Source, number[]> = { snapshot: [], parquet: [] };
   createInterface({ input: child.stdout }).on('line', (line) => {
     const r = JSON.parse(line) as ReaderLine;
     if (r.error !== undefined) {
       // Before its first read the file may not be there yet; later, a failed read is what a reader meets.
-      if (baseline[r.src]) errors[r.src] += 1;
+      if (baseline[r.src]) {
+        errors[r.src] += 1;
+        errorSample[r.src] ??= r.error.slice(0, 300);
+      }
       return;
     }
     if (r.ms !== undefined) readMs[r.src].push(r.ms);
@@ -116,6 +128,7 @@ function startReader(snapshot: string, parquet: string) {
   return {
     seen,
     errors,
+    errorSample,
     readMs,
     ready: () => baseline.snapshot && baseline.parquet,
     /** When `c` first showed in `src` (a read with its updated_at or a newer one), or null. */
@@ -259,6 +272,7 @@ export async function readerFreshness(
         ...quantiles(seconds),
         missing,
         readErrors: r.errors[src],
+        firstReadError: r.errorSample[src],
         readMsP50: quantiles(r.readMs[src], 0).p50,
       };
     };
