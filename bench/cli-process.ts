@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -100,4 +101,18 @@ export async function waitForLog(logFile: string, pattern: RegExp, child: ChildP
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The first line `evsync serve --json` prints: where it listens for deliveries and serves its metrics. */
+export async function serveListening(
+  child: ChildProcess,
+  logFile: string,
+): Promise<{ listening: string; metrics: string }> {
+  const line = await Promise.race([
+    once(createInterface({ input: child.stdout! }), 'line').then(([l]) => String(l)),
+    once(child, 'exit').then(() => {
+      throw new Error(`evsync serve exited before listening (see ${logFile})`);
+    }),
+  ]);
+  return JSON.parse(line) as { listening: string; metrics: string };
 }

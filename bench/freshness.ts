@@ -19,10 +19,8 @@
  * 2 s delayed deliveries), whose dropped deliveries only reconciliation can find.
  */
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../src/api/index.js';
@@ -38,7 +36,8 @@ import { installWebhooks } from '../src/sync/capture/install.js';
 import { capturedObjects } from '../src/sync/capture/objects.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
-import { cli, evsyncEnv, ROOT, stopChild } from './cli-process.js';
+import { changeSteadily } from './change-stream.js';
+import { cli, evsyncEnv, ROOT, serveListening, stopChild } from './cli-process.js';
 import { differences, freshness } from './freshness-measure.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
@@ -160,14 +159,8 @@ async function measure(
       dir,
       logFile,
     );
-    // Two JSON lines: the receiver's addresses, then the admin address (status page, /metrics).
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-    const exited = once(child, 'exit').then(() => {
-      throw new Error(`evsync serve exited before listening (see ${logFile})`);
-    });
-    const next = async () => String((await Promise.race([lines.next(), exited])).value);
-    const info = JSON.parse(await next()) as { listening: string };
-    metricsUrl = (JSON.parse(await next()) as { metrics: string }).metrics;
+    const info = await serveListening(child, logFile);
+    metricsUrl = info.metrics;
     const installer = client(sim);
     await installWebhooks(installer, {
       url: info.listening,
@@ -194,19 +187,7 @@ async function measure(
   const setup = sim.counters();
   const since = sim.webhooks.changes().at(-1)?.seq ?? 0;
   log(`freshness: ${label}: ${plan.rate} changes/s for ${plan.seconds} s`);
-  const end = Date.now() + plan.seconds * 1000;
-  let owed = 0;
-  let last = Date.now();
-  while (Date.now() < end) {
-    await sleep(100);
-    owed += ((Date.now() - last) / 1000) * plan.rate;
-    last = Date.now();
-    const n = Math.floor(owed);
-    if (n > 0) {
-      sim.mutate(n, { streams: STREAMS });
-      owed -= n;
-    }
-  }
+  await changeSteadily(sim, plan.rate, plan.seconds, STREAMS);
   if (metricsUrl) {
     await sim.webhooks.idle();
     const url = metricsUrl;

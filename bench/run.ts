@@ -28,7 +28,7 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   pipeline: pipelineScenarios,
   lake: lakeScenarios,
   replay: replayScenarios,
-  // The daemon's publisher (Parquet + snapshot) on medium: see publish.ts.
+  // The daemon's publisher (Parquet + snapshot) on medium, and what a reader of its outputs sees (minutes): see publish.ts.
   publish: async (o) => (await import('./publish.js')).publishScenarios(o),
   // Webhooks against polling under the real limit (minutes per scenario): see freshness.ts.
   freshness: async (o) => (await import('./freshness.js')).freshnessScenarios(o),

@@ -1,5 +1,7 @@
 /** Setup shared by scenarios that fill a warehouse file from an in-process simulator before they measure. */
-import { type Simulator, type SimulatorOptions, startSimulator } from '../src/simulator/index.js';
+import { ApiClient } from '../src/api/index.js';
+import { type Simulator, type SimulatorOptions, type SimulatorSize, startSimulator } from '../src/simulator/index.js';
+import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
 
 /**
@@ -22,4 +24,27 @@ export async function withSimulatorAndWarehouse<T>(
   } finally {
     await sim.close();
   }
+}
+
+/** The seed of the warehouse backfillAll builds: a scenario's simulator takes it to start from the same state. */
+export const BACKFILL_SEED = 7;
+
+/** Backfills every stream of a `size` simulator (seed BACKFILL_SEED, unthrottled) into `db`, analytics views built. */
+export async function backfillAll(db: string, size: SimulatorSize, log: (m: string) => void): Promise<void> {
+  const options = { size, seed: BACKFILL_SEED, port: 0, rateLimit: { credits: 1_000_000, windowSeconds: 1 } };
+  await withSimulatorAndWarehouse(options, db, async (sim, w) => {
+    const account = sim.accounts[0]!;
+    const client = new ApiClient({
+      baseUrl: sim.baseUrl,
+      credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+      rateLimit: { limit: 1_000_000, windowMs: 1000 },
+    });
+    try {
+      const r = await runSync(client, w, { mode: 'backfill', streams: 'all', lagSeconds: 0 });
+      log(`built ${size}: ${r.status}, ${Object.keys(r.streams).length} streams`);
+      await w.buildAnalyticsViews();
+    } finally {
+      await client.close();
+    }
+  });
 }
