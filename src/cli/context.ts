@@ -119,6 +119,8 @@ export interface OpenOptions {
   sandbox?: Sandbox;
   /** Fail with a helpful message instead of creating an empty database. */
   mustExist?: boolean;
+  /** DuckDB's memory limit for this open (default 160MB, see warehouse/connection.ts). */
+  memoryLimit?: string;
 }
 
 /**
@@ -141,6 +143,7 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
     return await Warehouse.open(db, {
       readOnly: opts.readOnly === true,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+      ...(opts.memoryLimit ? { memoryLimit: opts.memoryLimit } : {}),
     });
   } catch (err) {
     if (err instanceof DatabaseInUseError) {

@@ -236,6 +236,18 @@ async function startReceiver(
   });
 }
 
+/**
+ * DuckDB's memory for a daemon that publishes: a publish (Parquet of the touched partitions, the snapshot's tables)
+ * runs beside the applier and the runs on the same instance, and under the one-shot commands' 160 MB it failed with
+ * "Out of Memory ... failed to pin block" on `medium` (the reader-freshness bench, 2 of 4 publishes). The limit is a
+ * cap, not an allocation: memory is taken only while a publish needs it.
+ */
+const PUBLISHING_MEMORY_LIMIT = '400MB';
+
+function publishing(flags: DaemonFlags): boolean {
+  return flags.parquetOut !== undefined || flags.snapshot !== undefined;
+}
+
 /** What the daemon is started with, read and checked before anything opens (a usage error costs nothing). */
 interface DaemonSetup {
   receiving: boolean;
@@ -286,7 +298,7 @@ async function openCore(
   held: Held,
 ): Promise<ReconcileLoop> {
   const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
-  const w = await openWarehouse(ctx);
+  const w = await openWarehouse(ctx, publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT } : {});
   held.warehouse = w;
   const c = await createClient(ctx, connection(ctx), flags);
   held.client = c;
