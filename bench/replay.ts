@@ -9,14 +9,14 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { customFieldsFromDefinitions, getStream, resolveStream } from '../connectors/index.js';
 import { requestFields } from '../schemas/columns.js';
 import { ApiClient } from '../src/api/index.js';
 import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
-import type { Recording, ReplayReport } from './replay-child.js';
+import { type Recording, writeRecording } from './recording.js';
+import type { ReplayReport } from './replay-child.js';
 import type { FloorReport } from './replay-floor.js';
 import { startSimProcess } from './sim-process.js';
 
@@ -101,7 +101,7 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
   try {
     const recording = await record(o);
     const file = tmp.path('recording.json');
-    writeFileSync(file, JSON.stringify(recording));
+    writeRecording(file, recording);
     const big = o.quick ? 1_000_000 : 5_000_000;
     o.log(`replay: ${big} rows into a growing table`);
     const r = await replay(file, tmp.path('replay.duckdb'), big, []);

@@ -12,6 +12,7 @@ export type {
 } from './capture.js';
 export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
 export {
+  DEFAULT_MEMORY_LIMIT,
   type JsonQueryResult,
   QueryCancelledError,
   type QueryLimits,

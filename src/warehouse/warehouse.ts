@@ -52,7 +52,7 @@ export interface OpenOptions {
    */
   mergeRows?: number;
   /**
-   * DuckDB's memory_limit for a warehouse opened for writing (default 160MB): what its buffer manager may hold
+   * DuckDB's memory_limit for a warehouse opened for writing (default 100MB): what its buffer manager may hold
    * (cached table blocks, batches being merged); more spills to `<database>.tmp`. Set by the first open of the
    * file in the process. Measured: appending registrants (260 columns) needs ~40-70 MB with this layout.
    */

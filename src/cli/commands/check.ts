@@ -9,6 +9,7 @@ import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode, errorMessage } from '../errors.js';
+import { describeMemory } from '../memory-policy.js';
 import { formatDuration, formatNumber, toJson } from '../output/format.js';
 import { warehouseWritable } from '../warehouse-path.js';
 
@@ -246,6 +247,8 @@ async function check(ctx: Ctx): Promise<number> {
         add('database', 'fail', errorMessage(err));
       }
     } else add('database', 'ok', `${db} does not exist yet; its folder can be written (the first sync creates it)`);
+    const memory = describeMemory();
+    add('memory', memory.fits ? 'ok' : 'warn', memory.message);
   } finally {
     await client.close();
   }
