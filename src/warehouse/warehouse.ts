@@ -169,7 +169,7 @@ export class Warehouse {
     this.loading = loading;
   }
 
-  /** Milliseconds spent in each step of loadPage since open (prepare, stringify, write, probe, insert, commit...). */
+  /** Milliseconds spent in each step of loadPage since open (prepare, write, commit, and within commit probe and insert...). */
   loadTimings(): Record<string, number> {
     return { ...this.timings };
   }
