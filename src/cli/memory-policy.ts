@@ -1,6 +1,6 @@
 /**
  * How the bin keeps its memory within a small container without a flag the user must know. Two things hold memory
- * while a sync loads: DuckDB's buffers (capped by the warehouse's memory_limit, DEFAULT_MEMORY_LIMIT) and Node's
+ * while a sync loads: DuckDB's buffers (capped by the warehouse's memory_limit, LOAD_MEMORY_LIMIT while loading) and Node's
  * JavaScript heap. V8 lets the heap grow lazily, to about twice what is live between major collections, and by
  * default further on a large machine: measured on the replay bench (registrant pages of 57 columns), the heap
  * reached ~200 MB in use for ~40 MB live. Collecting when the heap has grown by 20% keeps it at ~40 MB for ~5% more
@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { DEFAULT_MEMORY_LIMIT } from '../warehouse/index.js';
+import { DEFAULT_MEMORY_LIMIT, LOAD_MEMORY_LIMIT } from '../warehouse/index.js';
 
 /** The heap grows by this share of itself before V8 collects it again (V8's own factor is 1.1x-4x). */
 export const HEAP_GROWING_PERCENT = 20;
@@ -63,7 +63,8 @@ const mb = (bytes: number) => `${Math.round(bytes / 1_048_576)} MB`;
 export function describeMemory(limit: MemoryLimit = memoryLimit()): { fits: boolean; message: string } {
   const heap = getHeapStatistics().heap_size_limit;
   const growth = applied ? `collected when it grows by ${HEAP_GROWING_PERCENT}%` : "V8's default growth";
-  const chose = `DuckDB memory_limit ${DEFAULT_MEMORY_LIMIT.replace('MB', ' MB')}, Node heap ${growth} (V8 limit ${mb(heap)})`;
+  const duck = `DuckDB memory_limit ${LOAD_MEMORY_LIMIT.replace('MB', ' MB')} while loading, ${DEFAULT_MEMORY_LIMIT.replace('MB', ' MB')} otherwise`;
+  const chose = `${duck}, Node heap ${growth} (V8 limit ${mb(heap)})`;
   const fits = limit.bytes >= LOAD_PEAK_BYTES;
   const verdict = fits
     ? 'a backfill peaks at ~350 MB'

@@ -14,6 +14,7 @@ export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
 export {
   DEFAULT_MEMORY_LIMIT,
   type JsonQueryResult,
+  LOAD_MEMORY_LIMIT,
   QueryCancelledError,
   type QueryLimits,
   QueryRefusedError,
