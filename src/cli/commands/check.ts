@@ -1,7 +1,8 @@
 /**
  * `evsync check`: can a sync run? The service (does the base URL answer as the event API?), credentials and token,
  * the rate-limit state from the headers, the clock, the record time zone, and the database (does it open, and can
- * a sync write it?). Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
+ * a sync write it?), and memory (the container's or machine's limit, and what the bin chose: memory-policy.ts).
+ * Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
@@ -270,7 +271,7 @@ export function registerCheckCommand(program: Command, app: App): void {
   program
     .command('check')
     .description(
-      'check the service, credentials, rate limit, clocks and database (can it be written?): can a sync run?',
+      'check the service, credentials, rate limit, clocks, database (can it be written?) and memory: can a sync run?',
     )
     .addHelpText(
       'after',
