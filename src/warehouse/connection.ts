@@ -89,10 +89,13 @@ const STATEMENT_NAMES: Partial<Record<StatementType, string>> = {
  * - Data committed through the WAL is held in memory until a checkpoint. Stream tables have no key index, so a
  *   checkpoint costs what changed since the last one (not the whole index, as before): checkpoint every 64 MB of
  *   WAL. Merges of 100k+ rows skip the WAL altogether (DuckDB writes their row groups to the file at once).
+ * - The allocator returns freed memory to the system once a bulk deallocation passes 32 MB (DuckDB's default: 512 MB):
+ *   on the replay bench (1.5M rows) the process ended at 355 MB instead of 386, at the same CPU.
  */
 const INSTANCE_OPTIONS: Record<string, string> = {
   enable_external_file_cache: 'false',
   checkpoint_threshold: '64MB',
+  allocator_bulk_deallocation_flush_threshold: '32MB',
 };
 export const DEFAULT_MEMORY_LIMIT = '160MB';
 /**
