@@ -16,7 +16,7 @@ import { DEFAULT_MEMORY_LIMIT, LOAD_MEMORY_LIMIT } from '../warehouse/index.js';
 /** The heap grows by this share of itself before V8 collects it again (V8's own factor is 1.1x-4x). */
 export const HEAP_GROWING_PERCENT = 20;
 
-/** Below this limit a backfill may not fit (README, "Memory": one event of 400k registrants peaked at 307 MB). */
+/** Below this limit a backfill may not fit (README, "Memory": one event of 400k registrants peaked at 317 MB). */
 const LOAD_PEAK_BYTES = 400 * 1_048_576;
 
 let applied = false;
@@ -66,7 +66,7 @@ export function describeMemory(limit: MemoryLimit = memoryLimit()): { fits: bool
   const duck = `DuckDB memory_limit ${LOAD_MEMORY_LIMIT.replace('MB', ' MB')} while loading, ${DEFAULT_MEMORY_LIMIT.replace('MB', ' MB')} otherwise`;
   const chose = `${duck}, Node heap ${growth} (V8 limit ${mb(heap)})`;
   const fits = limit.bytes >= LOAD_PEAK_BYTES;
-  const peak = 'a backfill of one 400k-registrant event peaked at ~310 MB, a table growing to 5M rows at ~520 MB';
+  const peak = 'a backfill of one 400k-registrant event peaked at ~320 MB, a table growing to 5M rows at ~520 MB';
   const verdict = fits ? peak : `${peak}: give the container at least ${mb(LOAD_PEAK_BYTES)}`;
   return { fits, message: `${mb(limit.bytes)} (${limit.source}); ${chose}; ${verdict}` };
 }
