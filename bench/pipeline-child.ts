@@ -12,6 +12,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../src/api/index.js';
+import { applyMemoryPolicy } from '../src/cli/memory-policy.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { downloadWalks, walksFromRequests } from './baseline-download.js';
@@ -42,6 +43,8 @@ function env(name: string): string {
 }
 
 async function syncMode(db: string, events: number[], requestsFile: string, concurrency: number): Promise<ChildReport> {
+  // The memory settings of the bin (src/cli/program.ts applies them first): the figures are the bin's.
+  applyMemoryPolicy();
   const warehouse = await Warehouse.open(db);
   const client = new ApiClient({
     baseUrl: env('EVSYNC_BASE_URL'),

@@ -198,3 +198,34 @@ export async function pipelineScenarios(o: BenchOptions): Promise<ScenarioResult
   );
   return out;
 }
+
+/**
+ * One event of 400,000 registrants (simulator size `bigevent`) backfilled by the engine with the bin's memory
+ * settings: the syncing process's peak RSS (issue 26: < 400 MB). Run alone: `npm run bench -- --only bigevent`.
+ */
+export async function bigEventScenarios(o: BenchOptions): Promise<ScenarioResult[]> {
+  const sim = await startSimProcess({ size: 'bigevent', rateLimit: '10000000/600' });
+  const tmp = tempDir();
+  try {
+    const counts = await eventCounts(sim);
+    const [event, registrants] = counts.reduce((a, b) => (b[1] > a[1] ? b : a));
+    o.log(`bigevent: backfill of event ${event}'s ${registrants} registrants`);
+    const args = ['sync', '--db', tmp.path('bench.duckdb'), '--requests', tmp.path('requests.txt')];
+    const sync = await runChild(sim, [...args, '--concurrency', String(CONCURRENCY), '--events', String(event)]);
+    if (sync.status !== 'done') throw new Error(`bigevent: sync ended ${sync.status}`);
+    return [
+      figure(
+        `peak RSS: backfill of one event of ${sync.rows} registrants`,
+        'MB',
+        mb(sync.maxRssKb),
+        400,
+        '<',
+        `syncing process maxRSS; at its end rss ${sync.endMemoryMb.rss} MB of which V8 heap ${sync.endMemoryMb.heapUsed} MB; ` +
+          `sync ${seconds(sync.wallMs)} wall, ${sync.pages} pages, concurrency ${CONCURRENCY}`,
+      ),
+    ];
+  } finally {
+    tmp.remove();
+    await sim.stop();
+  }
+}

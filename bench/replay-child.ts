@@ -12,19 +12,13 @@
  * `--immediate` merges every page in its own transaction (no staging); `--keyed` creates the table with a PRIMARY
  * KEY first (what earlier versions did), so the alternatives run on the same pages.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { ResolvedStream } from '../connectors/types.js';
+import { applyMemoryPolicy } from '../src/cli/memory-policy.js';
 import { PageLoader } from '../src/sync/page-loader.js';
 import { createTableSql } from '../src/warehouse/ddl.js';
 import type { CursorState } from '../src/warehouse/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
-
-export interface Recording {
-  stream: ResolvedStream;
-  /** Raw records per page, as the API sent them. */
-  pages: Record<string, unknown>[][];
-}
+import { openRecording } from './recording.js';
 
 export interface ReplayBand {
   /** Table rows at the end of the band. */
@@ -33,6 +27,9 @@ export interface ReplayBand {
   wallUsPerRow: number;
   cpuUsPerRow: number;
   rssMb: number;
+  /** Of the RSS: the V8 heap in use, and memory outside it (Buffers, DuckDB's native memory is in rssMb alone). */
+  heapMb: number;
+  externalMb: number;
 }
 
 export interface ReplayReport {
@@ -62,17 +59,20 @@ const { values } = parseArgs({
   },
 });
 if (!values.recording || !values.db) throw new Error('--recording and --db are required');
-const recording = JSON.parse(readFileSync(values.recording, 'utf8')) as Recording;
-// Pages are kept as their JSON text (as the API sent them: ~1.4 MB a page) and parsed outside the timing, so the
-// recording holds ~30 MB of strings rather than ~150 MB of objects in the measured process.
-const texts = recording.pages.map((p) => JSON.stringify(p));
-recording.pages = [];
+// Pages are read from the file and parsed outside the timing, one at a time: the measured process holds a page in
+// flight, as a backfill does, rather than the ~30 MB recording (or the ~150 MB of its objects).
+const recording = openRecording(values.recording);
+const stream = recording.stream;
 const target = Number(values.rows);
 const bandRows = Number(values.band);
-const stream = recording.stream;
-const ids = texts.flatMap((t) => (JSON.parse(t) as { id: number }[]).map((r) => Number(r.id)));
-const span = Math.max(...ids) - Math.min(...ids) + 1;
+let [low, high] = [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+for (let i = 0; i < recording.pages; i++) {
+  for (const r of recording.page(i)) [low, high] = [Math.min(low, Number(r.id)), Math.max(high, Number(r.id))];
+}
+const span = high - low + 1;
 
+// The memory settings of the bin (src/cli/program.ts applies them first): the figures are the bin's.
+applyMemoryPolicy();
 const warehouse = await Warehouse.open(values.db, {
   ...(values['merge-rows'] !== undefined ? { mergeRows: Number(values['merge-rows']) } : {}),
 });
@@ -92,6 +92,15 @@ const cpuMs = () => {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1000;
 };
+const memoryMb = () => {
+  const m = process.memoryUsage();
+  return {
+    rssMb: Math.round(m.rss / 1e6),
+    heapMb: Math.round(m.heapUsed / 1e6),
+    externalMb: Math.round(m.external / 1e6),
+  };
+};
+process.stderr.write(`replay-child: before loading ${JSON.stringify(memoryMb())}\n`);
 const bands: ReplayBand[] = [];
 let loaded = 0;
 let pages = 0;
@@ -112,10 +121,10 @@ for (let pass = 0; loaded < target; pass++) {
     rows: 0,
   };
   const scope = { key: `event:${eventId}`, column: 'event_id', value: eventId };
-  for (const text of texts) {
+  for (let i = 0; i < recording.pages; i++) {
     if (loaded >= target) break;
-    // Parsed and shifted outside the timing: new ids and an event of its own for every pass.
-    const records = JSON.parse(text) as Record<string, unknown>[];
+    // Read and shifted outside the timing: new ids and an event of its own for every pass.
+    const records = recording.page(i);
     for (const r of records) {
       r.id = Number(r.id) + pass * span;
       r.event_id = eventId;
@@ -147,7 +156,7 @@ for (let pass = 0; loaded < target; pass++) {
         rows: loaded,
         wallUsPerRow: Number(((band.wall * 1000) / band.rows).toFixed(2)),
         cpuUsPerRow: Number(((band.cpu * 1000) / band.rows).toFixed(2)),
-        rssMb: Math.round(process.memoryUsage().rss / 1e6),
+        ...memoryMb(),
       });
       band = { wall: 0, cpu: 0, rows: 0 };
     }

@@ -13,7 +13,7 @@
  *
  *   node dist/bench/replay-floor.js --recording <file from replay.ts> --dir <scratch folder> [--pages 200]
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DuckDBAppender, DuckDBInstance } from '@duckdb/node-api';
@@ -21,7 +21,7 @@ import type { NormalizedRow, NormalizedValue } from '../connectors/types.js';
 import { createNormalizer } from '../schemas/normalize.js';
 import { createTableSql } from '../src/warehouse/ddl.js';
 import { duckJson, ident, literal } from '../src/warehouse/sql.js';
-import type { Recording } from './replay-child.js';
+import { readRecording } from './recording.js';
 
 export interface FloorReport {
   rows: number;
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     options: { recording: { type: 'string' }, dir: { type: 'string' }, pages: { type: 'string', default: '200' } },
   });
   if (!values.recording || !values.dir) throw new Error('--recording and --dir are required');
-  const recording = JSON.parse(readFileSync(values.recording, 'utf8')) as Recording;
+  const recording = readRecording(values.recording);
   const stream = recording.stream;
   const normalizer = createNormalizer(stream);
   const pages = Number(values.pages);

@@ -18,7 +18,7 @@ import { creditScenarios } from './credits.js';
 import { lakeScenarios } from './lake.js';
 import { type BenchOptions, type ScenarioResult, seconds, stderrLog } from './lib.js';
 import { machineInfo } from './machine.js';
-import { pipelineScenarios } from './pipeline.js';
+import { bigEventScenarios, pipelineScenarios } from './pipeline.js';
 import { rateLimitScenarios } from './rate-limit.js';
 import { replayScenarios } from './replay.js';
 
@@ -28,6 +28,8 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   pipeline: pipelineScenarios,
   lake: lakeScenarios,
   replay: replayScenarios,
+  // One event of 400,000 registrants backfilled (peak RSS): see pipeline.ts.
+  bigevent: bigEventScenarios,
   // The daemon's publisher (Parquet + snapshot) on medium, and what a reader of its outputs sees (minutes): see publish.ts.
   publish: async (o) => (await import('./publish.js')).publishScenarios(o),
   // Webhooks against polling under the real limit (minutes per scenario): see freshness.ts.

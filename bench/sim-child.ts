@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { parseFaults, parseRateLimit, type SimulatorSize, startSimulator } from '../src/simulator/index.js';
 
-const SIZES: readonly SimulatorSize[] = ['tiny', 'small', 'medium', 'large', 'xlarge'];
+const SIZES: readonly SimulatorSize[] = ['tiny', 'small', 'medium', 'large', 'xlarge', 'bigevent'];
 
 const { values } = parseArgs({
   options: {

@@ -26,6 +26,7 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../connectors/types.js';
 import { type ColumnSpec, physicalColumns } from './columns.js';
 import {
+  type Converter,
   capReason,
   clearFailureDetail,
   columnConverter,
@@ -120,11 +121,13 @@ function scrubValue<T>(value: T, scrub: SecretScrubber): T {
 }
 
 /** Compile the normalizer of one resolved stream (once per run and stream; reuse it for every record). */
-export function createNormalizer(stream: ResolvedStream, options: NormalizerOptions = {}): Normalizer {
-  const columns = physicalColumns(stream);
-  const strict = strictColumnNames(stream);
-  const { scrub } = options;
-  const converters = columns.map((c) => {
+/** The columns' converters, each wrapped to scrub its output when a scrubber is given. */
+function scrubbedConverters(
+  columns: readonly ColumnSpec[],
+  strict: ReadonlySet<string>,
+  scrub: SecretScrubber | undefined,
+): Converter[] {
+  return columns.map((c) => {
     const convert = columnConverter(c, strict.has(c.name));
     // Wrapped only when scrubbing: without a scrubber the hot path runs the bare converters.
     if (!scrub) return convert;
@@ -137,48 +140,44 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
     }
     return c.type === 'text[]' ? (v: unknown) => scrubValue(convert(v), scrub) : convert;
   });
-  const build =
-    (options.interpreted ? null : generatedRowBuilder(columns, converters)) ?? loopRowBuilder(columns, converters);
-  // The custom-fields column is not read from a field of its name: a member `custom_fields` is an undeclared field.
-  const customIndex = columns.findIndex((c) => c.part === 'custom');
-  const customName = customIndex < 0 ? null : columns[customIndex]!.name;
-  const sources = new Set(columns.filter((c) => c.part !== 'custom').map((c) => c.source));
-  const names = new Set(columns.map((c) => c.name));
-  const missingKeys = stream.key.filter((k) => !names.has(k));
-  if (missingKeys.length > 0) {
-    throw new Error(`stream "${stream.name}": key column(s) ${missingKeys.join(', ')} are not among its columns`);
-  }
-  const keyColumns = [...stream.key];
-  const keyIndex = keyColumns.length === 1 ? columns.findIndex((c) => c.name === keyColumns[0]) : -1;
-  const fieldNames = new ExtraFieldNames(stream, columns);
-  const skippedSummary = new Map<string, { field: string; reason: string; count: number }>();
+}
+
+/** Skipped fields: each record's list, and a bounded summary of every distinct (field, reason) with its count. */
+function skippedFieldLog(text: (s: string) => string) {
+  const summary = new Map<string, { field: string; reason: string; count: number }>();
   // A service inventing a new field name per record must not grow the summary without bound.
   const overflow = { field: '*', reason: `more kinds of skipped fields than the ${MAX_SUMMARY} listed`, count: 0 };
-  const counts = { present: 0 };
-  const text = (s: string) => (scrub ? scrub.text(s) : s);
-  // Answers shorter than the shortest secret (most of them) cost one comparison.
-  const scrubAnswer = scrub ? (s: string) => (s.length >= scrub.shortest ? scrub.text(s) : s) : undefined;
+  return {
+    skip(list: SkippedField[] | undefined, field: string, reason: string): SkippedField[] {
+      const entry = { field: text(field), reason: text(reason) };
+      const id = `${entry.field}\u0000${entry.reason}`;
+      const seen = summary.get(id) ?? (summary.size < MAX_SUMMARY ? undefined : overflow);
+      if (seen) seen.count++;
+      else summary.set(id, { ...entry, count: 1 });
+      const out = list ?? [];
+      out.push(entry);
+      return out;
+    },
+    summary: (): SkippedFieldSummary[] =>
+      [...summary.values(), ...(overflow.count > 0 ? [overflow] : [])].map((s) => ({ ...s })),
+  };
+}
 
-  function reject(raw: unknown, reason: string): NormalizeResult {
-    return { ok: false, reason: text(reason), raw: storableRaw(raw, scrub?.text) };
-  }
-
-  function skip(list: SkippedField[] | undefined, field: string, reason: string): SkippedField[] {
-    const entry = { field: text(field), reason: text(reason) };
-    const id = `${entry.field}\u0000${entry.reason}`;
-    const seen = skippedSummary.get(id) ?? (skippedSummary.size < MAX_SUMMARY ? undefined : overflow);
-    if (seen) seen.count++;
-    else skippedSummary.set(id, { ...entry, count: 1 });
-    const out = list ?? [];
-    out.push(entry);
-    return out;
-  }
-
-  /** The undeclared fields: extras into the row, the others reported. Only runs when the record has any. */
-  function undeclared(record: Record<string, unknown>, row: NormalizedRow, extras: Record<string, ScalarType>) {
+/** The undeclared fields of a record: extras into the row, the others reported. Only runs when the record has any. */
+function undeclaredFields(
+  stream: ResolvedStream,
+  columns: readonly ColumnSpec[],
+  scrub: SecretScrubber | undefined,
+  log: ReturnType<typeof skippedFieldLog>,
+) {
+  // The custom-fields column is not read from a field of its name: a member `custom_fields` is an undeclared field.
+  const hasCustom = columns.some((c) => c.part === 'custom');
+  const sources = new Set(columns.filter((c) => c.part !== 'custom').map((c) => c.source));
+  const fieldNames = new ExtraFieldNames(stream, columns);
+  return (record: Record<string, unknown>, row: NormalizedRow, extras: Record<string, ScalarType>) => {
     let skipped: SkippedField[] | undefined;
     for (const key of Object.keys(record)) {
-      if (sources.has(key) || (customName !== null && isCustomFieldName(key))) continue;
+      if (sources.has(key) || (hasCustom && isCustomFieldName(key))) continue;
       const verdict = fieldNames.classify(key);
       if (verdict === 'ignore') continue;
       const value = record[key];
@@ -186,13 +185,13 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
       // A field without a value (null, "") carries nothing to lose, whatever its name.
       if (type === null) continue;
       if (verdict !== 'extra') {
-        skipped = skip(skipped, key, `field "${key}" not stored: ${verdict.reason}`);
+        skipped = log.skip(skipped, key, `field "${key}" not stored: ${verdict.reason}`);
         continue;
       }
       clearFailureDetail();
       const out = converterFor(type)(value);
       if (out === INVALID) {
-        skipped = skip(skipped, key, columnFailureReason({ name: key, source: key, type }, value));
+        skipped = log.skip(skipped, key, columnFailureReason({ name: key, source: key, type }, value));
         continue;
       }
       fieldNames.adopt(key);
@@ -200,7 +199,64 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
       extras[key] = type;
     }
     return skipped;
+  };
+}
+
+/** The id of a record for an id sweep (Normalizer.keyId). */
+function keyIdReader(
+  stream: ResolvedStream,
+  columns: readonly ColumnSpec[],
+  converters: readonly Converter[],
+  scrub: SecretScrubber | undefined,
+  text: (s: string) => string,
+): (raw: unknown) => KeyIdResult {
+  const keyIndex = stream.key.length === 1 ? columns.findIndex((c) => c.name === stream.key[0]) : -1;
+  return (raw) => {
+    scrub?.refresh();
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      return { ok: false, reason: `record is ${describeValue(raw)}, not an object` };
+    }
+    if (keyIndex < 0) return { ok: false, reason: `stream "${stream.name}" has no single id key` };
+    const column = columns[keyIndex]!;
+    const value = (raw as Record<string, unknown>)[column.source];
+    clearFailureDetail();
+    const id = converters[keyIndex]!(value);
+    if (id === INVALID) return { ok: false, reason: text(columnFailureReason(column, value)) };
+    if (id === null || id === '') return { ok: false, reason: `key field "${column.name}" is missing or empty` };
+    if (typeof id !== 'number') return { ok: false, reason: `key field "${column.name}" is not an integer id` };
+    return { ok: true, id };
+  };
+}
+
+function assertKeyColumns(stream: ResolvedStream, columns: readonly ColumnSpec[]): void {
+  const names = new Set(columns.map((c) => c.name));
+  const missingKeys = stream.key.filter((k) => !names.has(k));
+  if (missingKeys.length > 0) {
+    throw new Error(`stream "${stream.name}": key column(s) ${missingKeys.join(', ')} are not among its columns`);
   }
+}
+
+export function createNormalizer(stream: ResolvedStream, options: NormalizerOptions = {}): Normalizer {
+  const columns = physicalColumns(stream);
+  const { scrub } = options;
+  const converters = scrubbedConverters(columns, strictColumnNames(stream), scrub);
+  const build =
+    (options.interpreted ? null : generatedRowBuilder(columns, converters)) ?? loopRowBuilder(columns, converters);
+  const customIndex = columns.findIndex((c) => c.part === 'custom');
+  const customName = customIndex < 0 ? null : columns[customIndex]!.name;
+  assertKeyColumns(stream, columns);
+  const keyColumns = [...stream.key];
+  const counts = { present: 0 };
+  const text = (s: string) => (scrub ? scrub.text(s) : s);
+  // Answers shorter than the shortest secret (most of them) cost one comparison.
+  const scrubAnswer = scrub ? (s: string) => (s.length >= scrub.shortest ? scrub.text(s) : s) : undefined;
+  const log = skippedFieldLog(text);
+  const undeclared = undeclaredFields(stream, columns, scrub, log);
+  const reject = (raw: unknown, reason: string): NormalizeResult => ({
+    ok: false,
+    reason: text(reason),
+    raw: storableRaw(raw, scrub?.text),
+  });
 
   function normalize(raw: unknown): NormalizeResult {
     scrub?.refresh();
@@ -237,22 +293,6 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
     return { ok: true, row, extras };
   }
 
-  function keyId(raw: unknown): KeyIdResult {
-    scrub?.refresh();
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      return { ok: false, reason: `record is ${describeValue(raw)}, not an object` };
-    }
-    if (keyIndex < 0) return { ok: false, reason: `stream "${stream.name}" has no single id key` };
-    const column = columns[keyIndex]!;
-    const value = (raw as Record<string, unknown>)[column.source];
-    clearFailureDetail();
-    const id = converters[keyIndex]!(value);
-    if (id === INVALID) return { ok: false, reason: text(columnFailureReason(column, value)) };
-    if (id === null || id === '') return { ok: false, reason: `key field "${column.name}" is missing or empty` };
-    if (typeof id !== 'number') return { ok: false, reason: `key field "${column.name}" is not an integer id` };
-    return { ok: true, id };
-  }
-
   return {
     stream,
     columns,
@@ -269,7 +309,7 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
         }
       }
     },
-    keyId,
-    skippedFields: () => [...skippedSummary.values(), ...(overflow.count > 0 ? [overflow] : [])].map((s) => ({ ...s })),
+    keyId: keyIdReader(stream, columns, converters, scrub, text),
+    skippedFields: log.summary,
   };
 }

@@ -119,7 +119,7 @@ export interface OpenOptions {
   sandbox?: Sandbox;
   /** Fail with a helpful message instead of creating an empty database. */
   mustExist?: boolean;
-  /** DuckDB's memory limit for this open (default 160MB, see warehouse/connection.ts). */
+  /** DuckDB's memory limit for this open, loads included (default 160MB, 100MB while loading: see warehouse.ts). */
   memoryLimit?: string;
 }
 
@@ -143,7 +143,7 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
     return await Warehouse.open(db, {
       readOnly: opts.readOnly === true,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
-      ...(opts.memoryLimit ? { memoryLimit: opts.memoryLimit } : {}),
+      ...(opts.memoryLimit ? { memoryLimit: opts.memoryLimit, sameLimitWhileLoading: true } : {}),
     });
   } catch (err) {
     if (err instanceof DatabaseInUseError) {

@@ -23,6 +23,7 @@ import { registerSyncCommands } from './commands/sync.js';
 import { registerWebhooksCommand } from './commands/webhooks.js';
 import type { App } from './context.js';
 import { CliError, ExitCode, UsageError } from './errors.js';
+import { applyMemoryPolicy } from './memory-policy.js';
 import { type CliIo, processIo, ScrubbedStream } from './output/io.js';
 import { colorWanted, createStyle } from './output/style.js';
 
@@ -164,6 +165,7 @@ function reportError(app: App, err: unknown): number {
  * `io` defaults to the real process; tests pass captured streams, their own env and cwd, and a stop signal.
  */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  applyMemoryPolicy();
   const app = createApp(io, argv);
   let program: Command;
   try {

@@ -126,7 +126,7 @@ function checkOptions(o: SimulatorOptions): void {
   if (o.mutationsPerSecond !== undefined && !(o.mutationsPerSecond >= 0)) {
     throw new RangeError('mutationsPerSecond must be >= 0');
   }
-  if (o.size !== undefined && !['tiny', 'small', 'medium', 'large', 'xlarge', 'history'].includes(o.size)) {
+  if (o.size !== undefined && !['tiny', 'small', 'medium', 'large', 'xlarge', 'history', 'bigevent'].includes(o.size)) {
     throw new RangeError(`unknown size: ${String(o.size)}`);
   }
   if (o.anchorDay !== undefined) {

@@ -4,7 +4,7 @@ import type { Initiator, SimulatorWebhooks, WebhookDeliveryOptions } from './web
  * The simulator's public types. Other parts of evsync (tests, benchmarks, the demo) code against these exactly.
  */
 
-export type SimulatorSize = 'tiny' | 'small' | 'medium' | 'large' | 'xlarge' | 'history';
+export type SimulatorSize = 'tiny' | 'small' | 'medium' | 'large' | 'xlarge' | 'history' | 'bigevent';
 
 export interface FaultSpec {
   /** Fraction of data requests answered 500/502/503 (JSON error body). */

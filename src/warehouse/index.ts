@@ -12,7 +12,9 @@ export type {
 } from './capture.js';
 export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
 export {
+  DEFAULT_MEMORY_LIMIT,
   type JsonQueryResult,
+  LOAD_MEMORY_LIMIT,
   QueryCancelledError,
   type QueryLimits,
   QueryRefusedError,

@@ -144,52 +144,60 @@ export function inferScalarType(value: NormalizedValue): ScalarType | null {
   return value.every((x) => typeof x === 'string') ? 'text[]' : 'json';
 }
 
-/** Works out the schema changes a page needs; returns them with the table's column types after the changes. */
-function planEvolution(
+type ColumnTypes = Map<string, ScalarType | null>;
+type Evolution = { changes: SchemaChange[]; types: ColumnTypes; skipped: SchemaChange[] };
+/** A column whose type came from values rather than the definition: its values are checked against the type. */
+type Checked = Map<string, { from: ScalarType | null; type: ScalarType; adding: boolean }>;
+
+/** The listed type of a field, else the one its first non-null value on the page suggests. */
+function firstType(
+  rows: readonly NormalizedRow[],
+  listed: Readonly<Record<string, ScalarType>>,
+  name: string,
+): ScalarType | null {
+  const type = listed[name] ?? null;
+  if (type !== null) return type;
+  for (const row of rows) {
+    const v = row[name];
+    const inferred = v === null || v === undefined ? null : inferScalarType(v);
+    if (inferred !== null) return inferred;
+  }
+  return null;
+}
+
+/**
+ * The page's columns sorted out (first half of planEvolution): case clashes skipped, declared columns the table
+ * lacks added, and the columns whose values must be checked against their type collected in the result's `checked`.
+ */
+function sortColumns(
   stream: ResolvedStream,
   table: TableColumns,
   rows: readonly NormalizedRow[],
   pageColumns: ReadonlySet<string>,
   listed: Readonly<Record<string, ScalarType>>,
-): { changes: SchemaChange[]; types: Map<string, ScalarType | null>; skipped: SchemaChange[] } {
-  const types = new Map(table);
-  const changes: SchemaChange[] = [];
-  const skipped: SchemaChange[] = [];
+): Evolution & { checked: Checked } {
+  const out = { changes: [] as SchemaChange[], types: new Map(table), skipped: [] as SchemaChange[] };
+  const checked: Checked = new Map();
   const declared = declaredColumns(stream);
   // Lower-cased names of the columns the table has or is about to get.
   const taken = new Map<string, string>();
   for (const name of table.keys()) taken.set(name.toLowerCase(), name);
-  const firstType = (name: string): ScalarType | null => {
-    let type: ScalarType | null = listed[name] ?? null;
-    if (type !== null) return type;
-    for (const row of rows) {
-      const v = row[name];
-      if (v !== null && v !== undefined) {
-        type = inferScalarType(v);
-        if (type !== null) return type;
-      }
-    }
-    return null;
-  };
-
-  // Columns whose type came from values rather than the definition: the ones whose values are checked.
-  const checked = new Map<string, { from: ScalarType | null; type: ScalarType; adding: boolean }>();
   for (const name of pageColumns) {
     const current = table.get(name);
-    if (current === undefined) {
-      const other = taken.get(name.toLowerCase());
-      if (other !== undefined && other !== name) {
-        skipped.push({
-          table: stream.name,
-          column: name,
-          change: 'skip_column',
-          origin: 'evolution',
-          from: null,
-          to: firstType(name) ?? 'text',
-          reason: `differs from column ${other} only in case (DuckDB identifiers are case-insensitive): not loaded`,
-        });
-        continue;
-      }
+    const other = taken.get(name.toLowerCase());
+    if (current === undefined && other !== undefined && other !== name) {
+      const to = firstType(rows, listed, name) ?? 'text';
+      const reason = `differs from column ${other} only in case (DuckDB identifiers are case-insensitive): not loaded`;
+      out.skipped.push({
+        table: stream.name,
+        column: name,
+        change: 'skip_column',
+        origin: 'evolution',
+        from: null,
+        to,
+        reason,
+      });
+      continue;
     }
     // A declared column whose table type is the declared one holds what the normalizer produced for it. One whose
     // type differs (an evolved column the catalogue declared later, a custom field that changed kind) is checked.
@@ -197,16 +205,17 @@ function planEvolution(
     if (declaredType !== undefined && current === declaredType) continue;
     if (declaredType !== undefined && current === undefined) {
       // ensureTable was not called since the definition gained this column: add it as declared.
-      changes.push({
+      const reason = 'column of the stream definition';
+      out.changes.push({
         table: stream.name,
         column: name,
         change: 'add_column',
         origin: 'definition',
         from: null,
         to: declaredType,
-        reason: 'column of the stream definition',
+        reason,
       });
-      types.set(name, declaredType);
+      out.types.set(name, declaredType);
       taken.set(name.toLowerCase(), name);
       continue;
     }
@@ -215,40 +224,40 @@ function planEvolution(
       continue;
     }
     if (!isEvolvableName(name)) continue;
-    const type = firstType(name);
+    const type = firstType(rows, listed, name);
     // A field that is null throughout the page says nothing about its type: wait for a page that has a value.
     if (type !== null) {
       checked.set(name, { from: null, type, adding: true });
       taken.set(name.toLowerCase(), name);
     }
   }
+  return { ...out, checked };
+}
 
+/** Works out the schema changes a page needs; returns them with the table's column types after the changes. */
+function planEvolution(
+  stream: ResolvedStream,
+  table: TableColumns,
+  rows: readonly NormalizedRow[],
+  pageColumns: ReadonlySet<string>,
+  listed: Readonly<Record<string, ScalarType>>,
+): Evolution {
+  const { changes, types, skipped, checked } = sortColumns(stream, table, rows, pageColumns, listed);
   for (const [name, entry] of checked) {
     for (const row of rows) {
       const v = row[name];
       if (v !== undefined && !fits(entry.type, v)) entry.type = widen(entry.type, v);
     }
+    const at = { table: stream.name, column: name, origin: 'evolution' as const };
     if (entry.adding) {
-      changes.push({
-        table: stream.name,
-        column: name,
-        change: 'add_column',
-        origin: 'evolution',
-        from: null,
-        to: entry.type,
-        reason: listed[name] ? 'field found by schema evolution' : 'field found by schema evolution (type inferred)',
-      });
+      const reason = listed[name]
+        ? 'field found by schema evolution'
+        : 'field found by schema evolution (type inferred)';
+      changes.push({ ...at, change: 'add_column', from: null, to: entry.type, reason });
       types.set(name, entry.type);
     } else if (entry.type !== entry.from) {
-      changes.push({
-        table: stream.name,
-        column: name,
-        change: 'widen',
-        origin: 'evolution',
-        from: entry.from,
-        to: entry.type,
-        reason: `a value does not fit ${entry.from}: widened to ${entry.type}`,
-      });
+      const reason = `a value does not fit ${entry.from}: widened to ${entry.type}`;
+      changes.push({ ...at, change: 'widen', from: entry.from, to: entry.type, reason });
       types.set(name, entry.type);
     }
   }
@@ -303,135 +312,165 @@ async function recordSkip(db: Db, runId: string, c: SchemaChange): Promise<void>
   if (Number(r.rows[0]?.n ?? 0) === 0) await recordSchemaChange(db, runId, c);
 }
 
+/** What a page will write, worked out without touching the database (preparePage). */
+export interface PreparedPage {
+  changes: SchemaChange[];
+  /** Case-clash skips not recorded yet by this process. */
+  skips: SchemaChange[];
+  rejected: Rejected[];
+  /** The rows' file text and its description (the file's name comes when it is written); null without rows. */
+  staged: { text: string; page: Omit<PageFile, 'seq' | 'file'> } | null;
+}
+
+/** The rows as the text of their page file, without the columns null in every row (and oversized rows). */
+function pageText(
+  rows: NormalizedRow[],
+  columns: readonly PageColumn[],
+  key: readonly string[],
+  rejected: Rejected[],
+): { rows: NormalizedRow[]; text: string; nulls: Set<string> } {
+  // Columns null in every row stay out of the file: a registrant page carried every event's custom fields (260
+  // columns, ~200 of them null), and leaving those out made the file 3x smaller and its stringify 2x cheaper.
+  const write = (kept: NormalizedRow[]) => {
+    const nulls = allNull(kept, columns, key);
+    const names = columns.filter((c) => !nulls.has(c.name)).map((c) => c.name);
+    return { rows: kept, text: duckJson(kept, names), nulls };
+  };
+  const first = write(rows);
+  // A page this large may hold a row DuckDB's reader cannot (16 MB per record): that row alone is quarantined.
+  if (first.text.length <= MAX_ROW_BYTES / 4) return first;
+  const kept = withoutOversizedRows(rows, rejected);
+  return kept.length < rows.length ? write(kept) : first;
+}
+
+/**
+ * Steps 1-3 of a page, pure: deduplicated rows, the schema changes they need (against `table`, the table's columns
+ * now) and the text of their page file. `skipped` holds the case clashes already recorded (`<table>\0<field>`).
+ */
+export function preparePage(
+  input: LoadPageInput,
+  table: TableColumns | null,
+  skipped: ReadonlySet<string>,
+): PreparedPage {
+  const { stream, scope } = input;
+  const rejected: Rejected[] = [...input.rejected];
+  if (table === null || input.upsert === false || input.rows.length === 0) {
+    return { changes: [], skips: [], rejected, staged: null };
+  }
+  let rows = dedupeByKey(input.rows, stream.key, table.has('updated_at'), rejected);
+  const pageColumns = new Set<string>();
+  for (const row of rows) for (const k in row) pageColumns.add(k);
+  for (const k of stream.key) pageColumns.add(k);
+  if (scope.column) pageColumns.add(scope.column);
+  const evolution = planEvolution(stream, table, rows, pageColumns, input.newColumns ?? {});
+  const skips = evolution.skipped.filter((c) => !skipped.has(`${c.table}\0${c.column}`));
+  const columns: PageColumn[] = [];
+  for (const [name, type] of evolution.types) {
+    if (!name.startsWith('_') && type !== null && pageColumns.has(name)) columns.push({ name, type });
+  }
+  if (scope.column !== null && evolution.types.has(scope.column)) rows = fillScope(rows, scope.column, scope.value);
+  if (rows.length === 0) return { changes: evolution.changes, skips, rejected, staged: null };
+  const file = pageText(rows, columns, stream.key, rejected);
+  const page = {
+    stream: stream.name,
+    scope: scope.key,
+    rows: file.rows.length,
+    columns,
+    nulls: [...file.nulls],
+    key: [...stream.key],
+    keys: integerKeys(file.rows, stream.key, evolution.types),
+    runId: input.runId,
+    walkId: input.seen?.walkId ?? input.cursor?.walk?.walkId ?? null,
+  };
+  return { changes: evolution.changes, skips, rejected, staged: { text: file.text, page } };
+}
+
+/** Runs `fn`, adding its milliseconds to `timings[step]`. */
+async function timed<T>(timings: LoadTimings, step: string, fn: () => Promise<T> | T): Promise<T> {
+  const since = performance.now();
+  try {
+    return await fn();
+  } finally {
+    timings[step] = (timings[step] ?? 0) + (performance.now() - since);
+  }
+}
+
+/** The transaction of step 4: schema changes, skips, rejected records, the rows (merged or registered), bookkeeping. */
+async function commitPage(
+  deps: LoadDeps,
+  input: LoadPageInput,
+  prepared: PreparedPage,
+  page: PageFile | null,
+  defer: boolean,
+): Promise<LoadResult> {
+  const { db, staging } = deps;
+  const { stream, scope, runId } = input;
+  await deps.loadMode();
+  return db.transaction(async () => {
+    if (prepared.changes.length) {
+      for (const change of prepared.changes) {
+        await applySchemaChange(db, change);
+        await recordSchemaChange(db, runId, change);
+      }
+      deps.forget(stream.name);
+    }
+    for (const skip of prepared.skips) await recordSkip(db, runId, skip);
+    await recordRejected(db, runId, stream.name, scope.key, prepared.rejected);
+    let counts = { inserted: 0, updated: 0, unchanged: 0 };
+    if (page && defer) await registerPage(db, page);
+    else if (page) {
+      const time = (step: string, since: number): number => {
+        const now = performance.now();
+        deps.timings[step] = (deps.timings[step] ?? 0) + (now - since);
+        return now;
+      };
+      const target = {
+        table: stream.name,
+        columns: await deps.columns(stream),
+        pathOf: staging.path.bind(staging),
+        time,
+      };
+      counts = (await mergePages(db, [page], target)).get(runId) ?? counts;
+    }
+    if (input.seen && input.seen.ids.length > 0) {
+      await db.runPrepared(SEEN_SQL, [stream.name, scope.key, input.seen.walkId, JSON.stringify(input.seen.ids)]);
+    }
+    if (input.cursor) await saveCursorFast(db, input.cursor);
+    const staged = defer ? { staged: page?.rows ?? 0 } : {};
+    return { ...counts, rejected: prepared.rejected.length, ...staged };
+  });
+}
+
 /**
  * Loads one page; `defer` stages its rows for a later batch merge instead of merging them now. A deferred page's
  * counts are not known yet: it reports them as `staged`, and the merge reports them (Warehouse.finishLoads).
  */
 export async function loadPage(deps: LoadDeps, input: LoadPageInput, defer: boolean): Promise<LoadResult> {
-  const { db, staging } = deps;
-  const { stream, scope, runId } = input;
-  const upsert = input.upsert ?? true;
-  const rejected: Rejected[] = [...input.rejected];
-  const time = (step: string, since: number): number => {
-    const now = performance.now();
-    deps.timings[step] = (deps.timings[step] ?? 0) + (now - since);
-    return now;
-  };
-  let t = performance.now();
+  const { stream, scope } = input;
   if (scope.value !== null && !Number.isSafeInteger(scope.value)) {
     throw new Error(`loadPage ${stream.name}: scope value ${scope.value} is not an integer id`);
   }
-
-  let page: Omit<PageFile, 'seq'> | null = null;
-  let changes: SchemaChange[] = [];
-  let skips: SchemaChange[] = [];
-  let rows: NormalizedRow[] = [];
-  if (upsert && input.rows.length > 0) {
-    const table = await deps.columns(stream);
-    rows = dedupeByKey(input.rows, stream.key, table.has('updated_at'), rejected);
-    const pageColumns = new Set<string>();
-    for (const row of rows) for (const k in row) pageColumns.add(k);
-    for (const k of stream.key) pageColumns.add(k);
-    if (scope.column) pageColumns.add(scope.column);
-    t = time('prepare', t);
-    const evolution = planEvolution(stream, table, rows, pageColumns, input.newColumns ?? {});
-    changes = evolution.changes;
-    skips = evolution.skipped.filter((c) => !deps.skipped.has(`${c.table}\0${c.column}`));
-    const columns: PageColumn[] = [];
-    for (const [name, type] of evolution.types) {
-      if (!name.startsWith('_') && type !== null && pageColumns.has(name)) columns.push({ name, type });
-    }
-    t = time('evolution', t);
-    const scopeColumn = scope.column !== null && evolution.types.has(scope.column) ? scope.column : null;
-    if (scopeColumn !== null) rows = fillScope(rows, scopeColumn, scope.value);
-    if (rows.length > 0) {
-      // Columns null in every row stay out of the file: a registrant page carries every event's custom fields (260
-      // columns, ~200 of them null), and leaving those out made the file 3x smaller and its stringify 2x cheaper.
-      let nulls = allNull(rows, columns, stream.key);
-      let text = duckJson(
-        rows,
-        columns.filter((c) => !nulls.has(c.name)).map((c) => c.name),
-      );
-      // A page this large may hold a row DuckDB's reader cannot (16 MB per record): that row alone is quarantined.
-      if (text.length > MAX_ROW_BYTES / 4) {
-        const kept = withoutOversizedRows(rows, rejected);
-        if (kept.length < rows.length) {
-          rows = kept;
-          nulls = allNull(rows, columns, stream.key);
-          text = duckJson(
-            rows,
-            columns.filter((c) => !nulls.has(c.name)).map((c) => c.name),
-          );
-        }
-      }
-      t = time('stringify', t);
-      const file = await staging.write(text, defer);
-      t = time('write', t);
-      page = {
-        stream: stream.name,
-        scope: scope.key,
-        file,
-        rows: rows.length,
-        columns,
-        nulls: [...nulls],
-        key: [...stream.key],
-        keys: integerKeys(rows, stream.key, evolution.types),
-        runId,
-        walkId: input.seen?.walkId ?? input.cursor?.walk?.walkId ?? null,
-      };
-    }
-  }
-
+  const upsert = (input.upsert ?? true) && input.rows.length > 0;
+  const table = upsert ? await deps.columns(stream) : null;
+  const prepared = await timed(deps.timings, 'prepare', () => preparePage(input, table, deps.skipped));
+  const staged = prepared.staged;
+  const page = staged && {
+    ...staged.page,
+    seq: 0,
+    file: await timed(deps.timings, 'write', () => deps.staging.write(staged.text, defer)),
+  };
   let committed = false;
   try {
-    await deps.loadMode();
-    const result = await db.transaction(async () => {
-      t = time('begin', t);
-      if (changes.length) {
-        for (const change of changes) {
-          await applySchemaChange(db, change);
-          await recordSchemaChange(db, runId, change);
-        }
-        deps.forget(stream.name);
-        t = time('evolution', t);
-      }
-      for (const skip of skips) await recordSkip(db, runId, skip);
-      await recordRejected(db, runId, stream.name, scope.key, rejected);
-      let counts = { inserted: 0, updated: 0, unchanged: 0 };
-      let staged = 0;
-      if (page) {
-        if (defer) {
-          await registerPage(db, page);
-          staged = page.rows;
-        } else {
-          const merged = await mergePages(db, [{ ...page, seq: 0 }], {
-            table: stream.name,
-            columns: await deps.columns(stream),
-            pathOf: (file) => staging.path(file),
-            time,
-          });
-          counts = merged.get(runId) ?? counts;
-        }
-        t = performance.now();
-      }
-      if (input.seen && input.seen.ids.length > 0) {
-        await db.runPrepared(SEEN_SQL, [stream.name, scope.key, input.seen.walkId, JSON.stringify(input.seen.ids)]);
-      }
-      if (input.cursor) await saveCursorFast(db, input.cursor);
-      t = time('bookkeeping', t);
-      return { ...counts, rejected: rejected.length, ...(defer ? { staged } : {}) };
-    });
+    const result = await timed(deps.timings, 'commit', () => commitPage(deps, input, prepared, page, defer));
     committed = true;
-    for (const skip of skips) deps.skipped.add(`${skip.table}\0${skip.column}`);
+    for (const skip of prepared.skips) deps.skipped.add(`${skip.table}\0${skip.column}`);
     return result;
   } catch (err) {
     // The ALTERs rolled back with the rest: the cached columns must not claim them.
-    if (changes.length) deps.forget(stream.name);
+    if (prepared.changes.length) deps.forget(stream.name);
     throw err;
   } finally {
-    t = time('commit', t);
     // A merged page's file is done with; a staged one stays until its batch is merged, unless nothing registered it.
-    if (page && (!defer || !committed)) await staging.remove([page.file]);
-    time('cleanup', t);
+    if (page && (!defer || !committed)) await timed(deps.timings, 'cleanup', () => deps.staging.remove([page.file]));
   }
 }

@@ -5,7 +5,15 @@
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import * as bookkeeping from './bookkeeping.js';
 import { CaptureStore } from './capture.js';
-import { Db, type QueryLimits, type QueryResult, type ResultRow } from './connection.js';
+import {
+  Db,
+  DEFAULT_MEMORY_LIMIT,
+  LOAD_MEMORY_LIMIT,
+  memoryLimitBytes,
+  type QueryLimits,
+  type QueryResult,
+  type ResultRow,
+} from './connection.js';
 import * as ddl from './ddl.js';
 import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
@@ -52,14 +60,28 @@ export interface OpenOptions {
    */
   mergeRows?: number;
   /**
-   * DuckDB's memory_limit for a warehouse opened for writing (default 160MB): what its buffer manager may hold
+   * DuckDB's memory_limit for a warehouse opened for writing (default 160MB, and 100MB while pages load): what its buffer manager may hold
    * (cached table blocks, batches being merged); more spills to `<database>.tmp`. Set by the first open of the
    * file in the process. Measured: appending registrants (260 columns) needs ~40-70 MB with this layout.
    */
   memoryLimit?: string;
+  /**
+   * Keep `memoryLimit` while pages load too (no switch to LOAD_MEMORY_LIMIT): for a process whose other work runs
+   * beside its loads on the same instance (the daemon's publisher), which a lower limit set for a load would starve.
+   */
+  sameLimitWhileLoading?: boolean;
 }
 
 const DEFAULT_MERGE_ROWS = 100_000;
+
+/** The open's memory limit, and the one for loading: LOAD_MEMORY_LIMIT unless the open's is smaller. */
+function memoryLimits(open: string, same: boolean): { open: string; load: string } {
+  if (same) return { open, load: open };
+  const a = memoryLimitBytes(open);
+  const b = memoryLimitBytes(LOAD_MEMORY_LIMIT) as number;
+  // A limit that is not a plain size (a percentage) is kept as given, loading included.
+  return { open, load: a === null || a <= b ? open : LOAD_MEMORY_LIMIT };
+}
 
 export class Warehouse {
   private readonly tables = new Map<string, ddl.TableColumns>();
@@ -80,6 +102,7 @@ export class Warehouse {
     private readonly db: Db,
     private readonly loadThreads: number,
     private readonly mergeRows: number,
+    private readonly memoryLimits: { open: string; load: string },
   ) {
     this.staging = Staging.forDatabase(db.path);
     this.deps = {
@@ -113,7 +136,12 @@ export class Warehouse {
     let warehouse: Warehouse | null = null;
     try {
       if (!db.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
-      warehouse = new Warehouse(db, loadThreads, mergeRows);
+      warehouse = new Warehouse(
+        db,
+        loadThreads,
+        mergeRows,
+        memoryLimits(opts.memoryLimit ?? DEFAULT_MEMORY_LIMIT, opts.sameLimitWhileLoading === true),
+      );
       if (!db.readOnly) await db.exclusive(() => warehouse!.recover());
     } catch (err) {
       await db.close();
@@ -162,14 +190,21 @@ export class Warehouse {
     }
   }
 
-  /** Switches DuckDB's thread count between loading and everything else (only when it changes). */
+  /**
+   * Switches DuckDB's thread count and memory limit between loading and everything else (only when it changes): a
+   * load holds less with LOAD_MEMORY_LIMIT (or the open's limit when smaller), views and queries get the open's.
+   */
   private async threadsFor(loading: boolean): Promise<void> {
     if (this.loading === loading) return;
     await this.db.run(loading ? `SET threads = ${this.loadThreads}` : 'RESET threads');
+    if (this.memoryLimits.load !== this.memoryLimits.open) {
+      const limit = loading ? this.memoryLimits.load : this.memoryLimits.open;
+      await this.db.run(`SET memory_limit = '${limit}'`);
+    }
     this.loading = loading;
   }
 
-  /** Milliseconds spent in each step of loadPage since open (prepare, stringify, write, probe, insert, commit...). */
+  /** Milliseconds spent in each step of loadPage since open (prepare, write, commit, and within commit probe and insert...). */
   loadTimings(): Record<string, number> {
     return { ...this.timings };
   }

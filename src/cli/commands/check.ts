@@ -1,7 +1,8 @@
 /**
  * `evsync check`: can a sync run? The service (does the base URL answer as the event API?), credentials and token,
  * the rate-limit state from the headers, the clock, the record time zone, and the database (does it open, and can
- * a sync write it?). Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
+ * a sync write it?), and memory (the container's or machine's limit, and what the bin chose: memory-policy.ts).
+ * Spends 1 credit (token) + 10 (one list call). Exit 0 only when a sync can run.
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
@@ -10,6 +11,7 @@ import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
 import type { Connection } from '../config.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode, errorMessage } from '../errors.js';
+import { describeMemory } from '../memory-policy.js';
 import { formatDuration, formatNumber, toJson } from '../output/format.js';
 import { warehouseWritable } from '../warehouse-path.js';
 
@@ -303,6 +305,8 @@ async function check(ctx: Ctx): Promise<number> {
     if (await checkToken(client, conn, add, report)) list = await checkListCall(ctx, client, add, report);
     checkRateLimit(client, list, add, report);
     await checkDatabase(ctx, add);
+    const memory = describeMemory();
+    add('memory', memory.fits ? 'ok' : 'warn', memory.message);
   } finally {
     await client.close();
   }
@@ -315,7 +319,7 @@ export function registerCheckCommand(program: Command, app: App): void {
   program
     .command('check')
     .description(
-      'check the service, credentials, rate limit, clocks and database (can it be written?): can a sync run?',
+      'check the service, credentials, rate limit, clocks, database (can it be written?) and memory: can a sync run?',
     )
     .addHelpText(
       'after',

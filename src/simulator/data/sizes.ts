@@ -183,6 +183,19 @@ export function accountPlans(size: SimulatorSize): AccountPlan[] {
         },
         SMALL_OTHER,
       ];
+    case 'bigevent':
+      // One live event of 400,000 registrants (a conference's whole registration): the one-event load benchmark.
+      return [
+        {
+          name: 'Northwind Events',
+          events: [e('live', 400_000)],
+          contacts: 100,
+          webhooks: 1,
+          dataLists: 0,
+          dataListItems: 0,
+        },
+        SMALL_OTHER,
+      ];
     case 'xlarge':
       // `large` with over five million registrants (the load benchmark's largest size).
       return [
