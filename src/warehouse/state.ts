@@ -156,7 +156,10 @@ export async function recentRuns(db: Db, opts: { limit: number; kind?: string })
   const where = opts.kind ? 'WHERE kind = ?' : '';
   const params: unknown[] = opts.kind ? [opts.kind, opts.limit] : [opts.limit];
   const r = await db.query(
-    `SELECT ${RUN_COLUMNS} FROM _evsync.runs ${where} ORDER BY started_at DESC, run_id DESC LIMIT ?`,
+    // By the column (microseconds), not the select list's second-resolution text of the same name: runs started
+    // within one second (a chain of short runs) came back in their run ids' random order, and a run resumed the
+    // wrong one (test/reliability/crash-resume.test.ts, about one run in six on a fast machine).
+    `SELECT ${RUN_COLUMNS} FROM _evsync.runs r ${where} ORDER BY r.started_at DESC, r.run_id DESC LIMIT ?`,
     params,
   );
   return r.rows.map(runFromRow);
@@ -191,7 +194,9 @@ export async function setRunResumable(db: Db, runId: string, resumable: boolean)
 /** Runs still marked running (at most one, unless a process was killed: then they are history). */
 export async function runningRuns(db: Db): Promise<RunRecord[]> {
   if (!(await tableExists(db, '_evsync', 'runs'))) return [];
-  const r = await db.query(`SELECT ${RUN_COLUMNS} FROM _evsync.runs WHERE status = 'running' ORDER BY started_at`);
+  const r = await db.query(
+    `SELECT ${RUN_COLUMNS} FROM _evsync.runs r WHERE status = 'running' ORDER BY r.started_at`,
+  );
   return r.rows.map(runFromRow);
 }
 

@@ -287,7 +287,12 @@ const brokenEnvelope = fc.oneof(
   fc.constant(
     '{"items": [{"name": "no id"}], "_meta": {"totalCount": 1, "pageCount": 1, "currentPage": 1, "perPage": 1}}',
   ),
-  fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify({ items: v })),
+  // `items` that is no list (a list may be a valid page: `{"items":[]}` without `_meta` is an empty last page the
+  // client tolerates, as the spec's absent fields are; drawn about one run in a few, it made this test flaky).
+  fc
+    .jsonValue({ maxDepth: 2 })
+    .filter((v) => !Array.isArray(v))
+    .map((v) => JSON.stringify({ items: v })),
   fc.string({ maxLength: 30 }).map((s) => `{"items": [${s}`),
 );
 
