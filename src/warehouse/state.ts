@@ -194,9 +194,7 @@ export async function setRunResumable(db: Db, runId: string, resumable: boolean)
 /** Runs still marked running (at most one, unless a process was killed: then they are history). */
 export async function runningRuns(db: Db): Promise<RunRecord[]> {
   if (!(await tableExists(db, '_evsync', 'runs'))) return [];
-  const r = await db.query(
-    `SELECT ${RUN_COLUMNS} FROM _evsync.runs r WHERE status = 'running' ORDER BY r.started_at`,
-  );
+  const r = await db.query(`SELECT ${RUN_COLUMNS} FROM _evsync.runs r WHERE status = 'running' ORDER BY r.started_at`);
   return r.rows.map(runFromRow);
 }
 
