@@ -25,6 +25,7 @@ import { type AdminServer, adminSettings, startAdminServer } from '../admin-serv
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
 import { ExitCode, errorMessage } from '../errors.js';
+import { positiveInt } from '../options.js';
 import { formatDuration, toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
@@ -37,7 +38,7 @@ import {
 } from './daemon-publish.js';
 import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
 import { type DaemonStatus, type StatusReport, statusDocument } from './status.js';
-import { syncOptionsFrom } from './sync.js';
+import { type RateLimitWait, syncOptionsFrom, waitLine } from './sync.js';
 
 export interface DaemonFlags extends ScheduleFlags, PublishFlags {
   listen?: string;
@@ -56,12 +57,6 @@ export interface DaemonKind {
   defaultCron?: string;
 }
 
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error('expected a whole number > 0');
-  return n;
-}
-
 /** `--admin-listen`, `--query-timeout` and `--query-max-rows`: the ways in for people and their bounds. */
 export function addQueryBoundOptions(cmd: Command): void {
   cmd
@@ -69,11 +64,15 @@ export function addQueryBoundOptions(cmd: Command): void {
       '--admin-listen <host:port|off>',
       'the status page, /status.json and /metrics (default 127.0.0.1:8788; another address needs EVSYNC_ADMIN_TOKEN)',
     )
-    .option('--query-timeout <seconds>', 'longest a query through the daemon may run (default 300)', positiveInteger)
+    .option(
+      '--query-timeout <seconds>',
+      'longest a query through the daemon may run (default 300)',
+      positiveInt('a whole number > 0'),
+    )
     .option(
       '--query-max-rows <n>',
       'most rows a query through the daemon may return (default 1,000,000; results over 64 MB are refused too)',
-      positiveInteger,
+      positiveInt('a whole number > 0'),
     );
 }
 
@@ -139,10 +138,7 @@ function reportSilence(log: Logger, heartbeat: Heartbeat, catchUp: boolean): voi
 
 /** Waiting for the credit window: said as `sync` says it, for the daemon's life. */
 function logWaits(client: ApiClient, log: Logger): () => void {
-  const onWait = (w: { ms: number; until: Date; reason: string }) => {
-    const why = w.reason === '429' ? 'the service answered 429' : 'credits used up for this window';
-    log.info(`waiting ${formatDuration(w.ms)} for the rate-limit window (${why}), until ${w.until.toISOString()}`);
-  };
+  const onWait = (w: RateLimitWait) => log.info(waitLine(w));
   client.on('wait', onWait);
   return () => client.off('wait', onWait);
 }

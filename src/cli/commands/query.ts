@@ -11,7 +11,7 @@ import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
-import { parseFormat } from '../options.js';
+import { parseFormat, positiveInt } from '../options.js';
 import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';
 
 interface QueryFlags {
@@ -19,12 +19,6 @@ interface QueryFlags {
   allowRead?: string[];
   maxRows?: number;
   timeout?: number;
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error('expected a whole number > 0');
-  return n;
 }
 
 /** Column names of a warehouse result, whether it reports them as names or as `{name, type}`. */
@@ -132,12 +126,12 @@ export function registerQueryCommand(program: Command, app: App): void {
     .option(
       '--max-rows <n>',
       'refuse a result of more rows (through a running daemon its own bound applies too)',
-      positiveInteger,
+      positiveInt('a whole number > 0'),
     )
     .option(
       '--timeout <seconds>',
       'cancel the query after this long (through a running daemon its own limit applies too)',
-      positiveInteger,
+      positiveInt('a whole number > 0'),
     )
     .addHelpText(
       'after',

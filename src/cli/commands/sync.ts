@@ -45,6 +45,19 @@ export function syncOptionsFrom(
   return o;
 }
 
+/** A wait for the rate-limit window, as the client reports it. */
+export interface RateLimitWait {
+  ms: number;
+  until: Date;
+  reason: string;
+}
+
+/** The log line of a wait for the rate-limit window (sync's, and the daemon's for its whole life). */
+export function waitLine(w: RateLimitWait): string {
+  const why = w.reason === '429' ? 'the service answered 429' : 'credits used up for this window';
+  return `waiting ${formatDuration(w.ms)} for the rate-limit window (${why}), until ${w.until.toISOString()}`;
+}
+
 /**
  * Progress for one run: the live display on a terminal, else plain log lines for what matters (waits, failures).
  * Returns the logger to use while it is up (it keeps log lines from tearing the display).
@@ -72,10 +85,7 @@ export function attachProgress(
     };
   }
   const log = ctx.log;
-  const onWait = (w: { ms: number; until: Date; reason: string }) => {
-    const why = w.reason === '429' ? 'the service answered 429' : 'credits used up for this window';
-    log.info(`waiting ${formatDuration(w.ms)} for the rate-limit window (${why}), until ${w.until.toISOString()}`);
-  };
+  const onWait = (w: RateLimitWait) => log.info(waitLine(w));
   client.on('wait', onWait);
   return {
     onProgress: (e) => {
