@@ -470,6 +470,14 @@ export class Db {
     return Number(result.rowsChanged);
   }
 
+  /**
+   * `run` for a write no reader needs to see at once (the daemon's heartbeat): not counted in `generation`, so an idle
+   * daemon's next query reuses its copy instead of copying the whole warehouse again for a timestamp.
+   */
+  async runUncounted(sql: string, params: readonly unknown[] = []): Promise<void> {
+    await this.connection.run(sql, params.length ? params.map(toParam) : undefined);
+  }
+
   /** Runs a query and returns its rows as JSON-safe scalars (BIGINT, DECIMAL and TIMESTAMP as strings). */
   async query(sql: string, params: readonly unknown[] = []): Promise<QueryResult> {
     const reader = await this.connection.runAndReadAll(sql, params.length ? params.map(toParam) : undefined);

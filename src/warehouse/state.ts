@@ -367,6 +367,8 @@ export async function getMark(db: Db, key: string): Promise<string | null> {
   return str(r.rows[0]?.value);
 }
 
-export async function setMark(db: Db, key: string, value: string): Promise<void> {
-  await db.run(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [key, value]);
+export async function setMark(db: Db, key: string, value: string, counted = true): Promise<void> {
+  const sql = `INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`;
+  if (counted) await db.run(sql, [key, value]);
+  else await db.runUncounted(sql, [key, value]);
 }

@@ -588,6 +588,11 @@ export class Warehouse {
     return this.db.exclusive(() => state.setMark(this.db, key, value));
   }
 
+  /** A mark no reader needs at once (the daemon's heartbeat): not counted as a change (see `Db.runUncounted`). */
+  setMarkQuietly(key: string, value: string): Promise<void> {
+    return this.db.exclusive(() => state.setMark(this.db, key, value, false));
+  }
+
   /** Whether any sync has written state here yet. */
   holdsData(): Promise<boolean> {
     return this.db.exclusive(() => state.holdsData(this.db));

@@ -78,3 +78,22 @@ describe('the catch-up', () => {
     }
   });
 });
+
+describe('the heartbeat', () => {
+  it('is written without counting as a change: an idle daemon reuses its query copy', async () => {
+    const { Heartbeat, HEARTBEAT_MARK } = await import('../../src/sync/daemon/heartbeat.js');
+    const t = await openTemp();
+    try {
+      const before = t.w.generation;
+      const beat = await Heartbeat.start(t.w, { now: () => Date.parse('2026-11-26T12:00:00Z') });
+      await beat.stop();
+      expect(await t.w.getMark(HEARTBEAT_MARK)).toBe('2026-11-26T12:00:00.000Z');
+      expect(t.w.generation).toBe(before);
+      // A counted write moves it (what makes the next query copy the warehouse again).
+      await t.w.setMark('other', 'x');
+      expect(t.w.generation).toBeGreaterThan(before);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});

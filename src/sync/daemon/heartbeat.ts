@@ -43,7 +43,8 @@ export class Heartbeat {
   private beat(): Promise<void> {
     this.writing = this.writing
       .catch(() => undefined)
-      .then(() => this.warehouse.setMark(HEARTBEAT_MARK, new Date(this.now()).toISOString()));
+      // Quietly: a beat alone must not make the next query copy the whole warehouse again.
+      .then(() => this.warehouse.setMarkQuietly(HEARTBEAT_MARK, new Date(this.now()).toISOString()));
     return this.writing;
   }
 
