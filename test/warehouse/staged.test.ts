@@ -26,6 +26,8 @@ afterEach(async () => {
 });
 
 const stageDir = () => `${t.path}.stage`;
+/** Files beside the database that hold rows: a merged page's file is emptied and kept for the next page. */
+const heldPages = () => readdirSync(stageDir()).filter((f) => statSync(`${stageDir()}/${f}`).size > 0);
 /** Reads through a read-only warehouse on the same instance: it never merges, so staged pages stay staged. */
 async function peek(sql: string) {
   const ro = await Warehouse.open(t.path, { readOnly: true });
@@ -72,7 +74,7 @@ describe('pages of a run: staged, merged in batches', () => {
       { id: '5', email: 'r5@example.com', _run_id: runId },
     ]);
     expect(await peek(`SELECT count(*) AS n FROM _evsync.staged`)).toEqual([{ n: '0' }]);
-    expect(readdirSync(stageDir())).toEqual([]);
+    expect(heldPages()).toEqual([]);
     expect(await w.finishLoads(runId)).toEqual({ registrants: { inserted: 2, updated: 1, unchanged: 1 } });
     expect(await w.finishLoads(runId)).toEqual({});
   });
@@ -84,10 +86,13 @@ describe('pages of a run: staged, merged in batches', () => {
     const runId = await w.startRun('sync', {});
     await page(w, registrants, eventScope(1), [reg(1), reg(2)], { runId });
     await page(w, registrants, eventScope(1), [reg(3)], { runId });
-    expect(readdirSync(stageDir())).toHaveLength(2);
+    expect(heldPages()).toHaveLength(2);
     await page(w, registrants, eventScope(1), [reg(4)], { runId });
-    expect(readdirSync(stageDir())).toHaveLength(0);
+    expect(heldPages()).toHaveLength(0);
     await page(w, registrants, eventScope(2), [reg(5)], { runId });
+    // Written into an emptied file: no file was made for it.
+    expect(readdirSync(stageDir())).toHaveLength(3);
+    expect(heldPages()).toHaveLength(1);
     expect(await w.finishLoads(runId)).toEqual({ registrants: { inserted: 5, updated: 0, unchanged: 0 } });
     expect(await rows(w, `SELECT id, event_id FROM registrants ORDER BY id`)).toEqual([
       { id: '1', event_id: '1' },
@@ -96,6 +101,9 @@ describe('pages of a run: staged, merged in batches', () => {
       { id: '4', event_id: '1' },
       { id: '5', event_id: '2' },
     ]);
+    // Closed, the warehouse leaves nothing beside the database.
+    await w.close();
+    expect(existsSync(stageDir())).toBe(false);
   });
 
   it('batches pages of different columns apart, keeping columns a page does not carry', async () => {
