@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { NormalizedRow } from '../connectors/types.js';
-import { createNormalizer } from '../schemas/normalize.js';
+import { createNormalizer } from '../normalizer/normalize.js';
 import { createTableSql } from '../src/warehouse/ddl.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { registrantRecord, registrantsStream } from './registrant-record.js';

@@ -1,4 +1,4 @@
-import { parseJsonExact } from '../../schemas/exact-json.js';
+import { parseJsonExact } from '../../normalizer/exact-json.js';
 import { errorBodySchema, type FieldErrors, fieldErrorsSchema, listEnvelopeSchema } from '../../schemas/wire.js';
 import {
   ApiError,

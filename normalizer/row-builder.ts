@@ -3,7 +3,7 @@
  * its row. Generated straight-line code on the hot path, a loop as fallback and as the reference.
  */
 import type { NormalizedRow } from '../connectors/types.js';
-import type { ColumnSpec } from './columns.js';
+import type { ColumnSpec } from '../schemas/columns.js';
 import { type Converter, INVALID } from './converters.js';
 
 /**

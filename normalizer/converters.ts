@@ -27,7 +27,7 @@
  *   and null give all-null columns.
  */
 import type { NormalizedValue, ResolvedStream, ScalarType } from '../connectors/types.js';
-import { type ColumnSpec, decimalParams } from './columns.js';
+import { type ColumnSpec, decimalParams } from '../schemas/columns.js';
 
 // Converters return this instead of throwing: the failure path stays cheap and the caller builds one reason.
 export const INVALID: unique symbol = Symbol('invalid');

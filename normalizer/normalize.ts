@@ -24,7 +24,7 @@
  *   accepts (0 and negative ids included).
  */
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../connectors/types.js';
-import { type ColumnSpec, physicalColumns } from './columns.js';
+import { type ColumnSpec, physicalColumns } from '../schemas/columns.js';
 import {
   type Converter,
   capReason,

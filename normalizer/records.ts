@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { catalogue, resolveStream } from '../connectors/index.js';
 import type { NormalizedRow, NormalizedValue, ResolvedStream } from '../connectors/types.js';
-import { type ColumnSpec, physicalColumns } from './columns.js';
+import { type ColumnSpec, physicalColumns } from '../schemas/columns.js';
 import { type Converter, columnConverter, columnFailureReason, INVALID, strictColumnNames } from './converters.js';
 import { customFieldsValue } from './custom-values.js';
 
