@@ -89,7 +89,7 @@ export async function syncEngine(
 /** A warehouse holds one account's data: the first run records which, a run with another is refused. */
 async function checkAccount(client: ApiClient, warehouse: Warehouse, dry: boolean): Promise<void> {
   const current = { baseUrl: client.baseUrl, clientId: client.clientId };
-  const bound = await warehouse.accountBinding();
+  const bound = await warehouse.account.binding();
   if (bound && (bound.baseUrl !== current.baseUrl || bound.clientId !== current.clientId)) {
     throw new AccountMismatchError(
       `${warehouse.path} holds the data of client id ${bound.clientId} at ${bound.baseUrl}; these credentials are ` +
@@ -97,7 +97,7 @@ async function checkAccount(client: ApiClient, warehouse: Warehouse, dry: boolea
         `database for this one (--db other.duckdb or EVSYNC_DB).`,
     );
   }
-  if (!bound && !dry && !warehouse.readOnly) await warehouse.bindAccount(current);
+  if (!bound && !dry && !warehouse.readOnly) await warehouse.account.bind(current);
 }
 
 /** Streams earlier runs found unavailable that are not yet due for a retry (same path, within the retry hours). */
@@ -111,7 +111,7 @@ async function knownUnavailable(
     [...selection.accountPhase, ...selection.dependentPhase, ...selection.eventPhase].map((s) => [s.name, s]),
   );
   const known = new Map<string, UnavailableStream>();
-  for (const u of await warehouse.listUnavailable()) {
+  for (const u of await warehouse.unavailable.list()) {
     const def = byName.get(u.stream);
     if (!def) continue;
     const path = o.overrides?.[u.stream]?.path ?? def.path;
@@ -135,7 +135,7 @@ async function openRun(
   // A counting plan is recorded as a run of the kind it prices, so that run resumes it and reuses every page read.
   const runId = dry
     ? 'dry-run'
-    : await warehouse.startRun(o.mode, {
+    : await warehouse.runs.start(o.mode, {
         signpost,
         streams: o.streams,
         events: o.events ?? null,
@@ -159,7 +159,7 @@ async function openRun(
     execution: engine.execution,
     onItem: engine.onItem,
     knownUnavailable: await knownUnavailable(warehouse, o, selection, serverNow),
-    onItemSettled: dry ? undefined : (credits, streams) => warehouse.recordRunProgress(runId, { credits, streams }),
+    onItemSettled: dry ? undefined : (credits, streams) => warehouse.runs.recordProgress(runId, { credits, streams }),
   });
   const resolved = new Map<string, ResolvedStream>();
   return { client, warehouse, o, dry, selection, runId, signpost, resumable, exec, resolved, warnings: [] };
@@ -171,7 +171,7 @@ async function planContext(run: Run): Promise<PlanContext> {
     mode: o.mode,
     signpost: run.signpost,
     now: run.dry ? new Date() : run.client.serverNow(),
-    cursors: new Map((await run.warehouse.listCursors()).map((c) => [cursorId(c.stream, c.scope), c])),
+    cursors: new Map((await run.warehouse.cursors.list()).map((c) => [cursorId(c.stream, c.scope), c])),
     resumedStartedAt: run.resumable ? run.resumable.startedAt : null,
     snapshotEveryHours: o.snapshotEveryHours,
     fullSnapshotEveryHours: o.fullSnapshotEveryHours,
@@ -204,7 +204,7 @@ async function customFieldsOf(run: Run, def: StreamDefinition): Promise<Map<stri
     if (!run.warnings.includes(note)) run.warnings.push(note);
   }
   const groups = new Map<string, Record<string, unknown>[]>();
-  for (const row of await run.warehouse.currentRows(definitions)) {
+  for (const row of await run.warehouse.current.rows(definitions)) {
     const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
     groups.set(key, [...(groups.get(key) ?? []), row]);
   }
@@ -245,7 +245,7 @@ async function accountPhase(run: Run): Promise<void> {
     ? [first.filter((s) => s.name === 'events'), first.filter((s) => s.name !== 'events'), rest]
     : [first, rest];
   for (const [index, group] of groups.entries()) {
-    if (filtered && index === 1) refuseUnmatchedFilters(run, await run.warehouse.currentEvents());
+    if (filtered && index === 1) refuseUnmatchedFilters(run, await run.warehouse.current.events());
     const ctx = await planContext(run);
     const items: WorkItem[] = [];
     for (const def of group) {
@@ -272,7 +272,7 @@ function refuseUnmatchedFilters(run: Run, all: readonly EventRow[]): string | nu
 
 /** The events in scope, once `events` is stored; filters that match none are refused, naming what exists. */
 async function eventsPhase(run: Run): Promise<EventInfo[]> {
-  const all = await run.warehouse.currentEvents();
+  const all = await run.warehouse.current.events();
   const events = eventsInScope(all, run.o);
   const warning = refuseUnmatchedFilters(run, all);
   if (warning) run.warnings.push(warning);
@@ -296,7 +296,7 @@ async function dependentPhase(run: Run, events: readonly EventInfo[]): Promise<v
     if (def.scope === 'event') {
       for (const e of events) keep(run, planItem(stream, eventScope(e.id), ctx, { event: e }), items);
     } else if (typeof def.scope === 'object') {
-      for (const id of await run.warehouse.liveIds(def.scope.parent)) {
+      for (const id of await run.warehouse.current.ids(def.scope.parent)) {
         keep(run, planItem(stream, parentScope(def, id), ctx), items);
       }
     }
@@ -454,8 +454,8 @@ async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<Sy
 
 async function recordRun(run: Run, result: SyncResult, engine: EngineMode): Promise<void> {
   const { warehouse, runId, exec } = run;
-  await warehouse.recordCredits(runId, { ...run.client.ledger.snapshot() });
-  await warehouse.finishRun(runId, {
+  await warehouse.runs.recordCredits(runId, { ...run.client.ledger.snapshot() });
+  await warehouse.runs.finish(runId, {
     status: result.status,
     finishedAt: formatTimestamp(new Date(result.finishedAt)),
     credits: result.credits,
@@ -472,5 +472,5 @@ async function recordRun(run: Run, result: SyncResult, engine: EngineMode): Prom
     result.status === 'failed' && (exec.unreachable || (!exec.hardFailure && exec.counts.failed > 0))
       ? !(exec.fatal instanceof Error)
       : engine.execution === 'count';
-  if (resumable) await warehouse.setRunResumable(runId, true);
+  if (resumable) await warehouse.runs.setResumable(runId, true);
 }

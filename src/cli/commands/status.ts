@@ -151,19 +151,19 @@ export async function collectStatus(
 ): Promise<StatusReport> {
   const since = utcText(nowMs - HISTORY_HOURS * 3_600_000);
   const history = await w.statusHistory(since, utcText(nowMs));
-  const recent = await w.recentRuns({ limit: Math.max(TIMELINE_MAX, Math.floor(limit)) });
+  const recent = await w.runs.recent({ limit: Math.max(TIMELINE_MAX, Math.floor(limit)) });
   const runs = recent.slice(0, Math.floor(limit));
-  const rawCursors = await w.listCursors();
+  const rawCursors = await w.cursors.list();
   const cursors = rawCursors.map((c) => {
     const at = epochOf(c.updatedAt);
     return { ...c, ageSeconds: at === null ? null : Math.max(0, Math.round((nowMs - at) / 1000)) };
   });
   const byStream = await w.rejectedCounts();
-  const listed = await w.listUnavailable();
+  const listed = await w.unavailable.list();
   const unavailable = listed.map((u) => ({ ...u, fix: `streams.${u.stream}.path in evsync.config.json` }));
   const tables = await w.tableCounts();
   const captured = await w.capture.streams();
-  const ledger = await w.lastLedger();
+  const ledger = await w.runs.lastLedger();
   return {
     db,
     exists: true,
@@ -190,8 +190,8 @@ export async function collectStatus(
     timeline: recent.filter((r) => r.startedAt >= since).map(runOf),
     deliveries: deliveriesSection(history, nowMs),
     daemon: {
-      lastHeartbeat: (await w.getMark(HEARTBEAT_MARK)) || null,
-      catchUpPendingSince: (await w.getMark(CATCH_UP_MARK)) || null,
+      lastHeartbeat: (await w.marks.get(HEARTBEAT_MARK)) || null,
+      catchUpPendingSince: (await w.marks.get(CATCH_UP_MARK)) || null,
     },
   };
 }

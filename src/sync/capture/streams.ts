@@ -47,7 +47,7 @@ export class CaptureStreams {
     const byScope = new Map<string, CustomField[]>();
     if (def.customFields && this.customFields) {
       const groups = new Map<string, Record<string, unknown>[]>();
-      for (const row of await this.warehouse.currentRows(def.customFields.definitions)) {
+      for (const row of await this.warehouse.current.rows(def.customFields.definitions)) {
         const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
         groups.set(key, [...(groups.get(key) ?? []), row]);
       }

@@ -72,11 +72,11 @@ export class ReconcileLoop {
    * pending (a daemon killed before it completes owes it again) and since when nothing listened.
    */
   async start(lastHeartbeat: Date | null): Promise<void> {
-    const pending = await this.o.warehouse.getMark(CATCH_UP_MARK);
+    const pending = await this.o.warehouse.marks.get(CATCH_UP_MARK);
     if (pending) {
       this.catchingUp = true;
       this.o.log('info', `a catch-up pending since ${pending} goes on: every event is polled, past ones included`);
-    } else if (this.catchingUp) await this.o.warehouse.setMark(CATCH_UP_MARK, new Date(this.now()).toISOString());
+    } else if (this.catchingUp) await this.o.warehouse.marks.set(CATCH_UP_MARK, new Date(this.now()).toISOString());
     // Deliveries may have been lost from the earliest of the two on (a catch-up owed since then covers it too).
     const times = [lastHeartbeat?.getTime(), pending ? Date.parse(pending) : undefined].filter(
       (t): t is number => t !== undefined && Number.isFinite(t),
@@ -129,7 +129,7 @@ export class ReconcileLoop {
       if (polledCaptured.length > 0 || this.policy.captured.length === 0) this.policy.reconciled(startedAt.getTime());
       if (this.catchingUp) {
         this.catchingUp = false;
-        await w.setMark(CATCH_UP_MARK, '');
+        await w.marks.set(CATCH_UP_MARK, '');
         this.o.log('info', 'catch-up complete: every selected stream was polled, past events included');
       }
       if (r) r.applier.failuresSinceReconcile = 0;
