@@ -271,8 +271,8 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
       return reject(raw, columnFailureReason(column, record[column.source]));
     }
     for (const k of keyColumns) {
-      const v = row[k];
-      if (v === null || v === '') return reject(raw, `key field "${k}" is missing or empty`);
+      const keyValue = row[k];
+      if (keyValue === null || keyValue === '') return reject(raw, `key field "${k}" is missing or empty`);
     }
     if (customName !== null) {
       const custom = customFieldsValue(record, scrubAnswer);

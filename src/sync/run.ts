@@ -123,24 +123,25 @@ async function knownUnavailable(
 async function openRun(
   client: ApiClient,
   warehouse: Warehouse,
-  o: Options,
+  options: Options,
   engine: EngineMode,
   selection: Selection,
 ): Promise<Run> {
   const dry = engine.execution === 'dry';
   const serverNow = dry ? new Date() : client.serverNow();
-  const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, o.mode);
+  const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, options.mode);
   const signpost =
-    resumable?.signpost ?? formatTimestamp(new Date(serverNow.getTime() - o.lagSeconds * 1000), o.recordTimezone);
+    resumable?.signpost ??
+    formatTimestamp(new Date(serverNow.getTime() - options.lagSeconds * 1000), options.recordTimezone);
   // A counting plan is recorded as a run of the kind it prices, so that run resumes it and reuses every page read.
   const runId = dry
     ? 'dry-run'
-    : await warehouse.runs.start(o.mode, {
+    : await warehouse.runs.start(options.mode, {
         signpost,
-        streams: o.streams,
-        events: o.events ?? null,
-        eventStatus: o.eventStatus ?? null,
-        deletes: o.deletes ?? 'auto',
+        streams: options.streams,
+        events: options.events ?? null,
+        eventStatus: options.eventStatus ?? null,
+        deletes: options.deletes ?? 'auto',
         resumeOf: resumable?.runId ?? null,
         countedByPlan: engine.execution === 'count',
         // On the server's clock to the second, like the cursors' updatedAt it is compared with.
@@ -153,16 +154,16 @@ async function openRun(
     warehouse,
     loader: dry ? null : new PageLoader(warehouse, runId),
     runId,
-    concurrency: o.concurrency,
-    signal: o.signal,
-    onProgress: o.onProgress,
+    concurrency: options.concurrency,
+    signal: options.signal,
+    onProgress: options.onProgress,
     execution: engine.execution,
     onItem: engine.onItem,
-    knownUnavailable: await knownUnavailable(warehouse, o, selection, serverNow),
+    knownUnavailable: await knownUnavailable(warehouse, options, selection, serverNow),
     onItemSettled: dry ? undefined : (credits, streams) => warehouse.runs.recordProgress(runId, { credits, streams }),
   });
   const resolved = new Map<string, ResolvedStream>();
-  return { client, warehouse, o, dry, selection, runId, signpost, resumable, exec, resolved, warnings: [] };
+  return { client, warehouse, o: options, dry, selection, runId, signpost, resumable, exec, resolved, warnings: [] };
 }
 
 async function planContext(run: Run): Promise<PlanContext> {
@@ -347,7 +348,7 @@ async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void>
 async function buildViews(run: Run): Promise<void> {
   try {
     const report = await run.warehouse.buildAnalyticsViews();
-    for (const w of report.warnings) run.warnings.push(`analytics views: ${w}`);
+    for (const warning of report.warnings) run.warnings.push(`analytics views: ${warning}`);
   } catch (err) {
     run.warnings.push(`analytics views: ${errorText(err)}`);
   }
@@ -412,13 +413,14 @@ async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<Sy
   // A counting plan leaves the rest for the run it prices: partial, so that run resumes it.
   if (engine.execution === 'count' && status === 'done') status = 'partial';
   const errors = exec.errorLines();
-  for (const u of unavailable.filter((x) => x.named)) errors.push(`${u.stream}: ${u.detail}: ${u.hint}`);
+  for (const entry of unavailable.filter((x) => x.named))
+    errors.push(`${entry.stream}: ${entry.detail}: ${entry.hint}`);
   if (exec.fatal) errors.unshift(errorText(exec.fatal));
   else if (exec.unreachable && stopReason) errors.unshift(stopReason);
   const warnings = [...run.warnings];
-  for (const u of unavailable.filter((x) => !x.named)) {
+  for (const entry of unavailable.filter((x) => !x.named)) {
     warnings.push(
-      `${u.stream} is unavailable (${u.detail}${u.since ? `, since ${u.since} UTC` : ''}): skipped; ${u.hint}`,
+      `${entry.stream} is unavailable (${entry.detail}${entry.since ? `, since ${entry.since} UTC` : ''}): skipped; ${entry.hint}`,
     );
   }
   const stats = client.stats();

@@ -97,7 +97,7 @@ async function deliveryBuckets(db: Db, since: string, until: string): Promise<De
   // Counted per bucket in one pass each; the pending count at a bucket's end is what was received and not yet settled
   // by then: everything before the first bucket (one count), then the running sum of received minus settled.
   const step = `INTERVAL ${DELIVERY_BUCKET_MINUTES} MINUTE`;
-  const r = await db.query(
+  const buckets = await db.query(
     `WITH b AS (SELECT generate_series AS slot
                   FROM generate_series(time_bucket(${step}, CAST($1 AS TIMESTAMP)), CAST($2 AS TIMESTAMP), ${step})),
           head AS (SELECT min(slot) AS slot FROM b),
@@ -118,7 +118,7 @@ async function deliveryBuckets(db: Db, since: string, until: string): Promise<De
       ORDER BY b.slot`,
     [since, until],
   );
-  return r.rows.map((row) => ({
+  return buckets.rows.map((row) => ({
     at: String(row.at),
     received: num(row.received) ?? 0,
     settled: num(row.settled) ?? 0,

@@ -54,7 +54,7 @@ export class CaptureStreams {
       for (const [key, rows] of groups) byScope.set(key, customFieldsFromDefinitions(rows));
     }
     const union = new Map<string, CustomField>();
-    for (const list of byScope.values()) for (const f of list) union.set(f.name, f);
+    for (const list of byScope.values()) for (const field of list) union.set(field.name, field);
     const stream = resolveStream(def, {
       overrides: this.overrides[name],
       customFields: [...union.values()],
