@@ -300,9 +300,9 @@ class CadencedPublisher implements Publisher {
       this.s.totalBytes += parquetBytes + snapshotBytes;
       this.opts.log(
         'debug',
-        `publish: ${countPartitions(batch)} partition(s) of ${batch.size} table(s) in ${Math.round(wallMs)} wallMs (${Math.round(
+        `publish: ${countPartitions(batch)} partition(s) of ${batch.size} table(s) in ${Math.round(wallMs)} ms (${Math.round(
           cpuMs,
-        )} wallMs CPU, ${parquetBytes + snapshotBytes} bytes)`,
+        )} ms CPU, ${parquetBytes + snapshotBytes} bytes)`,
       );
     } catch (err) {
       // Published again at the next tick (and recorded for the next start): nothing touched is forgotten.
