@@ -15,6 +15,7 @@ import {
 } from '../src/simulator/index.js';
 import { capturedObjects } from '../src/sync/capture/objects.js';
 import { Warehouse } from '../src/warehouse/index.js';
+import { changeSteadily as changeStreamsSteadily } from './change-stream.js';
 import { type CliOutcome, cli, evsyncEnv, runCli, stopChild, waitForLog } from './cli-process.js';
 import { type TempDir, tempDir } from './lib.js';
 
@@ -140,21 +141,6 @@ export async function withWarehouse<T>(db: string, fn: (w: Warehouse) => Promise
 }
 
 /** Changes at the service for the captured streams at `perSecond` for `seconds` of real time; resolves with the count. */
-export async function changeSteadily(sim: Simulator, perSecond: number, seconds: number): Promise<number> {
-  const end = Date.now() + seconds * 1000;
-  let owed = 0;
-  let made = 0;
-  let last = Date.now();
-  while (Date.now() < end) {
-    await sleep(100);
-    owed += ((Date.now() - last) / 1000) * perSecond;
-    last = Date.now();
-    const n = Math.floor(owed);
-    if (n > 0) {
-      sim.mutate(n, { streams: CAPTURED });
-      owed -= n;
-      made += n;
-    }
-  }
-  return made;
+export function changeSteadily(sim: Simulator, perSecond: number, seconds: number): Promise<number> {
+  return changeStreamsSteadily(sim, perSecond, seconds, CAPTURED);
 }

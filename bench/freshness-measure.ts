@@ -7,8 +7,8 @@
  * shows when its newest version landed); a row found only by the final reconciliation counts with that time.
  */
 import { getStream } from '../connectors/index.js';
+import { createNormalizer } from '../normalizer/normalize.js';
 import { physicalColumns } from '../schemas/columns.js';
-import { createNormalizer } from '../schemas/normalize.js';
 import type { Simulator, WebhookChange } from '../src/simulator/index.js';
 import type { Warehouse } from '../src/warehouse/index.js';
 import { canon, resolvedFromTruth } from './compare.js';

@@ -133,7 +133,7 @@ async function measure(
     // One account at another address: the same data, so the binding follows it (no call is made here).
     const c = client(sim);
     const w = await Warehouse.open(db);
-    await w.bindAccount({ baseUrl: c.baseUrl, clientId: c.clientId });
+    await w.account.bind({ baseUrl: c.baseUrl, clientId: c.clientId });
     await w.close();
     await c.close();
   }

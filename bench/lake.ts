@@ -22,7 +22,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { getStream, resolveStream } from '../connectors/index.js';
 import type { NormalizedRow, ScalarType } from '../connectors/types.js';
-import { createNormalizer } from '../schemas/normalize.js';
+import { createNormalizer } from '../normalizer/normalize.js';
 import { exportToLake } from '../src/lake/export-lake.js';
 import { openS3Store } from '../src/lake/s3-store.js';
 import type { SimulatorSize } from '../src/simulator/index.js';

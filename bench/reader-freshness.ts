@@ -183,7 +183,7 @@ async function bindTo(sim: Simulator, db: string): Promise<void> {
     credentials: { clientId: a.clientId, clientSecret: a.clientSecret },
   });
   const w = await Warehouse.open(db);
-  await w.bindAccount({ baseUrl: c.baseUrl, clientId: c.clientId });
+  await w.account.bind({ baseUrl: c.baseUrl, clientId: c.clientId });
   await w.close();
   await c.close();
 }

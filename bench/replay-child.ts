@@ -83,9 +83,9 @@ for (const setting of values.set) {
 }
 if (values.keyed) await warehouse.query(createTableSql(stream).replace(/\n\)$/, `,\n  PRIMARY KEY ("id")\n)`));
 await warehouse.ensureTable(stream);
-// A run started with startRun stages its pages and merges them in batches; `--immediate` loads with a run id the
+// A run started with warehouse.runs.start stages its pages and merges them in batches; `--immediate` loads with a run id the
 // warehouse did not start, so every page is merged in its own transaction.
-const runId = values.immediate ? 'replay-immediate' : await warehouse.startRun('backfill', { bench: 'replay' });
+const runId = values.immediate ? 'replay-immediate' : await warehouse.runs.start('backfill', { bench: 'replay' });
 const loader = new PageLoader(warehouse, runId);
 
 const cpuMs = () => {
@@ -164,7 +164,7 @@ for (let pass = 0; loaded < target; pass++) {
   // The walk's end, as the engine does it: closed cursor, then deletes detected over the scope (merges first).
   const w0 = performance.now();
   const c0 = cpuMs();
-  await warehouse.saveCursor({
+  await warehouse.cursors.save({
     stream: stream.name,
     scope: scope.key,
     watermark: stamp,

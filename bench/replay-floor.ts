@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DuckDBAppender, DuckDBInstance } from '@duckdb/node-api';
 import type { NormalizedRow, NormalizedValue } from '../connectors/types.js';
-import { createNormalizer } from '../schemas/normalize.js';
+import { createNormalizer } from '../normalizer/normalize.js';
 import { createTableSql } from '../src/warehouse/ddl.js';
 import { duckJson, ident, literal } from '../src/warehouse/sql.js';
 import { readRecording } from './recording.js';

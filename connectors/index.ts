@@ -186,31 +186,31 @@ const CUSTOM_FIELD_NAME = /^c_[A-Za-z0-9_]+$/;
  * unknown expansion, a path without the parent placeholder, a non-positive page size).
  */
 export function resolveStream(def: StreamDefinition, opts: ResolveOptions = {}): ResolvedStream {
-  const o = opts.overrides ?? {};
+  const overrides = opts.overrides ?? {};
   const where = `stream "${def.name}"`;
 
   let path = def.path;
-  if (o.path !== undefined) {
-    if (!/^\/[^\s?#]*$/.test(o.path)) {
-      throw new Error(`${where}: path override "${o.path}" must start with "/" and hold no query or spaces`);
+  if (overrides.path !== undefined) {
+    if (!/^\/[^\s?#]*$/.test(overrides.path)) {
+      throw new Error(`${where}: path override "${overrides.path}" must start with "/" and hold no query or spaces`);
     }
-    if (typeof def.scope === 'object' && !o.path.includes(`{${def.scope.param}}`)) {
-      throw new Error(`${where}: path override "${o.path}" must contain {${def.scope.param}}`);
+    if (typeof def.scope === 'object' && !overrides.path.includes(`{${def.scope.param}}`)) {
+      throw new Error(`${where}: path override "${overrides.path}" must contain {${def.scope.param}}`);
     }
-    path = o.path;
+    path = overrides.path;
   }
 
   let maxPerPage = def.maxPerPage;
-  if (o.maxPerPage !== undefined) {
-    if (!Number.isSafeInteger(o.maxPerPage) || o.maxPerPage < 1) {
-      throw new Error(`${where}: maxPerPage override must be a positive integer, got ${String(o.maxPerPage)}`);
+  if (overrides.maxPerPage !== undefined) {
+    if (!Number.isSafeInteger(overrides.maxPerPage) || overrides.maxPerPage < 1) {
+      throw new Error(`${where}: maxPerPage override must be a positive integer, got ${String(overrides.maxPerPage)}`);
     }
-    maxPerPage = o.maxPerPage;
+    maxPerPage = overrides.maxPerPage;
   }
 
   const allowed = Object.keys(def.expand ?? {});
   const expandSelected: string[] = [];
-  for (const key of o.expand ?? []) {
+  for (const key of overrides.expand ?? []) {
     if (!allowed.includes(key)) {
       const valid = allowed.length > 0 ? `allowed: ${allowed.join(', ')}` : 'it accepts no expand';
       throw new Error(`${where}: unknown expand "${key}"; ${valid}`);
@@ -226,12 +226,13 @@ export function resolveStream(def: StreamDefinition, opts: ResolveOptions = {}):
     throw new Error(`${where} has no custom fields, but ${customs.length} were given`);
   }
   const seenCustom = new Set<string>();
-  for (const c of customs) {
-    if (!CUSTOM_FIELD_NAME.test(c.name)) throw new Error(`${where}: invalid custom field name "${c.name}"`);
-    if (!isScalarType(c.type)) throw new Error(`${where}: custom field ${c.name} has unknown type "${c.type}"`);
-    if (!seenCustom.has(c.name)) {
-      seenCustom.add(c.name);
-      customFieldList.push(c);
+  for (const custom of customs) {
+    if (!CUSTOM_FIELD_NAME.test(custom.name)) throw new Error(`${where}: invalid custom field name "${custom.name}"`);
+    if (!isScalarType(custom.type))
+      throw new Error(`${where}: custom field ${custom.name} has unknown type "${custom.type}"`);
+    if (!seenCustom.has(custom.name)) {
+      seenCustom.add(custom.name);
+      customFieldList.push(custom);
     }
   }
 

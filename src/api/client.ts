@@ -135,7 +135,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     this.clientId = clientIdOf(options.credentials);
     this.basic = encodeCredentials(options.credentials);
     this.secrets = secretsOf(options.credentials);
-    for (const s of this.secrets) registerSecret(s);
+    for (const secret of this.secrets) registerSecret(secret);
 
     const concurrency = Math.floor(positive('concurrency', options.concurrency, DEFAULTS.concurrency));
     this.limit = pLimit(concurrency);
@@ -406,11 +406,17 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
         const { method, path } = state.spec;
         this.emit('retry', { attempt: state.attempt, delayMs, reason, method, path });
       },
-      answered: (state, ex) => {
+      answered: (state, exchange) => {
         this.counters.requests += 1;
-        this.clock.observe(parseHttpDate(header(ex.headers, 'date')), ex.sentAt, ex.receivedAt);
+        this.clock.observe(parseHttpDate(header(exchange.headers, 'date')), exchange.sentAt, exchange.receivedAt);
         const { method, path, kind } = state.spec;
-        this.emit('request', { method, path, status: ex.status, ms: ex.receivedAt - ex.sentAt, cost: costOf(kind) });
+        this.emit('request', {
+          method,
+          path,
+          status: exchange.status,
+          ms: exchange.receivedAt - exchange.sentAt,
+          cost: costOf(kind),
+        });
       },
       wait: (event) => this.emit('wait', event),
     };

@@ -306,22 +306,22 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     this.endWaiting();
   }
 
-  private applyAnswer(r: Reservation, h: RateLimitHeaders, receivedAt: number): void {
-    if (!r.open) return;
-    r.open = false;
-    this.inflight.delete(r);
-    const current = r.windowId === this.windowId;
-    if (current) this.answeredInWindow += r.cost;
-    if (h.limit !== undefined && Number.isInteger(h.limit) && h.limit > 0) this.limit = h.limit;
-    const s = validReset(h.resetSeconds);
-    const candidate = s === null ? null : receivedAt + s * 1000;
+  private applyAnswer(reservation: Reservation, headers: RateLimitHeaders, receivedAt: number): void {
+    if (!reservation.open) return;
+    reservation.open = false;
+    this.inflight.delete(reservation);
+    const current = reservation.windowId === this.windowId;
+    if (current) this.answeredInWindow += reservation.cost;
+    if (headers.limit !== undefined && Number.isInteger(headers.limit) && headers.limit > 0) this.limit = headers.limit;
+    const resetSeconds = validReset(headers.resetSeconds);
+    const candidate = resetSeconds === null ? null : receivedAt + resetSeconds * 1000;
 
-    const R = h.remaining;
-    if (R !== undefined && Number.isFinite(R) && R >= 0) {
-      // Calls of ours that the server may have processed after this one (not counted in R yet).
-      const base = current ? r.answeredAtSend : 0;
-      const uMax = Math.max(0, this.reservedInWindow - base - r.cost);
-      if (R - uMax > this.remaining) {
+    const serverRemaining = headers.remaining;
+    if (serverRemaining !== undefined && Number.isFinite(serverRemaining) && serverRemaining >= 0) {
+      // Calls of ours that the server may have processed after this one (not counted in serverRemaining yet).
+      const base = current ? reservation.answeredAtSend : 0;
+      const uMax = Math.max(0, this.reservedInWindow - base - reservation.cost);
+      if (serverRemaining - uMax > this.remaining) {
         // More credits than our bookkeeping allows: the window rolled on the server's side, or it charged less.
         const serverRolled =
           candidate !== null &&
@@ -330,17 +330,17 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
           candidate > this.resetAt + this.windowMs / 2;
         if (serverRolled) {
           this.startWindow(candidate, true);
-          this.remaining = R - this.inflightCost();
+          this.remaining = serverRemaining - this.inflightCost();
         } else {
-          this.remaining = R - uMax;
+          this.remaining = serverRemaining - uMax;
         }
-      } else if (current && R < this.remaining) {
+      } else if (current && serverRemaining < this.remaining) {
         // Fewer than we think: another process is spending on this credential.
-        this.remaining = R;
+        this.remaining = serverRemaining;
       }
     }
     // An older window's answer may carry that window's reset: only this window's answers tighten the estimate.
-    if (r.windowId === this.windowId) {
+    if (reservation.windowId === this.windowId) {
       if (candidate !== null) {
         if (this.resetAt === null || this.resetSource !== 'header' || candidate < this.resetAt)
           this.resetAt = candidate;
@@ -466,26 +466,26 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   private pump(): void {
     this.roll();
     while (this.waiters.length > 0) {
-      const w = this.waiters[0]!;
-      const refusal = this.refusal(w.cost, w.opts);
+      const waiter = this.waiters[0]!;
+      const refusal = this.refusal(waiter.cost, waiter.opts);
       if (refusal) {
         this.waiters.shift();
-        w.cleanup();
-        w.reject(refusal);
+        waiter.cleanup();
+        waiter.reject(refusal);
         continue;
       }
-      if (!this.fits(w.cost)) break;
+      if (!this.fits(waiter.cost)) break;
       this.waiters.shift();
-      w.cleanup();
-      w.resolve(this.grant(w.kind));
+      waiter.cleanup();
+      waiter.resolve(this.grant(waiter.kind));
     }
     if (this.resetAt !== null) {
       const resetAt = this.resetAt;
-      for (const w of [...this.waiters]) {
-        if (resetAt > w.deadline) {
-          this.waiters.splice(this.waiters.indexOf(w), 1);
-          w.cleanup();
-          w.reject(this.maxWaitError(w.cost, w.opts, resetAt));
+      for (const waiter of [...this.waiters]) {
+        if (resetAt > waiter.deadline) {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          waiter.cleanup();
+          waiter.reject(this.maxWaitError(waiter.cost, waiter.opts, resetAt));
         }
       }
     }

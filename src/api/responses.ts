@@ -1,4 +1,4 @@
-import { parseJsonExact } from '../../schemas/exact-json.js';
+import { parseJsonExact } from '../../normalizer/exact-json.js';
 import { errorBodySchema, type FieldErrors, fieldErrorsSchema, listEnvelopeSchema } from '../../schemas/wire.js';
 import {
   ApiError,
@@ -84,10 +84,10 @@ interface ErrorContext {
 }
 
 /** The typed error for a non-2xx answer, from its status and body (object form or the 422 array form). */
-export function httpError(ex: Exchange, ctx: ErrorContext): ApiError {
+export function httpError(exchange: Exchange, ctx: ErrorContext): ApiError {
   let body: unknown = null;
   try {
-    body = parseJson(ex.text);
+    body = parseJson(exchange.text);
   } catch {
     // An HTML error page from a proxy: keep the status, drop the body.
   }
@@ -108,7 +108,7 @@ export function httpError(ex: Exchange, ctx: ErrorContext): ApiError {
       if (nested.success) fields.push(...nested.data);
     }
   }
-  const status = ex.status;
+  const status = exchange.status;
   const init: ApiErrorInit = { status, method: ctx.method, path: ctx.path, apiName, code };
   const what = `${ctx.method} ${ctx.path} -> HTTP ${status}${apiName ? ` ${apiName}` : ''}${message ? `: ${message}` : ''}`;
 

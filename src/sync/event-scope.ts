@@ -56,36 +56,38 @@ function sample(values: readonly (string | number)[], max = 10): string {
  */
 export function unmatchedFilters(
   all: readonly EventRow[],
-  f: EventFilters,
+  filters: EventFilters,
 ): { error: string | null; warning: string | null } {
-  if (!hasEventFilters(f)) return { error: null, warning: null };
-  const inScope = eventsInScope(all, f);
+  if (!hasEventFilters(filters)) return { error: null, warning: null };
+  const inScope = eventsInScope(all, filters);
   const ids = all.map((e) => e.id);
-  const missing = (f.events ?? []).filter((id) => !ids.includes(id));
+  const missing = (filters.events ?? []).filter((id) => !ids.includes(id));
   if (inScope.length > 0) {
     const warning = missing.length ? `--events: no event ${sample(missing)} in this account (ignored)` : null;
     return { error: null, warning };
   }
   if (all.length === 0) return { error: 'the filters match no event: this account has no events yet', warning: null };
   const parts: string[] = [];
-  if (f.events?.length) parts.push(`--events ${f.events.join(',')} (event ids here: ${sample(ids)})`);
-  if (f.eventStatus?.length) {
+  if (filters.events?.length) parts.push(`--events ${filters.events.join(',')} (event ids here: ${sample(ids)})`);
+  if (filters.eventStatus?.length) {
     const statuses = [...new Set(all.map((e) => e.status).filter((s): s is string => s !== null))].sort();
-    const hints = f.eventStatus
+    const hints = filters.eventStatus
       .filter((s) => !statuses.includes(s))
       .flatMap((s) => closestName(s, statuses) ?? [])
       .map((s) => `; did you mean "${s}"?`);
     parts.push(
-      `--event-status ${f.eventStatus.join(',')} (statuses here: ${statuses.join(', ') || 'none'}${hints.join('')})`,
+      `--event-status ${filters.eventStatus.join(',')} (statuses here: ${statuses.join(', ') || 'none'}${hints.join('')})`,
     );
   }
-  if (f.eventsFrom || f.eventsTo) {
+  if (filters.eventsFrom || filters.eventsTo) {
     const starts = all
       .map((e) => e.startDate?.slice(0, 10))
       .filter((d): d is string => !!d)
       .sort();
     const range = starts.length ? `${starts[0]} to ${starts[starts.length - 1]}` : 'none with a start date';
-    parts.push(`--events-from/--events-to ${f.eventsFrom ?? '…'}..${f.eventsTo ?? '…'} (events start ${range})`);
+    parts.push(
+      `--events-from/--events-to ${filters.eventsFrom ?? '…'}..${filters.eventsTo ?? '…'} (events start ${range})`,
+    );
   }
   return { error: `no event matches ${parts.join(' and ')}`, warning: null };
 }

@@ -195,7 +195,7 @@ export class Executor {
     this.answered.add(stream.name);
     // Recorded by an earlier run and retried now (retry hours passed, or a new path): it answers, so clear it.
     this.unavailable.delete(stream.name);
-    await this.o.warehouse.clearUnavailable(stream.name);
+    await this.o.warehouse.unavailable.clear(stream.name);
     // Scopes refused before the stream answered elsewhere are failures of their own after all.
     for (const r of this.refused.get(stream.name) ?? []) this.recordFailure(r.item, r.message);
     this.refused.delete(stream.name);
@@ -263,7 +263,7 @@ export class Executor {
   private async markUnavailable(stream: ResolvedStream, status: number): Promise<void> {
     if (this.unavailable.has(stream.name)) return;
     const detail = status === 404 ? `${stream.path} answered 404` : `${stream.path} answered 403 on every scope tried`;
-    await this.o.warehouse.markUnavailable({
+    await this.o.warehouse.unavailable.mark({
       stream: stream.name,
       path: stream.path,
       status,

@@ -1,7 +1,7 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
-import { createNormalizer, type Normalizer, type SkippedFieldSummary } from '../../schemas/normalize.js';
-import { makeSecretScrubber } from '../../schemas/secrets.js';
-import { storableRaw } from '../../schemas/storable.js';
+import { createNormalizer, type Normalizer, type SkippedFieldSummary } from '../../normalizer/normalize.js';
+import { makeSecretScrubber } from '../../normalizer/secrets.js';
+import { storableRaw } from '../../normalizer/storable.js';
 import { registeredSecrets } from '../api/index.js';
 import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/index.js';
 import { withoutSecretValues } from './secret-values.js';

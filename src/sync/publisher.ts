@@ -266,9 +266,9 @@ class CadencedPublisher implements Publisher {
     let parquetBytes = 0;
     try {
       if (this.opts.parquetOut !== undefined && batch.size > 0) {
-        const t0 = performance.now();
+        const parquetStart = performance.now();
         parquetBytes = await this.exportParquet(batch);
-        this.s.lastParquet = { tables: batch.size, bytes: parquetBytes, ms: performance.now() - t0 };
+        this.s.lastParquet = { tables: batch.size, bytes: parquetBytes, ms: performance.now() - parquetStart };
       }
       let snapshotBytes = 0;
       if (this.opts.snapshot !== undefined) {
@@ -279,7 +279,7 @@ class CadencedPublisher implements Publisher {
           ...(this.snapshotWhole ? {} : { changedTables: [...batch.keys()] }),
         });
         this.snapshotWhole = false;
-        for (const w of snap.views.warnings) this.opts.log('warn', `snapshot: ${w}`);
+        for (const warning of snap.views.warnings) this.opts.log('warn', `snapshot: ${warning}`);
         snapshotBytes = snap.bytes;
         this.snapshotDue = false;
         this.s.lastSnapshot = { tables: snap.copied.length, bytes: snap.bytes, ms: snap.ms };
@@ -288,19 +288,19 @@ class CadencedPublisher implements Publisher {
       await this.record();
       await this.pending.clearPendingBefore(startedAt);
       const cpu = process.cpuUsage(cpuStart);
-      const ms = performance.now() - wallStart;
+      const wallMs = performance.now() - wallStart;
       const cpuMs = (cpu.user + cpu.system) / 1000;
       this.s.publishes++;
       this.s.lastFinishedAt = utcText();
-      this.s.lastDurationMs = ms;
+      this.s.lastDurationMs = wallMs;
       this.s.lastCpuMs = cpuMs;
       this.s.lastBytes = parquetBytes + snapshotBytes;
-      this.s.totalDurationMs += ms;
+      this.s.totalDurationMs += wallMs;
       this.s.totalCpuMs += cpuMs;
       this.s.totalBytes += parquetBytes + snapshotBytes;
       this.opts.log(
         'debug',
-        `publish: ${countPartitions(batch)} partition(s) of ${batch.size} table(s) in ${Math.round(ms)} ms (${Math.round(
+        `publish: ${countPartitions(batch)} partition(s) of ${batch.size} table(s) in ${Math.round(wallMs)} ms (${Math.round(
           cpuMs,
         )} ms CPU, ${parquetBytes + snapshotBytes} bytes)`,
       );
@@ -328,11 +328,11 @@ class CadencedPublisher implements Publisher {
         partitions,
         log: this.opts.log,
       });
-      for (const w of result.warnings) this.opts.log('warn', w);
+      for (const warning of result.warnings) this.opts.log('warn', warning);
       return result.uploaded.bytes;
     }
     const result = await this.reader.exportParquet({ out, tables, partitions, newTablesWhole: true });
-    for (const w of result.warnings) this.opts.log('warn', w);
+    for (const warning of result.warnings) this.opts.log('warn', warning);
     return result.bytesWritten;
   }
 

@@ -15,10 +15,10 @@ import type { WorkItem } from './work-item.js';
 export async function changedParentIds(warehouse: Warehouse, item: WorkItem): Promise<number[] | null> {
   const parent = item.stream.refreshByParent;
   if (!parent || item.from === null) return null;
-  const cursor = await warehouse.getCursor(parent.stream, item.scope.key);
+  const cursor = await warehouse.cursors.get(parent.stream, item.scope.key);
   if (!cursor?.watermark || cursor.walk || cursor.watermark < item.to) return null;
   const { column, value } = item.scope;
-  return warehouse.changedIds({
+  return warehouse.current.changedIds({
     table: parent.stream,
     column: 'updated_at',
     from: item.from,
@@ -76,7 +76,7 @@ export async function walkRefresh(
     updatedAt: stamp(ctx),
   };
   const warehouse = ctx.loader.warehouse;
-  await warehouse.saveCursor(closed);
+  await warehouse.cursors.save(closed);
   const marked = await warehouse.markMissing({
     stream,
     scope: { ...scope },

@@ -89,7 +89,7 @@ export async function syncEngine(
 /** A warehouse holds one account's data: the first run records which, a run with another is refused. */
 async function checkAccount(client: ApiClient, warehouse: Warehouse, dry: boolean): Promise<void> {
   const current = { baseUrl: client.baseUrl, clientId: client.clientId };
-  const bound = await warehouse.accountBinding();
+  const bound = await warehouse.account.binding();
   if (bound && (bound.baseUrl !== current.baseUrl || bound.clientId !== current.clientId)) {
     throw new AccountMismatchError(
       `${warehouse.path} holds the data of client id ${bound.clientId} at ${bound.baseUrl}; these credentials are ` +
@@ -97,7 +97,7 @@ async function checkAccount(client: ApiClient, warehouse: Warehouse, dry: boolea
         `database for this one (--db other.duckdb or EVSYNC_DB).`,
     );
   }
-  if (!bound && !dry && !warehouse.readOnly) await warehouse.bindAccount(current);
+  if (!bound && !dry && !warehouse.readOnly) await warehouse.account.bind(current);
 }
 
 /** Streams earlier runs found unavailable that are not yet due for a retry (same path, within the retry hours). */
@@ -111,7 +111,7 @@ async function knownUnavailable(
     [...selection.accountPhase, ...selection.dependentPhase, ...selection.eventPhase].map((s) => [s.name, s]),
   );
   const known = new Map<string, UnavailableStream>();
-  for (const u of await warehouse.listUnavailable()) {
+  for (const u of await warehouse.unavailable.list()) {
     const def = byName.get(u.stream);
     if (!def) continue;
     const path = o.overrides?.[u.stream]?.path ?? def.path;
@@ -123,24 +123,25 @@ async function knownUnavailable(
 async function openRun(
   client: ApiClient,
   warehouse: Warehouse,
-  o: Options,
+  options: Options,
   engine: EngineMode,
   selection: Selection,
 ): Promise<Run> {
   const dry = engine.execution === 'dry';
   const serverNow = dry ? new Date() : client.serverNow();
-  const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, o.mode);
+  const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, options.mode);
   const signpost =
-    resumable?.signpost ?? formatTimestamp(new Date(serverNow.getTime() - o.lagSeconds * 1000), o.recordTimezone);
+    resumable?.signpost ??
+    formatTimestamp(new Date(serverNow.getTime() - options.lagSeconds * 1000), options.recordTimezone);
   // A counting plan is recorded as a run of the kind it prices, so that run resumes it and reuses every page read.
   const runId = dry
     ? 'dry-run'
-    : await warehouse.startRun(o.mode, {
+    : await warehouse.runs.start(options.mode, {
         signpost,
-        streams: o.streams,
-        events: o.events ?? null,
-        eventStatus: o.eventStatus ?? null,
-        deletes: o.deletes ?? 'auto',
+        streams: options.streams,
+        events: options.events ?? null,
+        eventStatus: options.eventStatus ?? null,
+        deletes: options.deletes ?? 'auto',
         resumeOf: resumable?.runId ?? null,
         countedByPlan: engine.execution === 'count',
         // On the server's clock to the second, like the cursors' updatedAt it is compared with.
@@ -153,16 +154,16 @@ async function openRun(
     warehouse,
     loader: dry ? null : new PageLoader(warehouse, runId),
     runId,
-    concurrency: o.concurrency,
-    signal: o.signal,
-    onProgress: o.onProgress,
+    concurrency: options.concurrency,
+    signal: options.signal,
+    onProgress: options.onProgress,
     execution: engine.execution,
     onItem: engine.onItem,
-    knownUnavailable: await knownUnavailable(warehouse, o, selection, serverNow),
-    onItemSettled: dry ? undefined : (credits, streams) => warehouse.recordRunProgress(runId, { credits, streams }),
+    knownUnavailable: await knownUnavailable(warehouse, options, selection, serverNow),
+    onItemSettled: dry ? undefined : (credits, streams) => warehouse.runs.recordProgress(runId, { credits, streams }),
   });
   const resolved = new Map<string, ResolvedStream>();
-  return { client, warehouse, o, dry, selection, runId, signpost, resumable, exec, resolved, warnings: [] };
+  return { client, warehouse, o: options, dry, selection, runId, signpost, resumable, exec, resolved, warnings: [] };
 }
 
 async function planContext(run: Run): Promise<PlanContext> {
@@ -171,7 +172,7 @@ async function planContext(run: Run): Promise<PlanContext> {
     mode: o.mode,
     signpost: run.signpost,
     now: run.dry ? new Date() : run.client.serverNow(),
-    cursors: new Map((await run.warehouse.listCursors()).map((c) => [cursorId(c.stream, c.scope), c])),
+    cursors: new Map((await run.warehouse.cursors.list()).map((c) => [cursorId(c.stream, c.scope), c])),
     resumedStartedAt: run.resumable ? run.resumable.startedAt : null,
     snapshotEveryHours: o.snapshotEveryHours,
     fullSnapshotEveryHours: o.fullSnapshotEveryHours,
@@ -204,7 +205,7 @@ async function customFieldsOf(run: Run, def: StreamDefinition): Promise<Map<stri
     if (!run.warnings.includes(note)) run.warnings.push(note);
   }
   const groups = new Map<string, Record<string, unknown>[]>();
-  for (const row of await run.warehouse.currentRows(definitions)) {
+  for (const row of await run.warehouse.current.rows(definitions)) {
     const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
     groups.set(key, [...(groups.get(key) ?? []), row]);
   }
@@ -245,7 +246,7 @@ async function accountPhase(run: Run): Promise<void> {
     ? [first.filter((s) => s.name === 'events'), first.filter((s) => s.name !== 'events'), rest]
     : [first, rest];
   for (const [index, group] of groups.entries()) {
-    if (filtered && index === 1) refuseUnmatchedFilters(run, await run.warehouse.currentEvents());
+    if (filtered && index === 1) refuseUnmatchedFilters(run, await run.warehouse.current.events());
     const ctx = await planContext(run);
     const items: WorkItem[] = [];
     for (const def of group) {
@@ -272,7 +273,7 @@ function refuseUnmatchedFilters(run: Run, all: readonly EventRow[]): string | nu
 
 /** The events in scope, once `events` is stored; filters that match none are refused, naming what exists. */
 async function eventsPhase(run: Run): Promise<EventInfo[]> {
-  const all = await run.warehouse.currentEvents();
+  const all = await run.warehouse.current.events();
   const events = eventsInScope(all, run.o);
   const warning = refuseUnmatchedFilters(run, all);
   if (warning) run.warnings.push(warning);
@@ -296,7 +297,7 @@ async function dependentPhase(run: Run, events: readonly EventInfo[]): Promise<v
     if (def.scope === 'event') {
       for (const e of events) keep(run, planItem(stream, eventScope(e.id), ctx, { event: e }), items);
     } else if (typeof def.scope === 'object') {
-      for (const id of await run.warehouse.liveIds(def.scope.parent)) {
+      for (const id of await run.warehouse.current.ids(def.scope.parent)) {
         keep(run, planItem(stream, parentScope(def, id), ctx), items);
       }
     }
@@ -347,7 +348,7 @@ async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void>
 async function buildViews(run: Run): Promise<void> {
   try {
     const report = await run.warehouse.buildAnalyticsViews();
-    for (const w of report.warnings) run.warnings.push(`analytics views: ${w}`);
+    for (const warning of report.warnings) run.warnings.push(`analytics views: ${warning}`);
   } catch (err) {
     run.warnings.push(`analytics views: ${errorText(err)}`);
   }
@@ -412,13 +413,14 @@ async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<Sy
   // A counting plan leaves the rest for the run it prices: partial, so that run resumes it.
   if (engine.execution === 'count' && status === 'done') status = 'partial';
   const errors = exec.errorLines();
-  for (const u of unavailable.filter((x) => x.named)) errors.push(`${u.stream}: ${u.detail}: ${u.hint}`);
+  for (const entry of unavailable.filter((x) => x.named))
+    errors.push(`${entry.stream}: ${entry.detail}: ${entry.hint}`);
   if (exec.fatal) errors.unshift(errorText(exec.fatal));
   else if (exec.unreachable && stopReason) errors.unshift(stopReason);
   const warnings = [...run.warnings];
-  for (const u of unavailable.filter((x) => !x.named)) {
+  for (const entry of unavailable.filter((x) => !x.named)) {
     warnings.push(
-      `${u.stream} is unavailable (${u.detail}${u.since ? `, since ${u.since} UTC` : ''}): skipped; ${u.hint}`,
+      `${entry.stream} is unavailable (${entry.detail}${entry.since ? `, since ${entry.since} UTC` : ''}): skipped; ${entry.hint}`,
     );
   }
   const stats = client.stats();
@@ -454,8 +456,8 @@ async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<Sy
 
 async function recordRun(run: Run, result: SyncResult, engine: EngineMode): Promise<void> {
   const { warehouse, runId, exec } = run;
-  await warehouse.recordCredits(runId, { ...run.client.ledger.snapshot() });
-  await warehouse.finishRun(runId, {
+  await warehouse.runs.recordCredits(runId, { ...run.client.ledger.snapshot() });
+  await warehouse.runs.finish(runId, {
     status: result.status,
     finishedAt: formatTimestamp(new Date(result.finishedAt)),
     credits: result.credits,
@@ -472,5 +474,5 @@ async function recordRun(run: Run, result: SyncResult, engine: EngineMode): Prom
     result.status === 'failed' && (exec.unreachable || (!exec.hardFailure && exec.counts.failed > 0))
       ? !(exec.fatal instanceof Error)
       : engine.execution === 'count';
-  if (resumable) await warehouse.setRunResumable(runId, true);
+  if (resumable) await warehouse.runs.setResumable(runId, true);
 }

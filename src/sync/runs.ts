@@ -17,13 +17,13 @@ const UNFINISHED = new Set(['partial', 'running', 'interrupted']);
  * completed, so together the two spend what one uninterrupted run would: no page is bought twice.
  */
 export async function findResumableRun(warehouse: Warehouse, kind: string): Promise<ResumableRun | null> {
-  const [last] = await warehouse.recentRuns({ limit: 1, kind });
+  const [last] = await warehouse.runs.recent({ limit: 1, kind });
   if (!last) return null;
   if (!UNFINISHED.has(last.status) && !(last.status === 'failed' && last.resumable)) return null;
   const signpost = last.args.signpost;
   if (typeof signpost !== 'string') return null;
   // One process holds the database at a time, so a run still marked running was killed: say so in its row.
-  if (last.status === 'running') await warehouse.markInterrupted(last.runId);
+  if (last.status === 'running') await warehouse.runs.markInterrupted(last.runId);
   // A run that resumed another carries the first run's start, so a chain of partial runs skips every scope any of
   // them completed, not only those of the last one.
   const originText = last.args.originStartedAt;

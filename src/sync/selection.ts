@@ -35,13 +35,15 @@ export function resolveSelection(spec: string, options: { customFields: boolean 
       implied.push(name);
     }
   };
-  for (const s of requested) {
-    if (s.scope === 'event') add('events');
-    if (typeof s.scope === 'object') add(s.scope.parent);
-    if (options.customFields && s.customFields) add(s.customFields.definitions);
+  for (const stream of requested) {
+    if (stream.scope === 'event') add('events');
+    if (typeof stream.scope === 'object') add(stream.scope.parent);
+    if (options.customFields && stream.customFields) add(stream.customFields.definitions);
   }
-  const all = [...names].map((n) => getStream(n));
-  const definitionNames = new Set(all.flatMap((s) => (s.customFields ? [s.customFields.definitions] : [])));
+  const all = [...names].map((name) => getStream(name));
+  const definitionNames = new Set(
+    all.flatMap((stream) => (stream.customFields ? [stream.customFields.definitions] : [])),
+  );
   const accountPhase = all
     .filter((s) => s.scope === 'account')
     .sort((a, b) => Number(b.name === 'events') - Number(a.name === 'events'));

@@ -78,7 +78,7 @@ export async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<Walk
   if (tracksSeen) {
     // Close the cursor first: if the process dies before the deletes are marked, the next complete snapshot marks
     // them; the reverse order could, on resume, compare an empty seen set and mark everything deleted.
-    await ctx.loader.warehouse.saveCursor(closedCursor(item, walk, ctx));
+    await ctx.loader.warehouse.cursors.save(closedCursor(item, walk, ctx));
     const marked = await ctx.loader.warehouse.markMissing({
       stream,
       scope: { ...scope },

@@ -294,19 +294,19 @@ async function acquire(
     // The instance itself is in memory; the file is attached to it with options only ATTACH takes.
     // An in-memory instance would spill to `.tmp` in the working directory: spills hold table data, so they go
     // beside the database file (as DuckDB does for a file it opens itself), where the umask keeps them private.
-    const ro = readOnly || sandbox !== undefined;
+    const attachReadOnly = readOnly || sandbox !== undefined;
     const options = {
       ...INSTANCE_OPTIONS,
-      ...(ro ? {} : { memory_limit: memoryLimit }),
+      ...(attachReadOnly ? {} : { memory_limit: memoryLimit }),
       ...(isMemory(path) ? {} : { temp_directory: `${path}.tmp` }),
     };
     let instance: DuckDBInstance | null = null;
     try {
       instance = await DuckDBInstance.create(':memory:', options);
-      const catalog = isMemory(path) ? null : await attach(instance, path, ro);
+      const catalog = isMemory(path) ? null : await attach(instance, path, attachReadOnly);
       // The sandbox goes on after the file is attached (ATTACH is one of the things it then refuses).
       if (sandbox) await applySandbox(instance, sandbox);
-      const shared: SharedInstance = { instance, refs: 1, readOnly: ro, catalog, sandbox: key };
+      const shared: SharedInstance = { instance, refs: 1, readOnly: attachReadOnly, catalog, sandbox: key };
       if (!isMemory(path)) instances.set(path, shared);
       return shared;
     } catch (err) {
@@ -518,9 +518,9 @@ export class Db {
         const explainOk = type === StatementType.EXPLAIN && this.sandbox?.allowsFiles === false;
         if (!READING_STATEMENTS.has(type) && !explainOk) {
           const what = STATEMENT_NAMES[type] ?? `statement type ${type}`;
-          const n = extracted.count > 1 ? ` (statement ${i + 1} of ${extracted.count})` : '';
+          const statementNote = extracted.count > 1 ? ` (statement ${i + 1} of ${extracted.count})` : '';
           throw new QueryRefusedError(
-            `${what} is refused${n}: queries are read-only (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE${
+            `${what} is refused${statementNote}: queries are read-only (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE${
               this.sandbox?.allowsFiles === false ? ', EXPLAIN' : ''
             }) and never write a file or change a database`,
           );

@@ -9,7 +9,7 @@
  *   current rows with the account's fields;
  * - `custom_field_values`: one row per answer across streams and events: `stream, event_id, record_id, field_id,
  *   label, value` (text: a choice's values joined by ", ") and `value_json` (as the service sent it). Its row count is
- *   the number of non-empty custom values (the column holds no empty ones, see schemas/custom-values.ts).
+ *   the number of non-empty custom values (the column holds no empty ones, see normalizer/custom-values.ts).
  *
  * Types (the definition's `type`, case-insensitive): checkbox/multi* -> VARCHAR[] of the chosen values;
  * dropdown/radio/select/choice -> VARCHAR (the chosen value); date -> DATE, datetime/timestamp -> TIMESTAMP,

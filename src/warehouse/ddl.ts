@@ -120,31 +120,31 @@ export async function ensureTable(db: Db, stream: ResolvedStream): Promise<Schem
   }
   const extras = stream.extraFields ?? {};
   const changes: SchemaChange[] = [];
-  for (const c of physicalColumns(stream)) {
-    const origin = c.name in extras ? 'evolution' : 'definition';
-    if (!existing.has(c.name)) {
+  for (const column of physicalColumns(stream)) {
+    const origin = column.name in extras ? 'evolution' : 'definition';
+    if (!existing.has(column.name)) {
       changes.push({
         table: stream.name,
-        column: c.name,
+        column: column.name,
         change: 'add_column',
         origin,
         from: null,
-        to: c.type,
+        to: column.type,
         reason: origin === 'definition' ? 'column of the stream definition' : 'field found by schema evolution',
       });
       continue;
     }
-    const current = existing.get(c.name) ?? null;
+    const current = existing.get(column.name) ?? null;
     // Extras were created with the type of their first values and may have been widened since: keep the table's.
-    if (current !== null && current !== c.type && origin === 'definition' && isWidening(current, c.type)) {
+    if (current !== null && current !== column.type && origin === 'definition' && isWidening(current, column.type)) {
       changes.push({
         table: stream.name,
-        column: c.name,
+        column: column.name,
         change: 'widen',
         origin,
         from: current,
-        to: c.type,
-        reason: `the definition declares ${c.type}`,
+        to: column.type,
+        reason: `the definition declares ${column.type}`,
       });
     }
   }

@@ -83,15 +83,15 @@ export function ensureFolder(path: string): string[] {
   const missing: string[] = [];
   let current = path;
   for (;;) {
-    let st: ReturnType<typeof statSync> | undefined;
+    let stats: ReturnType<typeof statSync> | undefined;
     try {
-      st = statSync(current, { throwIfNoEntry: false });
+      stats = statSync(current, { throwIfNoEntry: false });
     } catch (err) {
       // Under a file: keep walking up to name the file itself.
       if (errnoCode(err) !== 'ENOTDIR') throw folderError('create folder', path, err);
     }
-    if (st) {
-      if (!st.isDirectory()) {
+    if (stats) {
+      if (!stats.isDirectory()) {
         throw new ExportRefusedError(
           `export: cannot create folder ${path}: ${current} is a file, not a folder (ENOTDIR)`,
           current,
@@ -167,16 +167,16 @@ function listFew(paths: readonly string[]): string {
  * one with a valid manifest and no foreign file, or (with `force`) one it adopts. Throws ExportRefusedError otherwise.
  */
 export function inspectTableFolder(dir: string, table: string, force: boolean): TableFolder {
-  let st: ReturnType<typeof lstatSync> | undefined;
+  let stats: ReturnType<typeof lstatSync> | undefined;
   try {
-    st = lstatSync(dir, { throwIfNoEntry: false });
+    stats = lstatSync(dir, { throwIfNoEntry: false });
   } catch (err) {
     throw folderError('use folder', dir, err);
   }
-  if (!st) return { state: 'missing', dir };
-  if (!st.isDirectory()) {
+  if (!stats) return { state: 'missing', dir };
+  if (!stats.isDirectory()) {
     throw new ExportRefusedError(
-      `export: ${dir} is a ${st.isSymbolicLink() ? 'symbolic link' : 'file'}, not a folder evsync created; evsync will not write there (choose another --out or move it away)`,
+      `export: ${dir} is a ${stats.isSymbolicLink() ? 'symbolic link' : 'file'}, not a folder evsync created; evsync will not write there (choose another --out or move it away)`,
       dir,
     );
   }

@@ -1,4 +1,5 @@
 /** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
+export type { AccountRecord } from './account.js';
 export { newRunId, SCHEMA_VERSION } from './bookkeeping.js';
 export type {
   CaptureStore,
@@ -21,11 +22,15 @@ export {
   QueryTooLargeError,
   type Sandbox,
 } from './connection.js';
+export type { CurrentRows } from './current-rows.js';
+export type { Cursors } from './cursors.js';
 export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
+export type { Marks } from './marks.js';
 export type { PendingPartition } from './publish-pending.js';
 export { type QueryCopyWritten, removeQueryCopyLeftovers } from './query-copy.js';
+export type { RunLoadHooks, RunLog } from './run-log.js';
 export type { WarehouseSide } from './side.js';
 export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
 export { snapshotTargetProblem } from './snapshot-target.js';
@@ -49,6 +54,7 @@ export type {
   RunSummary,
   ScopeRef,
 } from './types.js';
+export type { UnavailableStreams } from './unavailable.js';
 export { AnalyticsViewsError, type AnalyticsViewsReport, VIEWS } from './views.js';
 export { type OpenOptions, Warehouse } from './warehouse.js';
 export { fits, widen } from './widen.js';

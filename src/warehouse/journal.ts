@@ -186,7 +186,12 @@ export async function settleDeliveries(
   if (settlements.length === 0) return;
   const now = utcNow();
   await db.transaction(async () => {
-    const rows = settlements.map((s) => [s.seq, s.status, s.outcome, s.reason]);
+    const rows = settlements.map((settlement) => [
+      settlement.seq,
+      settlement.status,
+      settlement.outcome,
+      settlement.reason,
+    ]);
     await db.run(
       `UPDATE _evsync.deliveries d SET status = x.status, outcome = x.outcome, reason = x.reason,
               applied_at = CAST($1 AS TIMESTAMP)
@@ -195,7 +200,7 @@ export async function settleDeliveries(
         WHERE d.seq = x.seq`,
       [now, JSON.stringify(rows)],
     );
-    for (const s of streams) {
+    for (const counters of streams) {
       await db.run(
         `INSERT INTO _evsync.capture_streams (stream, applied, ignored, last_delivery_at, last_change_at, last_lag_ms)
            VALUES (?, ?, ?, CAST(? AS TIMESTAMP), ?, ?)
@@ -204,7 +209,14 @@ export async function settleDeliveries(
            last_delivery_at = coalesce(excluded.last_delivery_at, _evsync.capture_streams.last_delivery_at),
            last_change_at = coalesce(excluded.last_change_at, _evsync.capture_streams.last_change_at),
            last_lag_ms = coalesce(excluded.last_lag_ms, _evsync.capture_streams.last_lag_ms)`,
-        [s.stream, s.applied, s.ignored, s.last?.receivedAt ?? null, s.last?.datetime ?? null, s.last?.lagMs ?? null],
+        [
+          counters.stream,
+          counters.applied,
+          counters.ignored,
+          counters.last?.receivedAt ?? null,
+          counters.last?.datetime ?? null,
+          counters.last?.lagMs ?? null,
+        ],
       );
     }
   });

@@ -56,7 +56,7 @@ export function labelAliases(columns: readonly string[], labels: ReadonlyMap<str
   for (const column of suffixed) {
     const label = cleaned.get(column) as string;
     let alias = `${label} (${column})`;
-    for (let n = 2; taken.has(key(alias)); n++) alias = `${label} (${column}, ${n})`;
+    for (let number = 2; taken.has(key(alias)); number++) alias = `${label} (${column}, ${number})`;
     taken.add(key(alias));
     out.set(column, alias);
   }

@@ -155,7 +155,7 @@ async function applyBatch(
   synced: string,
 ): Promise<MergeCounts> {
   const first = pages[0] as PageFile;
-  const t = ident(target.table);
+  const table = ident(target.table);
   const key = first.key;
   const pageNames = new Set(first.columns.map((c) => c.name));
   const read = fileColumns(pages);
@@ -164,13 +164,13 @@ async function applyBatch(
   // Carried by the pages but null throughout: not in the batch; written as NULL by leaving them out of the INSERT.
   const nullOnly = first.columns.filter((c) => !readNames.has(c.name)).map((c) => c.name);
   const carried = [...target.columns.keys()].filter((c) => !c.startsWith('_') && !pageNames.has(c));
-  const on = (a: string, b: string) => key.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
+  const keysMatch = (a: string, b: string) => key.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
   const names = read.map((c) => ident(c.name));
   let since = performance.now();
 
   await db.run(
     `CREATE OR REPLACE TEMP TABLE "_evsync_hits" AS
-       SELECT t.rowid AS ${RID}, ${key.map((k) => `t.${ident(k)}`).join(', ')} FROM ${t} t SEMI JOIN ${batch} b ON ${on('t', 'b')}`,
+       SELECT t.rowid AS ${RID}, ${key.map((k) => `t.${ident(k)}`).join(', ')} FROM ${table} t SEMI JOIN ${batch} b ON ${keysMatch('t', 'b')}`,
   );
   const hits = await count(db, `SELECT count(*) AS n FROM ${HITS}`);
   since = target.time('probe', since);
@@ -179,7 +179,7 @@ async function applyBatch(
 
   if (hits === 0) {
     const inserted = await db.run(
-      `INSERT INTO ${t} (${names.join(', ')}, "_synced_at", "_run_id", "_deleted_at")
+      `INSERT INTO ${table} (${names.join(', ')}, "_synced_at", "_run_id", "_deleted_at")
          SELECT ${names.join(', ')}, ${system} FROM ${batch}`,
     );
     target.time('insert', since);
@@ -195,16 +195,16 @@ async function applyBatch(
     `CREATE OR REPLACE TEMP TABLE "_evsync_old" AS
        SELECT h.${RID}, ${key.map((k) => `h.${ident(k)}`).join(', ')}${carried.map((c) => `, t.${ident(c)}`).join('')},
               (${changed}) AS ${CHANGED}
-         FROM ${t} t JOIN ${HITS} h ON t.rowid = h.${RID} JOIN ${batch} b ON ${on('h', 'b')}`,
+         FROM ${table} t JOIN ${HITS} h ON t.rowid = h.${RID} JOIN ${batch} b ON ${keysMatch('h', 'b')}`,
   );
   since = target.time('compare', since);
-  const updated = await db.run(`DELETE FROM ${t} WHERE rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`);
+  const updated = await db.run(`DELETE FROM ${table} WHERE rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`);
   since = target.time('delete', since);
   const insertNames = [...names, ...carried.map(ident)].join(', ');
   const insertValues = [...names.map((n) => `b.${n}`), ...carried.map((c) => `o.${ident(c)}`)].join(', ');
   const written = await db.run(
-    `INSERT INTO ${t} (${insertNames}, "_synced_at", "_run_id", "_deleted_at")
-       SELECT ${insertValues}, ${system} FROM ${batch} b LEFT JOIN ${OLD} o ON ${on('o', 'b')}
+    `INSERT INTO ${table} (${insertNames}, "_synced_at", "_run_id", "_deleted_at")
+       SELECT ${insertValues}, ${system} FROM ${batch} b LEFT JOIN ${OLD} o ON ${keysMatch('o', 'b')}
         WHERE o.${RID} IS NULL OR o.${CHANGED}`,
   );
   target.time('insert', since);

@@ -4,15 +4,15 @@
  * per table. Rows, their system columns and every bookkeeping table (cursors, runs, ledger) are kept as they are;
  * no API call is made.
  *
- * The folded object follows the normalizer's rules (schemas/custom-values.ts): only non-empty answers (not null,
+ * The folded object follows the normalizer's rules (normalizer/custom-values.ts): only non-empty answers (not null,
  * `""`, `[]`, `{}`), ordered by field id, values as stored (text as a JSON string, JSON columns as their JSON), so
  * the next sync finds the rows unchanged. A row with every `c_<id>` null gets NULL (its fields were not read), one
  * with values all empty `{}`. The table is rebuilt rather than altered column by column: hundreds of DROP COLUMNs
  * each rewrite the table, and tables of earlier versions may carry a PRIMARY KEY, which blocks DROP COLUMN.
  */
 import { catalogue } from '../../connectors/index.js';
+import { byFieldId, isCustomFieldName } from '../../normalizer/custom-values.js';
 import { CUSTOM_FIELDS_COLUMN } from '../../schemas/columns.js';
-import { byFieldId, isCustomFieldName } from '../../schemas/custom-values.js';
 import type { Db } from './connection.js';
 import { readTableColumns, recordSchemaChange, type TableColumns } from './ddl.js';
 import { ident, literal } from './sql.js';

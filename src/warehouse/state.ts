@@ -30,7 +30,8 @@ function num(v: unknown): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-async function tableExists(db: Db, schema: string, table: string): Promise<boolean> {
+/** Whether `schema.table` exists in the open database (a read-only open of a new file has no bookkeeping). */
+export async function tableExists(db: Db, schema: string, table: string): Promise<boolean> {
   const r = await db.query(
     `SELECT count(*) AS n FROM duckdb_tables()
     WHERE database_name = current_database() AND schema_name = ? AND table_name = ?`,

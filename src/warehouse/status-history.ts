@@ -4,6 +4,7 @@
  * lag's percentiles per stream. Every time given and returned is UTC text (`YYYY-MM-DD HH:MM:SS`).
  */
 import type { Db } from './connection.js';
+import { tableExists } from './state.js';
 
 /** One rate-limit window the ledger saw: identified by its reset time (the service's `X-Rate-Limit-Reset`). */
 export interface CreditWindow {
@@ -49,14 +50,6 @@ export interface StatusHistory {
   lags: WallLag[];
 }
 
-async function tableExists(db: Db, table: string): Promise<boolean> {
-  const r = await db.query(
-    `SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = '_evsync' AND table_name = ?`,
-    [table],
-  );
-  return Number(r.rows[0]?.n ?? 0) > 0;
-}
-
 function num(v: unknown): number | null {
   if (v === null || v === undefined || v === '') return null;
   const n = Number(v);
@@ -66,7 +59,7 @@ function num(v: unknown): number | null {
 const TS = `'%Y-%m-%d %H:%M:%S'`;
 
 async function creditWindows(db: Db, since: string): Promise<CreditWindow[]> {
-  if (!(await tableExists(db, 'credits'))) return [];
+  if (!(await tableExists(db, '_evsync', 'credits'))) return [];
   // The client derives a snapshot's reset time from the service's seconds-to-reset, so one window's snapshots differ
   // by a second or so: a snapshot starts a new window only when its reset is further from the previous one than
   // that jitter (30 s, or half a window when windows are shorter).
@@ -100,11 +93,11 @@ async function creditWindows(db: Db, since: string): Promise<CreditWindow[]> {
 export const DELIVERY_BUCKET_MINUTES = 10;
 
 async function deliveryBuckets(db: Db, since: string, until: string): Promise<DeliveryBucket[]> {
-  if (!(await tableExists(db, 'deliveries'))) return [];
+  if (!(await tableExists(db, '_evsync', 'deliveries'))) return [];
   // Counted per bucket in one pass each; the pending count at a bucket's end is what was received and not yet settled
   // by then: everything before the first bucket (one count), then the running sum of received minus settled.
   const step = `INTERVAL ${DELIVERY_BUCKET_MINUTES} MINUTE`;
-  const r = await db.query(
+  const buckets = await db.query(
     `WITH b AS (SELECT generate_series AS slot
                   FROM generate_series(time_bucket(${step}, CAST($1 AS TIMESTAMP)), CAST($2 AS TIMESTAMP), ${step})),
           head AS (SELECT min(slot) AS slot FROM b),
@@ -125,7 +118,7 @@ async function deliveryBuckets(db: Db, since: string, until: string): Promise<De
       ORDER BY b.slot`,
     [since, until],
   );
-  return r.rows.map((row) => ({
+  return buckets.rows.map((row) => ({
     at: String(row.at),
     received: num(row.received) ?? 0,
     settled: num(row.settled) ?? 0,
@@ -135,7 +128,7 @@ async function deliveryBuckets(db: Db, since: string, until: string): Promise<De
 }
 
 async function pendingNow(db: Db): Promise<{ pending: number; oldestPendingAt: string | null }> {
-  if (!(await tableExists(db, 'deliveries'))) return { pending: 0, oldestPendingAt: null };
+  if (!(await tableExists(db, '_evsync', 'deliveries'))) return { pending: 0, oldestPendingAt: null };
   const r = await db.query(
     `SELECT count(*) AS n, strftime(min(received_at), ${TS}) AS at FROM _evsync.deliveries WHERE status = 'pending'`,
   );
@@ -144,7 +137,7 @@ async function pendingNow(db: Db): Promise<{ pending: number; oldestPendingAt: s
 }
 
 async function wallLags(db: Db, since: string): Promise<WallLag[]> {
-  if (!(await tableExists(db, 'deliveries'))) return [];
+  if (!(await tableExists(db, '_evsync', 'deliveries'))) return [];
   // The delivery's `datetime` is record-zone wall time: read as UTC here, the caller shifts by the zone's offset
   // (a percentile moves with a constant shift).
   const r = await db.query(

@@ -38,7 +38,7 @@ export interface LoadResult {
   /** Rows whose key existed with identical values (and not deleted): left untouched. */
   unchanged?: number;
   /**
-   * Rows staged for a later batch merge (pages of a run started with Warehouse.startRun): not yet counted as
+   * Rows staged for a later batch merge (pages of a run started with Warehouse.runs.start): not yet counted as
    * inserted, updated or unchanged; Warehouse.finishLoads reports them once merged.
    */
   staged?: number;

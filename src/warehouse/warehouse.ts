@@ -3,6 +3,7 @@
  * views (`analytics`). Every public method runs exclusively (one at a time, in call order) on one connection.
  */
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
+import { AccountRecord } from './account.js';
 import * as bookkeeping from './bookkeeping.js';
 import { CaptureStore } from './capture.js';
 import {
@@ -12,15 +13,18 @@ import {
   memoryLimitBytes,
   type QueryLimits,
   type QueryResult,
-  type ResultRow,
 } from './connection.js';
+import { CurrentRows } from './current-rows.js';
+import { Cursors } from './cursors.js';
 import * as ddl from './ddl.js';
-import { dropSeen, type MarkMissingInput, markMissing } from './deletes.js';
+import { type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage } from './load.js';
+import { Marks } from './marks.js';
 import { type MergeCounts, mergeStaged } from './merge-staged.js';
 import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
 import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
+import { RunLog } from './run-log.js';
 import { WarehouseSide } from './side.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import { ident } from './sql.js';
@@ -28,16 +32,8 @@ import { Staging } from './stage.js';
 import { type StagedFilter, stagedPages } from './staged.js';
 import * as state from './state.js';
 import { type StatusHistory, statusHistory } from './status-history.js';
-import type {
-  CursorState,
-  ExportOptions,
-  ExportResult,
-  JsonQueryResult,
-  LoadPageInput,
-  LoadResult,
-  RunSummary,
-  Sandbox,
-} from './types.js';
+import type { ExportOptions, ExportResult, JsonQueryResult, LoadPageInput, LoadResult, Sandbox } from './types.js';
+import { UnavailableStreams } from './unavailable.js';
 import { AnalyticsViewsError, type AnalyticsViewsReport, createAnalyticsViews } from './views.js';
 
 export interface OpenOptions {
@@ -97,6 +93,18 @@ export class Warehouse {
   /** What merges did with the rows of each run, per stream, until finishLoads hands it over. */
   private readonly merged = new Map<string, Map<string, MergeCounts>>();
   private captureStore: CaptureStore | null = null;
+  /** The runs' record: start and end, progress, credits, past runs (run-log.ts). */
+  readonly runs: RunLog;
+  /** Where each walk stands: cursors and seen ids (cursors.ts). */
+  readonly cursors: Cursors;
+  /** Streams the service does not serve (unavailable.ts). */
+  readonly unavailable: UnavailableStreams;
+  /** Named values in `_evsync.meta`: the demo's mark, the daemon's heartbeat (marks.ts). */
+  readonly marks: Marks;
+  /** The account whose data this warehouse holds (account.ts). */
+  readonly account: AccountRecord;
+  /** What the stream tables hold now, read after staged pages merge (current-rows.ts). */
+  readonly current: CurrentRows;
 
   private constructor(
     private readonly db: Db,
@@ -117,6 +125,19 @@ export class Warehouse {
       },
       skipped: new Set(),
     };
+    this.runs = new RunLog(db, {
+      started: (runId) => this.deferring.add(runId),
+      ending: async (runId) => {
+        this.deferring.delete(runId);
+        await this.mergeNow();
+        this.merged.delete(runId);
+      },
+    });
+    this.cursors = new Cursors(db);
+    this.unavailable = new UnavailableStreams(db);
+    this.marks = new Marks(db);
+    this.account = new AccountRecord(db);
+    this.current = new CurrentRows(db, () => this.mergeNow());
   }
 
   /**
@@ -279,18 +300,6 @@ export class Warehouse {
     });
   }
 
-  saveCursor(c: CursorState): Promise<void> {
-    return this.db.exclusive(() => bookkeeping.saveCursor(this.db, c));
-  }
-
-  getCursor(stream: string, scope: string): Promise<CursorState | null> {
-    return this.db.exclusive(() => bookkeeping.getCursor(this.db, stream, scope));
-  }
-
-  listCursors(): Promise<CursorState[]> {
-    return this.db.exclusive(async () => ((await this.hasBookkeeping()) ? bookkeeping.listCursors(this.db) : []));
-  }
-
   /**
    * Marks rows of the scope not seen by the walk as deleted (`_deleted_at = at`, if not already), clears
    * `_deleted_at` of rows it saw, then drops the walk's seen ids. Only for a walk that covered the whole scope.
@@ -303,37 +312,6 @@ export class Warehouse {
       await this.threadsFor(false);
       return markMissing(this.db, input);
     });
-  }
-
-  /** Drops seen ids of an abandoned walk (or of every walk of the scope). */
-  dropSeen(stream: string, scope: string, walkId?: string): Promise<number> {
-    return this.db.exclusive(() => dropSeen(this.db, stream, scope, walkId));
-  }
-
-  /**
-   * Records a run as 'running'; returns its id (UTC start time + random suffix, sortable). Until finishLoads (or
-   * finishRun), pages loaded with this run id are staged and merged in batches.
-   */
-  startRun(kind: string, args: Record<string, unknown>): Promise<string> {
-    return this.db.exclusive(async () => {
-      const runId = await bookkeeping.startRun(this.db, kind, args);
-      this.deferring.add(runId);
-      return runId;
-    });
-  }
-
-  /** Records the run's end; merges what it left staged (finishLoads should have, to count it). */
-  finishRun(runId: string, summary: RunSummary): Promise<void> {
-    return this.db.exclusive(async () => {
-      this.deferring.delete(runId);
-      await this.mergeNow();
-      this.merged.delete(runId);
-      await bookkeeping.finishRun(this.db, runId, summary);
-    });
-  }
-
-  recordCredits(runId: string, snapshot: Record<string, unknown>): Promise<void> {
-    return this.db.exclusive(() => bookkeeping.recordCredits(this.db, runId, snapshot));
   }
 
   /** Current rows (`_deleted_at IS NULL`) per stream table. */
@@ -365,7 +343,7 @@ export class Warehouse {
   /** Columns schema evolution added in earlier runs, with their current type (resolve them in the next run). */
   existingExtraFields(stream: StreamDefinition): Promise<Record<string, ScalarType>> {
     return this.db.exclusive(async () =>
-      (await this.hasBookkeeping()) ? ddl.existingExtraFields(this.db, stream) : {},
+      (await state.tableExists(this.db, '_evsync', 'cursors')) ? ddl.existingExtraFields(this.db, stream) : {},
     );
   }
 
@@ -480,117 +458,17 @@ export class Warehouse {
   }
 
   // -------------------------------------------------------------------------------------------------------------
-  // the engine's state (state.ts): typed questions instead of SQL in src/sync and src/cli
-
-  /** Streams recorded as not served by the service (404 on the path, or 403 on every scope). */
-  listUnavailable(): Promise<state.UnavailableStream[]> {
-    return this.db.exclusive(() => state.listUnavailable(this.db));
-  }
-
-  markUnavailable(input: { stream: string; path: string; status: number; detail: string | null; runId: string }) {
-    return this.db.exclusive(() => state.markUnavailable(this.db, input));
-  }
-
-  clearUnavailable(stream: string): Promise<boolean> {
-    return this.db.exclusive(() => state.clearUnavailable(this.db, stream));
-  }
-
-  /** The newest runs first (all kinds unless `kind`). */
-  recentRuns(opts: { limit: number; kind?: string }): Promise<state.RunRecord[]> {
-    return this.db.exclusive(() => state.recentRuns(this.db, opts));
-  }
-
-  /** Runs a killed process left 'running' become 'interrupted', with the credits its ledger last recorded. */
-  markInterrupted(runId: string): Promise<void> {
-    return this.db.exclusive(async () =>
-      state.markInterrupted(this.db, runId, await state.lastCreditSnapshot(this.db, runId)),
-    );
-  }
-
-  runningRuns(): Promise<state.RunRecord[]> {
-    return this.db.exclusive(() => state.runningRuns(this.db));
-  }
-
-  recordRunProgress(
-    runId: string,
-    progress: { credits: Record<string, number>; streams: Record<string, unknown> },
-  ): Promise<void> {
-    return this.db.exclusive(() => state.recordRunProgress(this.db, runId, progress));
-  }
-
-  setRunResumable(runId: string, resumable: boolean): Promise<void> {
-    return this.db.exclusive(() => state.setRunResumable(this.db, runId, resumable));
-  }
-
-  /** Every current event (for the engine's event-scope rule). */
-  currentEvents(): Promise<state.EventRow[]> {
-    // Stream tables are read after what is staged is merged (the events a run just loaded are in scope).
-    return this.db.exclusive(async () => {
-      await this.mergeNow();
-      return state.currentEvents(this.db);
-    });
-  }
-
-  /** Ids of the current rows of a stream table, ascending (parents of a parent-scoped stream). */
-  liveIds(table: string): Promise<number[]> {
-    return this.db.exclusive(async () => {
-      await this.mergeNow();
-      return state.liveIds(this.db, table);
-    });
-  }
-
-  /** Current rows of a stream table as stored (custom-field definitions). */
-  currentRows(table: string): Promise<ResultRow[]> {
-    return this.db.exclusive(async () => {
-      await this.mergeNow();
-      return state.currentRows(this.db, table);
-    });
-  }
-
-  /** Ids of rows changed at or after `from` (by `column`) in a scope: what a refresh through the parent re-reads. */
-  changedIds(input: Parameters<typeof state.changedIds>[1]): Promise<number[]> {
-    return this.db.exclusive(async () => {
-      await this.mergeNow();
-      return state.changedIds(this.db, input);
-    });
-  }
-
-  /** The account (base URL, client id) whose data this warehouse holds, once a run recorded it. */
-  accountBinding(): Promise<state.AccountBinding | null> {
-    return this.db.exclusive(() => state.accountBinding(this.db));
-  }
-
-  bindAccount(binding: state.AccountBinding): Promise<void> {
-    return this.db.exclusive(() => state.bindAccount(this.db, binding));
-  }
+  // the engine's state (state.ts): typed questions instead of SQL in src/sync and src/cli; most of it is grouped by
+  // what it holds (the fields runs, cursors, unavailable, marks, account, current)
 
   /** Rejected records per stream. */
   rejectedCounts(): Promise<Record<string, number>> {
     return this.db.exclusive(() => state.rejectedCounts(this.db));
   }
 
-  /** The credit ledger as the last run left it. */
-  lastLedger(): Promise<state.LedgerRecord | null> {
-    return this.db.exclusive(() => state.lastLedger(this.db));
-  }
-
   /** Credits per window, deliveries per hour and webhook lag from `since` to `until` (UTC): the status page's charts. */
   statusHistory(since: string, until: string): Promise<StatusHistory> {
     return this.db.exclusive(() => statusHistory(this.db, since, until));
-  }
-
-  /** A mark in `_evsync.meta` (null when absent), e.g. the demo's. */
-  getMark(key: string): Promise<string | null> {
-    return this.db.exclusive(() => state.getMark(this.db, key));
-  }
-
-  setMark(key: string, value: string): Promise<void> {
-    return this.db.exclusive(() => state.setMark(this.db, key, value));
-  }
-
-  /** A mark no reader needs at once (the daemon's heartbeat): not counted as a change (see `Db.runUncounted`). */
-  setMarkQuietly(key: string, value: string): Promise<void> {
-    return this.db.exclusive(() => state.setMark(this.db, key, value, false));
   }
 
   /** Whether any sync has written state here yet. */
@@ -618,13 +496,5 @@ export class Warehouse {
     await this.db.close();
     this.staging.dispose();
     if (failure) throw failure;
-  }
-
-  private async hasBookkeeping(): Promise<boolean> {
-    const r = await this.db.query(
-      `SELECT count(*) AS n FROM duckdb_tables()
-        WHERE database_name = current_database() AND schema_name = '_evsync' AND table_name = 'cursors'`,
-    );
-    return Number(r.rows[0]?.n ?? 0) > 0;
   }
 }

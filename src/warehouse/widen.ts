@@ -73,10 +73,10 @@ export function fits(type: ScalarType, value: NormalizedValue): boolean {
     case 'text[]':
       return Array.isArray(value) && value.every((x) => typeof x === 'string' || typeof x === 'number');
     default: {
-      const p = decimalParams(type);
-      if (!p || (typeof value !== 'string' && typeof value !== 'number')) return false;
-      const d = decimalDigits(value);
-      return d !== null && d.int <= p.precision - p.scale && d.frac <= p.scale;
+      const decimal = decimalParams(type);
+      if (!decimal || (typeof value !== 'string' && typeof value !== 'number')) return false;
+      const digits = decimalDigits(value);
+      return digits !== null && digits.int <= decimal.precision - decimal.scale && digits.frac <= decimal.scale;
     }
   }
 }
@@ -135,8 +135,8 @@ export function conversionSql(column: string, from: ScalarType, to: ScalarType):
 
 /** The evsync column type of a DuckDB type name as `duckdb_columns()` reports it, or null for others. */
 export function scalarTypeOf(duckdb: string): ScalarType | null {
-  const t = duckdb.toUpperCase();
-  switch (t) {
+  const upper = duckdb.toUpperCase();
+  switch (upper) {
     case 'BIGINT':
       return 'bigint';
     case 'INTEGER':
@@ -160,8 +160,8 @@ export function scalarTypeOf(duckdb: string): ScalarType | null {
     case 'JSON':
       return 'json';
     default: {
-      const m = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(t);
-      return m ? `decimal(${Number(m[1])},${Number(m[2])})` : null;
+      const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(upper);
+      return decimal ? `decimal(${Number(decimal[1])},${Number(decimal[2])})` : null;
     }
   }
 }

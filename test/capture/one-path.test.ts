@@ -13,7 +13,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOO_DEEP } from '../../schemas/storable.js';
+import { TOO_DEEP } from '../../normalizer/storable.js';
 import { urlencodeRfc1738 } from '../../src/api/index.js';
 import { startCapture } from '../../src/sync/capture/server.js';
 import { runSync } from '../../src/sync/index.js';

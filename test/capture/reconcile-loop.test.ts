@@ -51,12 +51,12 @@ describe('the catch-up', () => {
       const l = loop(t.w, now);
       await l.start(new Date(now - 3 * HOUR));
       expect(l.plan()).toMatchObject({ pastEventPollHours: 0, deletes: 'due', sweepEveryHours: 3 });
-      expect(await t.w.getMark(CATCH_UP_MARK)).toBe(new Date(now).toISOString());
+      expect(await t.w.marks.get(CATCH_UP_MARK)).toBe(new Date(now).toISOString());
       await l.after(result('partial'), new Date(now));
       expect(l.pending).toBe(true);
       await l.after(result('done'), new Date(now));
       expect(l.pending).toBe(false);
-      expect(await t.w.getMark(CATCH_UP_MARK)).toBe('');
+      expect(await t.w.marks.get(CATCH_UP_MARK)).toBe('');
       // Webhook-fed streams are not due again before reconcileEveryHours: nothing to poll.
       expect(l.plan()).toBeNull();
     } finally {
@@ -68,7 +68,7 @@ describe('the catch-up', () => {
     const t = await openTemp();
     try {
       const now = Date.parse('2026-11-26T12:00:00Z');
-      await t.w.setMark(CATCH_UP_MARK, new Date(now - 5 * HOUR).toISOString());
+      await t.w.marks.set(CATCH_UP_MARK, new Date(now - 5 * HOUR).toISOString());
       const l = loop(t.w, now);
       await l.start(new Date(now - HOUR));
       expect(l.pending).toBe(true);
@@ -87,10 +87,10 @@ describe('the heartbeat', () => {
       const before = t.w.generation;
       const beat = await Heartbeat.start(t.w, { now: () => Date.parse('2026-11-26T12:00:00Z') });
       await beat.stop();
-      expect(await t.w.getMark(HEARTBEAT_MARK)).toBe('2026-11-26T12:00:00.000Z');
+      expect(await t.w.marks.get(HEARTBEAT_MARK)).toBe('2026-11-26T12:00:00.000Z');
       expect(t.w.generation).toBe(before);
       // A counted write moves it (what makes the next query copy the warehouse again).
-      await t.w.setMark('other', 'x');
+      await t.w.marks.set('other', 'x');
       expect(t.w.generation).toBeGreaterThan(before);
     } finally {
       await t.cleanup();

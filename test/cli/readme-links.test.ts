@@ -20,7 +20,7 @@ function relativeLinks(markdown: string): string[] {
 
 /** Code spans naming a path of the repository: under one of its top folders, or a Markdown file. */
 function namedPaths(markdown: string): string[] {
-  const top = /^(\.ci|bench|connectors|docs|schemas|scripts|src|test)\//;
+  const top = /^(\.ci|bench|connectors|docs|normalizer|schemas|scripts|src|test)\//;
   return [...markdown.matchAll(/`([^`\s]+)`/g)].map((m) => m[1]!).filter((t) => top.test(t) || /\.md$/.test(t));
 }
 

@@ -11,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResolvedStream } from '../../connectors/types.js';
+import { createNormalizer } from '../../normalizer/normalize.js';
 import { physicalColumns } from '../../schemas/columns.js';
-import { createNormalizer } from '../../schemas/normalize.js';
 import { runSync } from '../../src/sync/index.js';
 import { PageLoader } from '../../src/sync/page-loader.js';
 import type { CursorState } from '../../src/warehouse/index.js';
@@ -233,7 +233,7 @@ describe('the loader (PageLoader into a real warehouse)', () => {
               }
             }
           }
-          const saved = await h.warehouse.getCursor('registrants', 'event:101');
+          const saved = await h.warehouse.cursors.get('registrants', 'event:101');
           expect(saved?.walk?.lastKey).toBe(cursor.walk?.lastKey);
           expect(saved?.walk?.pages).toBe(page);
         },
@@ -316,7 +316,7 @@ describe('broken envelopes through the engine', () => {
           });
           expect(result.status).toBe('failed');
           expect(result.errors.join('\n')).toContain(`event:${target}`);
-          const cursor = await harness.warehouse.getCursor('registrants', `event:${target}`);
+          const cursor = await harness.warehouse.cursors.get('registrants', `event:${target}`);
           expect(cursor?.watermark ?? null).toBeNull();
           const loaded = await harness.warehouse.query(
             `SELECT count(*) AS n FROM registrants WHERE event_id = ${target}`,

@@ -118,7 +118,7 @@ describe('a fault that never stops', () => {
     expect(result.errors.length).toBeGreaterThan(0);
     // events, contact_fields and contacts are the items: each tried at most `attempts` times.
     expect(h.sim.counters().listCalls).toBeLessThanOrEqual(3 * ATTEMPTS);
-    const cursors = await h.warehouse.listCursors();
+    const cursors = await h.warehouse.cursors.list();
     expect(cursors.filter((c) => c.watermark !== null)).toEqual([]);
   });
 });

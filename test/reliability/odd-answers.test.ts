@@ -10,10 +10,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getStream, resolveStream } from '../../connectors/index.js';
 import type { ScalarType } from '../../connectors/types.js';
-import { parseJsonExact } from '../../schemas/exact-json.js';
-import { createNormalizer, type NormalizeResult } from '../../schemas/normalize.js';
-import { makeSecretScrubber, SCRUBBED } from '../../schemas/secrets.js';
-import { TOO_DEEP } from '../../schemas/storable.js';
+import { parseJsonExact } from '../../normalizer/exact-json.js';
+import { createNormalizer, type NormalizeResult } from '../../normalizer/normalize.js';
+import { makeSecretScrubber, SCRUBBED } from '../../normalizer/secrets.js';
+import { TOO_DEEP } from '../../normalizer/storable.js';
 import { runSync } from '../../src/sync/index.js';
 import { VIEWS } from '../../src/warehouse/index.js';
 import { startHarness } from '../helpers/harness.js';

@@ -56,7 +56,7 @@ describe('a service that serves none of the custom-field definition paths', () =
     // The documented fields load; the warning says so once per stream, not once per scope.
     const notes = first.warnings.filter((w) => w.includes('custom fields not requested'));
     expect(notes.map((w) => w.split(':')[0]).sort()).toEqual(['contacts', 'registrants', 'sessions']);
-    expect(await h.warehouse.listUnavailable()).toHaveLength(3);
+    expect(await h.warehouse.unavailable.list()).toHaveLength(3);
 
     const second = await runSync(client, h.warehouse, { ...base, mode: 'incremental' });
     expect(second.status).toBe('done');
@@ -106,7 +106,7 @@ describe('a service that serves none of the custom-field definition paths', () =
     let refuse = true;
     const { client } = await h.proxied({ notFound: (p) => refuse && p === '/contacts/fields' });
     await runSync(client, h.warehouse, { mode: 'backfill', streams: 'contacts', lagSeconds: 0 });
-    expect((await h.warehouse.listUnavailable()).map((u) => u.stream)).toEqual(['contact_fields']);
+    expect((await h.warehouse.unavailable.list()).map((u) => u.stream)).toEqual(['contact_fields']);
     refuse = false;
     const again = await runSync(client, h.warehouse, {
       mode: 'incremental',
@@ -115,7 +115,7 @@ describe('a service that serves none of the custom-field definition paths', () =
       unavailableRetryHours: 0,
     });
     expect(again.unavailable).toEqual([]);
-    expect(await h.warehouse.listUnavailable()).toEqual([]);
+    expect(await h.warehouse.unavailable.list()).toEqual([]);
   });
 });
 

@@ -51,11 +51,11 @@ describe(`plan prices what the backfill then spends (${SIZE})`, () => {
     h = await startHarness({ size: SIZE, seed: 3 });
     await runSync(h.client(), h.warehouse, CORE);
     const before = h.sim.counters();
-    const runs = (await h.warehouse.recentRuns({ limit: 10 })).length;
+    const runs = (await h.warehouse.runs.recent({ limit: 10 })).length;
     const report = await planSync(h.client(), h.warehouse, CORE);
     expect(h.sim.counters().listCalls).toBe(before.listCalls);
     expect(h.sim.counters().tokenCalls).toBe(before.tokenCalls);
-    expect(await h.warehouse.recentRuns({ limit: 10 })).toHaveLength(runs);
+    expect(await h.warehouse.runs.recent({ limit: 10 })).toHaveLength(runs);
     expect(report.complete).toBe(true);
     const next = await runSync(h.client(), h.warehouse, CORE);
     within10(report.totalCredits, next.credits.list);

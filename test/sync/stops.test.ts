@@ -104,7 +104,7 @@ describe('a stop during a rate-limit wait', () => {
     expect(result.status).toBe('partial');
     expect(result.reason).toBe('stop requested');
     expect(result.credits.list).toBe(20);
-    const [run] = await h.warehouse.recentRuns({ limit: 1 });
+    const [run] = await h.warehouse.runs.recent({ limit: 1 });
     expect(run).toMatchObject({ runId: result.runId, status: 'partial', credits: { list: 20, token: 1, total: 21 } });
     // What was read is stored and checkpointed: the events.
     expect((await h.warehouse.tableCounts()).events).toBe(h.sim.truth('events').records.length);
@@ -125,7 +125,7 @@ describe('a stop while a call is slow to answer', () => {
     expect(result.status).toBe('partial');
     expect(result.reason).toBe('stop requested');
     expect(result.items.failed).toBe(0);
-    const [run] = await h.warehouse.recentRuns({ limit: 1 });
+    const [run] = await h.warehouse.runs.recent({ limit: 1 });
     expect(run?.status).toBe('partial');
   });
 });
@@ -135,7 +135,7 @@ describe('one warehouse, one account', () => {
     const h = await harness();
     await runSync(h.client(), h.warehouse, BACKFILL);
     const before = await h.warehouse.tableCounts();
-    const runs = (await h.warehouse.recentRuns({ limit: 10 })).length;
+    const runs = (await h.warehouse.runs.recent({ limit: 10 })).length;
     const other = clientFor(h.sim, 1);
     const err = await runSync(other, h.warehouse, BACKFILL).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'AccountMismatchError' });
@@ -145,7 +145,7 @@ describe('one warehouse, one account', () => {
     expect(message).toMatch(/--db/);
     expect(message).not.toContain(h.sim.accounts[1]!.clientSecret);
     expect(await h.warehouse.tableCounts()).toEqual(before);
-    expect(await h.warehouse.recentRuns({ limit: 10 })).toHaveLength(runs);
+    expect(await h.warehouse.runs.recent({ limit: 10 })).toHaveLength(runs);
     expect(other.stats().credits.list).toBe(0);
   });
 });

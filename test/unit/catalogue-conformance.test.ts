@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { catalogue, resolveStream } from '../../connectors/index.js';
-import { createNormalizer } from '../../schemas/normalize.js';
+import { createNormalizer } from '../../normalizer/normalize.js';
 import type { FieldKind } from '../../src/simulator/schema/kinds.js';
 import { STREAMS } from '../../src/simulator/schema/streams.js';
 

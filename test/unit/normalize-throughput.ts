@@ -5,13 +5,13 @@
  */
 import { z } from 'zod';
 import { registrantRecord, registrantsStream } from '../../bench/registrant-record.js';
-import { createNormalizer } from '../../schemas/normalize.js';
-import { recordSchema } from '../../schemas/records.js';
-import { makeSecretScrubber } from '../../schemas/secrets.js';
+import { createNormalizer } from '../../normalizer/normalize.js';
+import { recordSchema } from '../../normalizer/records.js';
+import { makeSecretScrubber } from '../../normalizer/secrets.js';
 
 /**
  * The bench's registrant (bench/registrant-record.ts) with ids from 1,000,000 and five events, as these tests
- * and the numbers in schemas/normalize.ts have always used.
+ * and the numbers in normalizer/normalize.ts have always used.
  */
 export function realisticRegistrant(i: number): Record<string, unknown> {
   return { ...registrantRecord(i), id: 1_000_000 + i, event_id: 100 + (i % 5) };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getStream, resolveStream } from '../../connectors/index.js';
 import { defineStream, type ResolvedStream, type ScalarType } from '../../connectors/types.js';
-import { canonicalDecimal, converterFor, createNormalizer, INVALID, inferType } from '../../schemas/normalize.js';
+import { canonicalDecimal, converterFor, createNormalizer, INVALID, inferType } from '../../normalizer/normalize.js';
 import { realisticRegistrant, registrantsForBench } from './normalize-throughput.js';
 
 const people = defineStream({

@@ -10,11 +10,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getStream, resolveStream } from '../../connectors/index.js';
 import { defineStream } from '../../connectors/types.js';
-import { parseJsonExact } from '../../schemas/exact-json.js';
-import { SYSTEM_COLUMNS } from '../../schemas/field-names.js';
-import { createNormalizer, type NormalizeResult } from '../../schemas/normalize.js';
-import { makeSecretScrubber, SCRUBBED } from '../../schemas/secrets.js';
-import { TOO_DEEP } from '../../schemas/storable.js';
+import { parseJsonExact } from '../../normalizer/exact-json.js';
+import { SYSTEM_COLUMNS } from '../../normalizer/field-names.js';
+import { createNormalizer, type NormalizeResult } from '../../normalizer/normalize.js';
+import { makeSecretScrubber, SCRUBBED } from '../../normalizer/secrets.js';
+import { TOO_DEEP } from '../../normalizer/storable.js';
 import { realisticRegistrant, registrantsForBench } from './normalize-throughput.js';
 
 const registrants = resolveStream(getStream('registrants'), {

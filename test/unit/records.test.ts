@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { catalogue, getStream, resolveStream } from '../../connectors/index.js';
-import { createNormalizer } from '../../schemas/normalize.js';
-import { catalogueRecordSchemas, recordSchema } from '../../schemas/records.js';
+import { createNormalizer } from '../../normalizer/normalize.js';
+import { catalogueRecordSchemas, recordSchema } from '../../normalizer/records.js';
 import { realisticRegistrant, registrantsForBench } from './normalize-throughput.js';
 
 describe('zod record schemas', () => {

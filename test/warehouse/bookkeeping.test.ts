@@ -9,7 +9,7 @@ tempWarehouseEach((t) => {
 
 describe('runs and credits', () => {
   it('records a run from start to finish', async () => {
-    const id = await w.startRun('sync', { streams: ['registrants'], signpost: '2024-05-01 00:00:00' });
+    const id = await w.runs.start('sync', { streams: ['registrants'], signpost: '2024-05-01 00:00:00' });
     expect(id).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
     expect(await rows(w, `SELECT status, kind, CAST(args AS VARCHAR) AS args, pid FROM _evsync.runs`)).toEqual([
       {
@@ -19,13 +19,13 @@ describe('runs and credits', () => {
         pid: process.pid,
       },
     ]);
-    await w.recordCredits(id, {
+    await w.runs.recordCredits(id, {
       limit: 2000,
       remaining: 1930,
       resetAt: new Date('2024-05-01T00:10:00Z'),
       spent: { list: 60, token: 1, other: 9 },
     });
-    await w.finishRun(id, {
+    await w.runs.finish(id, {
       status: 'partial',
       finishedAt: '2024-05-01T00:05:00.000Z',
       credits: { list: 60, token: 1 },
@@ -58,7 +58,7 @@ describe('runs and credits', () => {
       { run_id: id, credit_limit: '2000', remaining: '1930', reset_at: '2024-05-01 00:10:00', spent: '70' },
     ]);
     await expect(
-      w.finishRun('nope', { status: 'done', credits: {}, requests: 0, waitsMs: 0, rejected429: 0, streams: {} }),
+      w.runs.finish('nope', { status: 'done', credits: {}, requests: 0, waitsMs: 0, rejected429: 0, streams: {} }),
     ).rejects.toThrow(/no run nope/);
   });
 
@@ -89,14 +89,14 @@ describe('cursors', () => {
       lastSweepAt: '2024-05-01 00:00:10',
       updatedAt: '2024-05-01T00:00:10Z',
     });
-    await w.saveCursor(open);
-    await w.saveCursor(closed);
-    expect(await w.getCursor('registrants', 'event:7')).toEqual(open);
-    expect(await w.getCursor('registrants', 'event:8')).toBeNull();
-    expect(await w.listCursors()).toEqual([closed, open]);
+    await w.cursors.save(open);
+    await w.cursors.save(closed);
+    expect(await w.cursors.get('registrants', 'event:7')).toEqual(open);
+    expect(await w.cursors.get('registrants', 'event:8')).toBeNull();
+    expect(await w.cursors.list()).toEqual([closed, open]);
     const done = { ...open, walk: null, watermark: '2024-05-01 00:00:00', lastPages: 3 };
-    await w.saveCursor(done);
-    expect(await w.getCursor('registrants', 'event:7')).toEqual(done);
+    await w.cursors.save(done);
+    expect(await w.cursors.get('registrants', 'event:7')).toEqual(done);
   });
 });
 

@@ -60,6 +60,6 @@ describe('markMissing', () => {
     const r = await w.markMissing({ stream: events, scope: accountScope, walkId: 'new', runId: 'r', at: '2024-01-01' });
     expect(r).toEqual({ deleted: 1, restored: 0 });
     expect(await rows(w, `SELECT walk_id, id FROM _evsync.seen`)).toEqual([{ walk_id: 'old', id: '1' }]);
-    expect(await w.dropSeen('events', 'account')).toBe(1);
+    expect(await w.cursors.dropSeen('events', 'account')).toBe(1);
   });
 });

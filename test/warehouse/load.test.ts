@@ -228,7 +228,7 @@ describe('loadPage: bookkeeping in the same transaction', () => {
       walk: { mode: 'backfill', walkId: 'w1', from: null, to: '2024-05-01 00:00:00', lastKey: 2, pages: 1, rows: 2 },
     });
     await page(w, registrants, eventScope(7), [reg(1), reg(2)], { cursor: c1 });
-    expect(await w.getCursor('registrants', 'event:7')).toEqual(c1);
+    expect(await w.cursors.get('registrants', 'event:7')).toEqual(c1);
 
     // Malformed JSON text in a JSON column makes DuckDB reject the page: the cursor must not move.
     const c2 = cursor('registrants', 'event:7', {
@@ -242,13 +242,13 @@ describe('loadPage: bookkeeping in the same transaction', () => {
         rejected: [{ raw: {}, reason: 'r' }],
       }),
     ).rejects.toThrow();
-    expect(await w.getCursor('registrants', 'event:7')).toEqual(c1);
+    expect(await w.cursors.get('registrants', 'event:7')).toEqual(c1);
     expect(await w.tableCounts()).toEqual({ registrants: 2 });
     expect(await rows(w, `SELECT count(*) AS n FROM _evsync.rejected`)).toEqual([{ n: '0' }]);
 
     // The warehouse is usable after the failure.
     expect(await page(w, registrants, eventScope(7), [reg(3)], { cursor: c2 })).toMatchObject({ inserted: 1 });
-    expect(await w.getCursor('registrants', 'event:7')).toEqual(c2);
+    expect(await w.cursors.get('registrants', 'event:7')).toEqual(c2);
   });
 
   it('records seen ids and writes no rows when upsert is false (id sweeps)', async () => {
@@ -263,7 +263,7 @@ describe('loadPage: bookkeeping in the same transaction', () => {
       { stream: 'registrants', scope: 'event:7', walk_id: 'sweep-1', id: '2' },
       { stream: 'registrants', scope: 'event:7', walk_id: 'sweep-1', id: '3' },
     ]);
-    expect(await w.getCursor('registrants', 'event:7/sweep')).not.toBeNull();
+    expect(await w.cursors.get('registrants', 'event:7/sweep')).not.toBeNull();
   });
 
   it('creates the table on first load when ensureTable was not called', async () => {

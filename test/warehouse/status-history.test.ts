@@ -72,11 +72,16 @@ describe('statusHistory', () => {
     const earlier = new Date(now - 1_200_000);
     const current = new Date(now + 300_000);
     const window = { limit: 2000, windowMs: 600_000 };
-    await w.recordCredits('run-a', { ...window, remaining: 1900, resetAt: earlier, spent: { list: 100 } });
-    await w.recordCredits('run-b', { ...window, remaining: 1500, resetAt: current, spent: { list: 300, token: 1 } });
+    await w.runs.recordCredits('run-a', { ...window, remaining: 1900, resetAt: earlier, spent: { list: 100 } });
+    await w.runs.recordCredits('run-b', {
+      ...window,
+      remaining: 1500,
+      resetAt: current,
+      spent: { list: 300, token: 1 },
+    });
     // The same window as run-b's, its reset read 1.4 s later (the client derives it from seconds-to-reset).
     const jittered = new Date(current.getTime() + 1400);
-    await w.recordCredits('run-c', { ...window, remaining: 1200, resetAt: jittered, spent: { list: 200 } });
+    await w.runs.recordCredits('run-c', { ...window, remaining: 1200, resetAt: jittered, spent: { list: 200 } });
     const h = await w.statusHistory(utc(now - 86_400_000), utc(now));
     expect(h.windows.map(({ lastRecordedAt: _, ...rest }) => rest)).toEqual([
       {

@@ -101,7 +101,7 @@ export function publishMetricsText(p: PublishStats): string {
 export async function startDaemonPublisher(
   ctx: Ctx,
   flags: PublishFlags,
-  w: Warehouse,
+  warehouse: Warehouse,
   command: string,
 ): Promise<DaemonPublisher | null> {
   if (flags.parquetOut === undefined && flags.snapshot === undefined) return null;
@@ -114,7 +114,7 @@ export async function startDaemonPublisher(
   let publisher: Publisher;
   try {
     publisher = await startPublisher({
-      warehouse: w,
+      warehouse,
       ...(flags.parquetOut !== undefined ? { parquetOut: flags.parquetOut } : {}),
       ...(lake ? { lake } : {}),
       ...(snapshot ? { snapshot } : {}),

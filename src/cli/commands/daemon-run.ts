@@ -294,16 +294,16 @@ async function openCore(
   held: Held,
 ): Promise<ReconcileLoop> {
   const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
-  const w = await openWarehouse(ctx, publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT } : {});
-  held.warehouse = w;
-  const c = await createClient(ctx, connection(ctx), flags);
-  held.client = c;
-  held.stopWaitLog = logWaits(c, ctx.log);
+  const warehouse = await openWarehouse(ctx, publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT } : {});
+  held.warehouse = warehouse;
+  const client = await createClient(ctx, connection(ctx), flags);
+  held.client = client;
+  held.stopWaitLog = logWaits(client, ctx.log);
   // Before the receiver: every write it commits is owed to the readers.
-  held.publisher = await startDaemonPublisher(ctx, flags, w, `evsync ${kind.name}`);
+  held.publisher = await startDaemonPublisher(ctx, flags, warehouse, `evsync ${kind.name}`);
   const { settings, options } = setup;
   const loop = new ReconcileLoop({
-    warehouse: w,
+    warehouse,
     streams: options.streams ?? 'core',
     webhooks: setup.receiving,
     everyHours: settings.reconcileEveryHours,
@@ -313,7 +313,16 @@ async function openCore(
   });
   if (setup.receiving) {
     const publisher = held.publisher;
-    held.capture = await startReceiver(ctx, w, c, options, loop.policy.captured, settings, setup.secret, publisher);
+    held.capture = await startReceiver(
+      ctx,
+      warehouse,
+      client,
+      options,
+      loop.policy.captured,
+      settings,
+      setup.secret,
+      publisher,
+    );
     loop.attach(held.capture);
   }
   return loop;
@@ -322,9 +331,9 @@ async function openCore(
 /** The readers' way in: the bounded query service and the socket that answers status and query. */
 async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held: Held, loop: ReconcileLoop) {
   const { QueryService } = await import('../../sync/daemon/queries.js');
-  const w = held.warehouse as Warehouse;
+  const warehouse = held.warehouse as Warehouse;
   held.queries = new QueryService({
-    warehouse: w,
+    warehouse,
     copyPath: `${ctx.config.db}.query-copy`,
     bounds: {
       ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
@@ -363,8 +372,10 @@ async function startRuns(
   run: { state: RunState; signal: AbortSignal },
 ): Promise<void> {
   const { Heartbeat } = await import('../../sync/daemon/heartbeat.js');
-  const w = held.warehouse as Warehouse;
-  held.heartbeat = await Heartbeat.start(w, { onError: (err) => ctx.log.warn(`heartbeat: ${errorMessage(err)}`) });
+  const warehouse = held.warehouse as Warehouse;
+  held.heartbeat = await Heartbeat.start(warehouse, {
+    onError: (err) => ctx.log.warn(`heartbeat: ${errorMessage(err)}`),
+  });
   await loop.start(held.heartbeat.previous);
   reportSilence(ctx.log, held.heartbeat, setup.catchUp);
   announce(ctx, kind, held, loop);
@@ -373,7 +384,7 @@ async function startRuns(
     { ...flags, runNow: setup.catchUp || flags.runNow === true },
     run.signal,
     {
-      warehouse: w,
+      warehouse,
       client: held.client as ApiClient,
       label: setup.receiving ? 'reconcile' : 'run',
       ...(setup.catchUp ? { firstRunDelayMs: catchUpDelayMs(setup, ctx) } : {}),

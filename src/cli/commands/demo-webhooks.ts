@@ -63,10 +63,10 @@ export async function demoWebhooks(
     // One second on: the check-in gets an updated_at of its own (record times have one-second resolution).
     sim.advanceClock(1);
     await client.send('POST', '/registrants/checkin', { id: String(registrant), status: 'attended' });
-    const t = performance.now();
+    const settleStart = performance.now();
     await sim.webhooks.idle();
     await capture.applier.idle();
-    const ms = performance.now() - t;
+    const ms = performance.now() - settleStart;
     const [after] = await warehouse.capture.storedVersions('registrants', [registrant]);
     const applied = ['payload', 'reread']
       .map((outcome) => `${capture.metrics.applied.get({ stream: 'registrants', outcome })} ${outcome}`)

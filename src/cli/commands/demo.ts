@@ -29,7 +29,7 @@ async function isDemoDatabase(db: string): Promise<boolean> {
   let w: Warehouse | null = null;
   try {
     w = await Warehouse.open(db, { readOnly: true });
-    return (await w.getMark(DEMO_MARK)) !== null;
+    return (await w.marks.get(DEMO_MARK)) !== null;
   } catch (err) {
     if (err instanceof DatabaseInUseError) throw new CliError(`--db ${db}: ${errorMessage(err)}`);
     // Not a DuckDB file at all: certainly not one the demo made.
@@ -160,7 +160,7 @@ async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<numbe
   try {
     warehouse = await Warehouse.open(db);
     // Marked before the backfill, so that even an interrupted demo's database can be replaced by the next demo.
-    await warehouse.setMark(DEMO_MARK, new Date().toISOString());
+    await warehouse.marks.set(DEMO_MARK, new Date().toISOString());
     const { runSync } = await import('../../sync/index.js');
     progress.log.info(`${sim.baseUrl} (account "${account.name}"): backfill of the core streams into ${db}`);
     const result = await runSync(client, warehouse, { mode: 'backfill', streams: 'core' });

@@ -51,7 +51,7 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
       throw err;
     }
   });
-  for (const w of report.warnings) ctx.log.warn(w);
+  for (const warning of report.warnings) ctx.log.warn(warning);
   if (ctx.json) ctx.out.write(`${toJson({ out, ...report }, 2)}\n`);
   else {
     ctx.out.write(
@@ -76,7 +76,7 @@ async function exportLakeCommand(
       command: 'evsync export',
     });
   });
-  for (const w of report.warnings) ctx.log.warn(w);
+  for (const warning of report.warnings) ctx.log.warn(warning);
   if (ctx.json) ctx.out.write(`${toJson({ out: target.url, ...report }, 2)}\n`);
   else ctx.out.write(lakeSummary(target.url, report));
   return ExitCode.Done;

@@ -68,7 +68,7 @@ async function plan(ctx: Ctx, flags: PlanFlags): Promise<number> {
     if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
     else ctx.out.write(renderPlan(report));
     // The lower bound is said in the main output (renderPlan), not again as a warning.
-    for (const w of report.warnings) if (ctx.json || w !== LOWER_BOUND_WARNING) ctx.log.warn(w);
+    for (const warning of report.warnings) if (ctx.json || warning !== LOWER_BOUND_WARNING) ctx.log.warn(warning);
     return ExitCode.Done;
   } finally {
     await warehouse?.close();

@@ -105,11 +105,11 @@ interface WarehouseFacts {
 
 /** What the budget warning needs from the warehouse: events in scope (the engine's own rule) and the limit seen. */
 async function factsFrom(w: Warehouse, flags: SelectionFlags): Promise<WarehouseFacts> {
-  const ledger = await w.lastLedger();
+  const ledger = await w.runs.lastLedger();
   const learnedLimit = ledger?.limit != null && ledger.limit > 0 ? ledger.limit : null;
   if (!(await w.listTables()).includes('events')) return { events: null, learnedLimit };
   const { eventsInScope } = await import('../../sync/index.js');
-  return { events: eventsInScope(await w.currentEvents(), flags).length, learnedLimit };
+  return { events: eventsInScope(await w.current.events(), flags).length, learnedLimit };
 }
 
 async function warehouseFacts(ctx: Ctx, flags: SelectionFlags, held?: Warehouse): Promise<WarehouseFacts> {

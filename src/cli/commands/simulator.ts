@@ -158,8 +158,8 @@ async function simulatorOptions(flags: SimulatorFlags, command: Command): Promis
   try {
     faults = flags.faults ? parseFaults(flags.faults) : undefined;
     rateLimit = parseRateLimit(flags.rateLimit);
-  } catch (e) {
-    command.error(`error: ${(e as Error).message}`, { exitCode: 2 });
+  } catch (err) {
+    command.error(`error: ${(err as Error).message}`, { exitCode: 2 });
   }
   return {
     port: flags.port,

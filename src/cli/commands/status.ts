@@ -143,27 +143,27 @@ function runOf(run: RunRecord): RunInfo {
 }
 
 export async function collectStatus(
-  w: Warehouse,
+  warehouse: Warehouse,
   db: string,
   limit: number,
   nowMs = Date.now(),
   zone = 'UTC',
 ): Promise<StatusReport> {
   const since = utcText(nowMs - HISTORY_HOURS * 3_600_000);
-  const history = await w.statusHistory(since, utcText(nowMs));
-  const recent = await w.recentRuns({ limit: Math.max(TIMELINE_MAX, Math.floor(limit)) });
+  const history = await warehouse.statusHistory(since, utcText(nowMs));
+  const recent = await warehouse.runs.recent({ limit: Math.max(TIMELINE_MAX, Math.floor(limit)) });
   const runs = recent.slice(0, Math.floor(limit));
-  const rawCursors = await w.listCursors();
-  const cursors = rawCursors.map((c) => {
-    const at = epochOf(c.updatedAt);
-    return { ...c, ageSeconds: at === null ? null : Math.max(0, Math.round((nowMs - at) / 1000)) };
+  const rawCursors = await warehouse.cursors.list();
+  const cursors = rawCursors.map((cursor) => {
+    const at = epochOf(cursor.updatedAt);
+    return { ...cursor, ageSeconds: at === null ? null : Math.max(0, Math.round((nowMs - at) / 1000)) };
   });
-  const byStream = await w.rejectedCounts();
-  const listed = await w.listUnavailable();
-  const unavailable = listed.map((u) => ({ ...u, fix: `streams.${u.stream}.path in evsync.config.json` }));
-  const tables = await w.tableCounts();
-  const captured = await w.capture.streams();
-  const ledger = await w.lastLedger();
+  const byStream = await warehouse.rejectedCounts();
+  const listed = await warehouse.unavailable.list();
+  const unavailable = listed.map((entry) => ({ ...entry, fix: `streams.${entry.stream}.path in evsync.config.json` }));
+  const tables = await warehouse.tableCounts();
+  const captured = await warehouse.capture.streams();
+  const ledger = await warehouse.runs.lastLedger();
   return {
     db,
     exists: true,
@@ -190,8 +190,8 @@ export async function collectStatus(
     timeline: recent.filter((r) => r.startedAt >= since).map(runOf),
     deliveries: deliveriesSection(history, nowMs),
     daemon: {
-      lastHeartbeat: (await w.getMark(HEARTBEAT_MARK)) || null,
-      catchUpPendingSince: (await w.getMark(CATCH_UP_MARK)) || null,
+      lastHeartbeat: (await warehouse.marks.get(HEARTBEAT_MARK)) || null,
+      catchUpPendingSince: (await warehouse.marks.get(CATCH_UP_MARK)) || null,
     },
   };
 }
@@ -259,32 +259,32 @@ function cursorSummary(cursors: readonly CursorInfo[]): string {
 }
 
 function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
-  const s = ctx.outStyle;
-  const parts: string[] = [`${s.bold('Warehouse')}: ${report.db}`];
+  const style = ctx.outStyle;
+  const parts: string[] = [`${style.bold('Warehouse')}: ${report.db}`];
   const tableRows = Object.entries(report.tables).map(([table, rows]) => ({ table, rows }));
   if (tableRows.length) parts.push(formatTable(['table', 'rows'], tableRows));
 
-  parts.push(`${s.bold('Last runs')}`);
+  parts.push(`${style.bold('Last runs')}`);
   if (report.runs.length === 0) parts.push('(none yet)\n');
   else
     parts.push(
       formatTable(
         ['run', 'kind', 'status', 'started (UTC)', 'duration', 'credits', 'inserted', 'updated', 'deleted', 'rejected'],
-        report.runs.map((r) => ({
-          run: r.runId,
-          kind: r.kind,
-          status: r.status,
-          'started (UTC)': r.startedAt?.slice(0, 19) ?? null,
-          duration: r.durationMs === null ? null : formatDuration(r.durationMs),
-          credits: r.credits,
-          ...r.rows,
+        report.runs.map((run) => ({
+          run: run.runId,
+          kind: run.kind,
+          status: run.status,
+          'started (UTC)': run.startedAt?.slice(0, 19) ?? null,
+          duration: run.durationMs === null ? null : formatDuration(run.durationMs),
+          credits: run.credits,
+          ...run.rows,
         })),
       ),
     );
-  const failed = report.runs.find((r) => r.error);
+  const failed = report.runs.find((run) => run.error);
   if (failed) parts.push(`last error (${failed.runId}): ${failed.error}\n`);
 
-  parts.push(`${s.bold('Cursors')}`);
+  parts.push(`${style.bold('Cursors')}`);
   if (report.cursors.length === 0) parts.push('(none yet)\n');
   else if (report.cursors.length <= CURSOR_LIST_MAX || allCursors) parts.push(cursorTable(report.cursors));
   else {
@@ -294,11 +294,11 @@ function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
     );
   }
 
-  const rej = report.rejected;
+  const rejected = report.rejected;
   parts.push(
-    `${s.bold('Rejected records')}: ${rej.total}${
-      rej.total
-        ? ` (${Object.entries(rej.byStream)
+    `${style.bold('Rejected records')}: ${rejected.total}${
+      rejected.total
+        ? ` (${Object.entries(rejected.byStream)
             .map(([k, v]) => `${k} ${v}`)
             .join(', ')}; see _evsync.rejected)`
         : ''
@@ -306,31 +306,31 @@ function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
   );
   if (report.unavailable.length) {
     parts.push(
-      `${s.bold('Unavailable streams')} (not served by the service here; skipped without a call until retried):`,
+      `${style.bold('Unavailable streams')} (not served by the service here; skipped without a call until retried):`,
     );
     parts.push(
       formatTable(
         ['stream', 'path', 'status', 'since (UTC)', 'last tried (UTC)', 'fix'],
-        report.unavailable.map((u) => ({
-          stream: u.stream,
-          path: u.path,
-          status: u.status,
-          'since (UTC)': u.firstSeenAt,
-          'last tried (UTC)': u.lastSeenAt,
-          fix: u.fix,
+        report.unavailable.map((entry) => ({
+          stream: entry.stream,
+          path: entry.path,
+          status: entry.status,
+          'since (UTC)': entry.firstSeenAt,
+          'last tried (UTC)': entry.lastSeenAt,
+          fix: entry.fix,
         })),
       ),
     );
   }
-  const l = report.ledger;
-  if (l) {
+  const ledger = report.ledger;
+  if (ledger) {
     parts.push(
-      `${s.bold('Budget')} at the end of the last run (${l.recordedAt.slice(0, 19)} UTC): ${formatNumber(l.remaining ?? 0)} of ${formatNumber(l.limit ?? 0)} credits left${l.resetAt ? `, window reset at ${l.resetAt.slice(0, 19)} UTC` : ''}; the run spent ${formatNumber(l.spent ?? 0)}`,
+      `${style.bold('Budget')} at the end of the last run (${ledger.recordedAt.slice(0, 19)} UTC): ${formatNumber(ledger.remaining ?? 0)} of ${formatNumber(ledger.limit ?? 0)} credits left${ledger.resetAt ? `, window reset at ${ledger.resetAt.slice(0, 19)} UTC` : ''}; the run spent ${formatNumber(ledger.spent ?? 0)}`,
     );
-  } else parts.push(`${s.bold('Budget')}: no run recorded yet`);
-  const capture = renderCapture(s, report.capture ?? [], report.servedBy ?? null);
+  } else parts.push(`${style.bold('Budget')}: no run recorded yet`);
+  const capture = renderCapture(style, report.capture ?? [], report.servedBy ?? null);
   if (capture) parts.push(capture);
-  const daemon = renderDaemon(s, report.daemon);
+  const daemon = renderDaemon(style, report.daemon);
   if (daemon) parts.push(daemon);
   return `${parts.join('\n')}\n`;
 }

@@ -164,7 +164,7 @@ export function exitCodeOf(result: SyncResult): number {
 
 /** Tells the user what happened beyond the table: what to do after a partial run, what failed. */
 export function explain(log: Logger, result: SyncResult, command: string): void {
-  for (const w of result.warnings) log.warn(w);
+  for (const warning of result.warnings) log.warn(warning);
   for (const e of result.errors) log.error(e);
   if (result.status === 'partial') {
     log.warn(
@@ -200,7 +200,7 @@ async function exportTouched(
       runId,
       command: commandLine(ctx.app.argv),
     });
-    for (const w of lake.warnings) log.warn(w);
+    for (const warning of lake.warnings) log.warn(warning);
     log.info(`parquet: ${lakeSummary(target.target.url, lake).trim()}`);
     return;
   }
@@ -224,7 +224,7 @@ export function snapshotTarget(ctx: Ctx, file: string): string {
 /** Publishes the snapshot after a run and says where and how long it took. */
 export async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
   const result = await warehouse.publishSnapshot(target, { runId });
-  for (const w of result.views.warnings) log.warn(`snapshot: ${w}`);
+  for (const warning of result.views.warnings) log.warn(`snapshot: ${warning}`);
   log.info(
     `snapshot: published ${target} in ${formatDuration(result.ms)} (${result.tables.length} tables, ${(
       result.bytes / 1024 / 1024

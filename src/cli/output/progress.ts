@@ -71,39 +71,39 @@ export class SyncProgress {
     return l;
   }
 
-  onEvent(e: ProgressEvent): void {
-    switch (e.type) {
+  onEvent(event: ProgressEvent): void {
+    switch (event.type) {
       case 'plan':
-        this.events = e.events;
-        for (const s of e.streams) this.line(s);
+        this.events = event.events;
+        for (const stream of event.streams) this.line(stream);
         break;
       case 'item-start':
-        this.line(e.stream).active += 1;
+        this.line(event.stream).active += 1;
         break;
       case 'page': {
-        const key = `${e.stream}\u0000${e.scope}`;
+        const key = `${event.stream}\u0000${event.scope}`;
         const prev = this.items.get(key) ?? { pages: 0, rows: 0 };
-        const l = this.line(e.stream);
+        const line = this.line(event.stream);
         // Guard against an emitter sending per-page rather than running counts: never go backwards.
-        const pages = Math.max(e.pages, prev.pages);
-        const rows = Math.max(e.rows, prev.rows);
-        l.pages += pages - prev.pages;
-        l.rows += rows - prev.rows;
+        const pages = Math.max(event.pages, prev.pages);
+        const rows = Math.max(event.rows, prev.rows);
+        line.pages += pages - prev.pages;
+        line.rows += rows - prev.rows;
         this.items.set(key, { pages, rows });
         // A page arriving means the wait is over.
         this.waitingUntil = null;
         break;
       }
       case 'item-done': {
-        const l = this.line(e.stream);
-        l.active = Math.max(0, l.active - 1);
-        l.itemsDone += 1;
+        const line = this.line(event.stream);
+        line.active = Math.max(0, line.active - 1);
+        line.itemsDone += 1;
         break;
       }
       case 'item-failed': {
-        const l = this.line(e.stream);
-        l.active = Math.max(0, l.active - 1);
-        l.itemsFailed += 1;
+        const line = this.line(event.stream);
+        line.active = Math.max(0, line.active - 1);
+        line.itemsFailed += 1;
         break;
       }
     }
@@ -129,42 +129,44 @@ export class SyncProgress {
   }
 
   private frame(): string[] {
-    const s = this.style;
+    const style = this.style;
     // Some terminals (and pseudo-terminals) report 0 columns: assume a wide one rather than cutting everything.
     const columns = this.stream.columns;
     const width = columns !== undefined && columns >= 40 ? columns - 1 : 120;
     const lines: string[] = [];
     const names = [...this.streams.keys()];
-    const nameWidth = Math.min(28, Math.max(8, ...names.map((n) => n.length)));
-    for (const [name, l] of this.streams) {
-      if (l.pages === 0 && l.active === 0 && l.itemsDone === 0 && l.itemsFailed === 0) continue;
-      const state = l.active > 0 ? s.cyan('…') : l.itemsFailed > 0 ? s.red('✗') : s.green('✓');
-      const failed = l.itemsFailed > 0 ? s.red(`  ${l.itemsFailed} failed`) : '';
+    const nameWidth = Math.min(28, Math.max(8, ...names.map((name) => name.length)));
+    for (const [name, line] of this.streams) {
+      if (line.pages === 0 && line.active === 0 && line.itemsDone === 0 && line.itemsFailed === 0) continue;
+      const state = line.active > 0 ? style.cyan('…') : line.itemsFailed > 0 ? style.red('✗') : style.green('✓');
+      const failed = line.itemsFailed > 0 ? style.red(`  ${line.itemsFailed} failed`) : '';
       lines.push(
-        `${state} ${name.padEnd(nameWidth)} ${formatNumber(l.pages).padStart(6)} pages ${formatNumber(l.rows).padStart(10)} rows${failed}`,
+        `${state} ${name.padEnd(nameWidth)} ${formatNumber(line.pages).padStart(6)} pages ${formatNumber(line.rows).padStart(10)} rows${failed}`,
       );
     }
-    const c = this.credits();
-    if (c) {
-      const used = c.spent.list + c.spent.other + c.spent.token;
-      const reset = c.resetAt ? `, window resets in ${formatDuration(c.resetAt.getTime() - this.now())}` : '';
-      const budget = c.runBudgetLeft !== null ? `, run budget left ${formatNumber(c.runBudgetLeft)}` : '';
+    const credits = this.credits();
+    if (credits) {
+      const used = credits.spent.list + credits.spent.other + credits.spent.token;
+      const reset = credits.resetAt
+        ? `, window resets in ${formatDuration(credits.resetAt.getTime() - this.now())}`
+        : '';
+      const budget = credits.runBudgetLeft !== null ? `, run budget left ${formatNumber(credits.runBudgetLeft)}` : '';
       lines.push(
-        s.dim(
-          `credits: ${formatNumber(used)} used, ${formatNumber(c.remaining)} of ${formatNumber(c.limit)} left${reset}${budget}`,
+        style.dim(
+          `credits: ${formatNumber(used)} used, ${formatNumber(credits.remaining)} of ${formatNumber(credits.limit)} left${reset}${budget}`,
         ),
       );
     }
-    if (this.events !== null && lines.length <= 1) lines.unshift(s.dim(`planning: ${this.events} events in scope`));
+    if (this.events !== null && lines.length <= 1) lines.unshift(style.dim(`planning: ${this.events} events in scope`));
     if (this.waitingUntil !== null) {
       const left = this.waitingUntil - this.now();
       if (left > 0)
-        lines.push(s.yellow(`waiting ${formatDuration(left)} for the rate-limit window (${this.waitReason})`));
+        lines.push(style.yellow(`waiting ${formatDuration(left)} for the rate-limit window (${this.waitReason})`));
     }
     // A line wider than the terminal wraps and breaks the cursor arithmetic: cut it.
-    return lines.map((l) => {
-      const plain = stripAnsi(l);
-      return plain.length > width ? `${plain.slice(0, width - 1)}…` : l;
+    return lines.map((line) => {
+      const plain = stripAnsi(line);
+      return plain.length > width ? `${plain.slice(0, width - 1)}…` : line;
     });
   }
 

@@ -15,24 +15,24 @@ const MIN_BAR = 4;
 
 export function creditsChart(credits: CreditsSection, axis: TimeAxis): string {
   const limit = credits.limit ?? 0;
-  const peak = Math.max(limit, ...credits.windows.map((w) => w.used ?? 0), 1);
+  const peak = Math.max(limit, ...credits.windows.map((window) => window.used ?? 0), 1);
   const y = (v: number) => BOTTOM - (v / (peak * 1.08)) * (BOTTOM - TOP);
   const parts: string[] = [
     `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
     `<text class="axis" x="${PAD_LEFT - 6}" y="${BOTTOM}" text-anchor="end" dominant-baseline="middle">0</text>`,
     timeTicks(axis, BOTTOM, TOP),
   ];
-  for (const w of credits.windows) {
-    const end = utcMs(w.resetAt);
-    if (end === null || w.used === null) continue;
-    const length = w.windowMs ?? (credits.windowSeconds ?? 600) * 1000;
+  for (const window of credits.windows) {
+    const end = utcMs(window.resetAt);
+    if (end === null || window.used === null) continue;
+    const length = window.windowMs ?? (credits.windowSeconds ?? 600) * 1000;
     const x0 = axis.x(end - length);
     const width = Math.max(MIN_BAR, axis.x(end) - x0 - 1);
-    const share = w.limit ? Math.round((100 * w.used) / w.limit) : null;
-    const title = `window ending ${w.resetAt} UTC: ${num(w.used)} of ${num(w.limit)} credits used${share === null ? '' : ` (${share}%)`}, ${num(w.spentByRuns)} by evsync's runs`;
-    const high = w.limit !== null && w.used >= w.limit * 0.9;
+    const share = window.limit ? Math.round((100 * window.used) / window.limit) : null;
+    const title = `window ending ${window.resetAt} UTC: ${num(window.used)} of ${num(window.limit)} credits used${share === null ? '' : ` (${share}%)`}, ${num(window.spentByRuns)} by evsync's runs`;
+    const high = window.limit !== null && window.used >= window.limit * 0.9;
     parts.push(
-      `<rect class="bar${high ? ' high' : ''}" x="${(Math.min(x0, CHART_WIDTH - PAD_RIGHT - width)).toFixed(1)}" y="${y(w.used).toFixed(1)}" width="${width.toFixed(1)}" height="${(BOTTOM - y(w.used)).toFixed(1)}" data-reset="${esc(w.resetAt)}" data-used="${w.used}" data-limit="${w.limit ?? ''}"><title>${esc(title)}</title></rect>`,
+      `<rect class="bar${high ? ' high' : ''}" x="${(Math.min(x0, CHART_WIDTH - PAD_RIGHT - width)).toFixed(1)}" y="${y(window.used).toFixed(1)}" width="${width.toFixed(1)}" height="${(BOTTOM - y(window.used)).toFixed(1)}" data-reset="${esc(window.resetAt)}" data-used="${window.used}" data-limit="${window.limit ?? ''}"><title>${esc(title)}</title></rect>`,
     );
   }
   if (limit > 0) {

@@ -12,8 +12,13 @@ const TOP = 14;
 const BOTTOM = 152;
 const MAX_BAR = 14;
 
-export function deliveriesChart(d: DeliveriesSection, axis: TimeAxis): string {
-  const peak = Math.max(1, ...d.buckets.map((b) => Math.max(b.received + b.refused, b.settled, b.pendingAtEnd)));
+export function deliveriesChart(deliveries: DeliveriesSection, axis: TimeAxis): string {
+  const peak = Math.max(
+    1,
+    ...deliveries.buckets.map((bucket) =>
+      Math.max(bucket.received + bucket.refused, bucket.settled, bucket.pendingAtEnd),
+    ),
+  );
   const y = (v: number) => BOTTOM - (v / (peak * 1.1)) * (BOTTOM - TOP);
   const parts: string[] = [
     `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
@@ -22,30 +27,30 @@ export function deliveriesChart(d: DeliveriesSection, axis: TimeAxis): string {
     timeTicks(axis, BOTTOM, TOP),
   ];
   const pending: string[] = [];
-  for (const b of d.buckets) {
-    const at = utcMs(b.at);
-    const length = d.bucketMinutes * 60_000;
+  for (const bucket of deliveries.buckets) {
+    const at = utcMs(bucket.at);
+    const length = deliveries.bucketMinutes * 60_000;
     if (at === null || at + length <= axis.fromMs) continue;
     // Two bars side by side from the bucket's start, never wider than MAX_BAR each.
     const slot = axis.x(at + length) - axis.x(at);
-    const w = Math.max(2, Math.min(MAX_BAR, (slot - 2) / 2));
+    const barWidth = Math.max(2, Math.min(MAX_BAR, (slot - 2) / 2));
     const x0 = axis.x(at);
-    const title = `${b.at.slice(0, 16)} UTC, ${d.bucketMinutes} minutes: ${num(b.received)} received, ${num(b.settled)} applied, ${num(b.refused)} refused, ${num(b.pendingAtEnd)} pending at its end`;
+    const title = `${bucket.at.slice(0, 16)} UTC, ${deliveries.bucketMinutes} minutes: ${num(bucket.received)} received, ${num(bucket.settled)} applied, ${num(bucket.refused)} refused, ${num(bucket.pendingAtEnd)} pending at its end`;
     const bar = (cls: string, x: number, from: number, value: number) =>
       value > 0
-        ? `<rect class="${cls}" x="${x.toFixed(1)}" y="${y(from + value).toFixed(1)}" width="${w.toFixed(1)}" height="${(y(from) - y(from + value)).toFixed(1)}"><title>${esc(title)}</title></rect>`
+        ? `<rect class="${cls}" x="${x.toFixed(1)}" y="${y(from + value).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(y(from) - y(from + value)).toFixed(1)}"><title>${esc(title)}</title></rect>`
         : '';
-    parts.push(bar('received', x0 + 1, 0, b.received), bar('refused', x0 + 1, b.received, b.refused));
-    parts.push(bar('settled', x0 + 1 + w, 0, b.settled));
-    pending.push(`${(x0 + w).toFixed(1)},${y(b.pendingAtEnd).toFixed(1)}`);
+    parts.push(bar('received', x0 + 1, 0, bucket.received), bar('refused', x0 + 1, bucket.received, bucket.refused));
+    parts.push(bar('settled', x0 + 1 + barWidth, 0, bucket.settled));
+    pending.push(`${(x0 + barWidth).toFixed(1)},${y(bucket.pendingAtEnd).toFixed(1)}`);
   }
   if (pending.length > 1) parts.push(`<polyline class="pending" points="${pending.join(' ')}"/>`);
-  const total = d.totals.received + d.totals.refused;
-  if (total === 0 && d.pending === 0) {
+  const total = deliveries.totals.received + deliveries.totals.refused;
+  if (total === 0 && deliveries.pending === 0) {
     parts.push(
       `<text class="empty" x="${CHART_WIDTH / 2}" y="${(BOTTOM + TOP) / 2}" text-anchor="middle">no webhook delivery in the last 24 hours</text>`,
     );
   }
-  const label = `Webhook deliveries per ${d.bucketMinutes} minutes: ${num(d.totals.received)} received, ${num(d.totals.settled)} applied, ${num(d.totals.refused)} refused`;
+  const label = `Webhook deliveries per ${deliveries.bucketMinutes} minutes: ${num(deliveries.totals.received)} received, ${num(deliveries.totals.settled)} applied, ${num(deliveries.totals.refused)} refused`;
   return svg(HEIGHT, label, parts.join(''));
 }

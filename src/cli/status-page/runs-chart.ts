@@ -47,15 +47,15 @@ export function runsChart(runs: readonly RunInfo[], axis: TimeAxis): string {
       `<text class="axis" x="${PAD_LEFT - 6}" y="${y + LANE / 2}" text-anchor="end" dominant-baseline="middle">${esc(kind)}</text>`,
     );
   });
-  for (const r of runs) {
-    const start = utcMs(r.startedAt);
+  for (const run of runs) {
+    const start = utcMs(run.startedAt);
     if (start === null) continue;
-    const end = r.durationMs === null ? nowMs : start + r.durationMs;
+    const end = run.durationMs === null ? nowMs : start + run.durationMs;
     const x0 = axis.x(start);
     const width = Math.max(MIN_BAR, axis.x(end) - x0);
-    const y = TOP + kinds.indexOf(r.kind) * LANE + 5;
+    const y = TOP + kinds.indexOf(run.kind) * LANE + 5;
     parts.push(
-      `<rect class="run ${outcomeOf(r.status)}" x="${Math.min(x0, CHART_WIDTH - PAD_RIGHT - width).toFixed(1)}" y="${y}" width="${width.toFixed(1)}" height="${LANE - 10}" rx="2" data-run="${esc(r.runId)}" data-status="${esc(r.status)}"><title>${esc(runTitle(r))}</title></rect>`,
+      `<rect class="run ${outcomeOf(run.status)}" x="${Math.min(x0, CHART_WIDTH - PAD_RIGHT - width).toFixed(1)}" y="${y}" width="${width.toFixed(1)}" height="${LANE - 10}" rx="2" data-run="${esc(run.runId)}" data-status="${esc(run.status)}"><title>${esc(runTitle(run))}</title></rect>`,
     );
   }
   parts.push(

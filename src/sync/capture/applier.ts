@@ -182,7 +182,7 @@ export class Applier {
   private async run(): Promise<void> {
     while (!this.stopped) {
       if (!this.dirty) {
-        for (const w of this.idleWaiters.splice(0)) w();
+        for (const waiter of this.idleWaiters.splice(0)) waiter();
         await new Promise<void>((resolve) => {
           this.wake = resolve;
         });
@@ -192,8 +192,8 @@ export class Applier {
       this.dirty = false;
       this.busy = true;
       try {
-        const n = await this.batch();
-        if (n >= this.batchSize) this.dirty = true;
+        const applied = await this.batch();
+        if (applied >= this.batchSize) this.dirty = true;
         this.failures = 0;
         this.lastError = null;
       } catch (err) {
@@ -217,7 +217,7 @@ export class Applier {
         this.busy = false;
       }
     }
-    for (const w of this.idleWaiters.splice(0)) w();
+    for (const waiter of this.idleWaiters.splice(0)) waiter();
   }
 
   /** Finishes the batch in flight (a re-read in flight is cancelled; its batch stays pending) and stops. */

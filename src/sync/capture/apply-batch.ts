@@ -93,16 +93,16 @@ class Tally {
 /** Records of one scope into rows, through the sink polled pages go through. */
 async function load(
   ctx: BatchContext,
-  cs: CaptureStream,
+  captureStream: CaptureStream,
   eventId: number | null,
   records: readonly unknown[],
 ): Promise<void> {
   if (records.length === 0) return;
   const scope = eventId === null ? ACCOUNT_SCOPE : eventScope(eventId);
-  const r = await ctx.loader.load({ stream: cs.stream, scope, records });
-  ctx.onTouched?.(cs.stream.name, eventId);
+  const r = await ctx.loader.load({ stream: captureStream.stream, scope, records });
+  ctx.onTouched?.(captureStream.stream.name, eventId);
   // A new field became a column: the stream, resolved again, keeps it in the payloads written from now on.
-  if (r.newColumns.length > 0) ctx.streams.invalidate(cs.stream.name);
+  if (r.newColumns.length > 0) ctx.streams.invalidate(captureStream.stream.name);
 }
 
 function groupByEvent<T>(items: readonly T[], eventOf: (t: T) => number | null): Map<number | null, T[]> {
@@ -115,9 +115,9 @@ function groupByEvent<T>(items: readonly T[], eventOf: (t: T) => number | null):
 }
 
 /** A delivery as decide.ts weighs it against the others for its record and against the stored row. */
-function candidateOf(cs: CaptureStream, it: Item, hasUpdatedAt: boolean, zone: string): Candidate {
+function candidateOf(captureStream: CaptureStream, it: Item, hasUpdatedAt: boolean, zone: string): Candidate {
   const d = it.delivery;
-  const fields = cs.fieldsFor(d.eventId);
+  const fields = captureStream.fieldsFor(d.eventId);
   return {
     seq: it.entry.seq,
     action: d.action,
@@ -126,7 +126,7 @@ function candidateOf(cs: CaptureStream, it: Item, hasUpdatedAt: boolean, zone: s
     updatedMs: hasUpdatedAt ? recordTimeMs(d.record.updated_at as string | null | undefined, zone) : null,
     datetimeMs: recordTimeMs(d.datetime, zone),
     // Only a JSON body with every field a list returns (and no expansions) can be written as it is.
-    complete: d.format === 'json' && cs.stream.expandSelected.length === 0 && isComplete(d.record, fields),
+    complete: d.format === 'json' && captureStream.stream.expandSelected.length === 0 && isComplete(d.record, fields),
     bodySha256: it.entry.bodySha256,
   };
 }
@@ -148,7 +148,7 @@ async function storedStates(
 /** Rows from payloads, and tombstones (written, then marked deleted by `markDeletes`). */
 async function writePayloads(
   ctx: BatchContext,
-  cs: CaptureStream,
+  captureStream: CaptureStream,
   decisions: readonly Decision[],
   itemOf: (seq: number) => Item,
 ): Promise<void> {
@@ -156,9 +156,9 @@ async function writePayloads(
   for (const [eventId, list] of groupByEvent(written, (d) => d.winner.eventId)) {
     const records = list.map((d) => {
       const p = itemOf(d.winner.seq).delivery;
-      return d.winner.complete ? listShaped(p.record, cs.storedFor(eventId)) : minimalRecord(p);
+      return d.winner.complete ? listShaped(p.record, captureStream.storedFor(eventId)) : minimalRecord(p);
     });
-    await load(ctx, cs, eventId, records);
+    await load(ctx, captureStream, eventId, records);
   }
 }
 
@@ -178,34 +178,34 @@ interface Rereads {
  */
 async function rereadDecided(
   ctx: BatchContext,
-  w: Tally,
-  cs: CaptureStream,
+  tally: Tally,
+  captureStream: CaptureStream,
   decisions: readonly Decision[],
 ): Promise<Rereads> {
   const out: Rereads = { gone: new Set(), refused: new Map(), deferred: new Set() };
-  const rereads = decisions.filter((d) => d.outcome === 'reread');
-  for (const [eventId, list] of groupByEvent(rereads, (d) => d.winner.eventId)) {
+  const rereads = decisions.filter((decision) => decision.outcome === 'reread');
+  for (const [eventId, list] of groupByEvent(rereads, (decision) => decision.winner.eventId)) {
     const calls = Math.ceil(list.length / MAX_IDS);
     if (ctx.client.ledger.snapshot().remaining < calls * LIST_COST) {
-      for (const d of list) out.deferred.add(d.winner.seq);
+      for (const decision of list) out.deferred.add(decision.winner.seq);
       continue;
     }
     try {
-      const r = await rereadByIds(
+      const reread = await rereadByIds(
         ctx.client,
-        cs,
+        captureStream,
         eventId,
-        list.map((d) => d.winner.recordId),
+        list.map((decision) => decision.winner.recordId),
         ctx.signal,
       );
-      w.calls += r.calls;
-      await load(ctx, cs, eventId, r.records);
-      for (const id of r.missing) out.gone.add(id);
+      tally.calls += reread.calls;
+      await load(ctx, captureStream, eventId, reread.records);
+      for (const id of reread.missing) out.gone.add(id);
     } catch (err) {
       // A path the account does not serve is the reconciliation's to report; the batch goes on without it.
       if (!(err instanceof NotFoundError || err instanceof ForbiddenError)) throw err;
-      for (const d of list)
-        out.refused.set(d.winner.seq, `re-read refused (${err instanceof NotFoundError ? 404 : 403})`);
+      for (const decision of list)
+        out.refused.set(decision.winner.seq, `re-read refused (${err instanceof NotFoundError ? 404 : 403})`);
     }
   }
   return out;
@@ -246,7 +246,7 @@ async function markDeletes(
  * the rest applied, with their lag when they changed the warehouse; the losers of each decision are superseded.
  */
 function settleDecisions(
-  w: Tally,
+  tally: Tally,
   name: string,
   decisions: readonly Decision[],
   itemOf: (seq: number) => Item,
@@ -255,45 +255,45 @@ function settleDecisions(
   for (const d of decisions) {
     const entry = itemOf(d.winner.seq).entry;
     if (rereads.deferred.has(d.winner.seq)) {
-      w.defer(entry);
-      for (const l of d.losers) w.defer(itemOf(l.seq).entry);
+      tally.defer(entry);
+      for (const l of d.losers) tally.defer(itemOf(l.seq).entry);
       continue;
     }
     const why = rereads.refused.get(d.winner.seq);
-    if (why) w.settle(entry, 'ignored', 'refused', why);
+    if (why) tally.settle(entry, 'ignored', 'refused', why);
     else {
       const outcome = d.outcome === 'reread' && rereads.gone.has(d.winner.recordId) ? 'gone' : d.outcome;
-      w.settle(entry, 'applied', outcome);
+      tally.settle(entry, 'applied', outcome);
       const applied = outcome === 'payload' || outcome === 'reread' || outcome === 'deleted' || outcome === 'tombstone';
       if (applied && d.winner.datetimeMs !== null) {
-        w.lags.push({ stream: name, seconds: Math.max(0, (Date.now() - d.winner.datetimeMs) / 1000) });
+        tally.lags.push({ stream: name, seconds: Math.max(0, (Date.now() - d.winner.datetimeMs) / 1000) });
       }
     }
-    for (const l of d.losers) w.settle(itemOf(l.seq).entry, 'applied', 'superseded');
+    for (const l of d.losers) tally.settle(itemOf(l.seq).entry, 'applied', 'superseded');
   }
 }
 
 /** One stream's share of a batch: decide per record, write payloads, re-read, mark deletes, then settle each. */
-async function applyStream(ctx: BatchContext, w: Tally, name: string, items: readonly Item[]): Promise<void> {
-  const cs = await ctx.streams.get(name);
-  const hasUpdatedAt = 'updated_at' in cs.stream.fields;
+async function applyStream(ctx: BatchContext, tally: Tally, name: string, items: readonly Item[]): Promise<void> {
+  const captureStream = await ctx.streams.get(name);
+  const hasUpdatedAt = 'updated_at' in captureStream.stream.fields;
   const bySeq = new Map<number, Item>();
   const candidates = items.map((it) => {
     bySeq.set(it.entry.seq, it);
-    return candidateOf(cs, it, hasUpdatedAt, ctx.recordTimezone);
+    return candidateOf(captureStream, it, hasUpdatedAt, ctx.recordTimezone);
   });
   const itemOf = (seq: number) => bySeq.get(seq)!;
   const stored = await storedStates(ctx, name, candidates);
   const decisions = decide(candidates, stored, { hasUpdatedAt, replay: ctx.replay === true, nowMs: serviceNowMs(ctx) });
-  await writePayloads(ctx, cs, decisions, itemOf);
-  const rereads = await rereadDecided(ctx, w, cs, decisions);
+  await writePayloads(ctx, captureStream, decisions, itemOf);
+  const rereads = await rereadDecided(ctx, tally, captureStream, decisions);
   await markDeletes(ctx, name, decisions, rereads.gone, stored);
   if (ctx.onTouched) {
     const deleted = decisions.filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone');
     for (const eventId of new Set(deleted.map((d) => d.winner.eventId))) ctx.onTouched(name, eventId);
     if (rereads.gone.size > 0) for (const d of decisions) ctx.onTouched(name, d.winner.eventId);
   }
-  settleDecisions(w, name, decisions, itemOf, rereads);
+  settleDecisions(tally, name, decisions, itemOf, rereads);
 }
 
 function summarize(items: readonly Item[], settlements: readonly Settlement[], zone: string): StreamSettlement[] {
@@ -321,7 +321,7 @@ function summarize(items: readonly Item[], settlements: readonly Settlement[], z
 
 /** Applies the entries (pending ones, or already applied ones when replaying) and says how each was settled. */
 export async function applyBatch(ctx: BatchContext, entries: readonly JournaledDelivery[]): Promise<BatchResult> {
-  const w = new Tally();
+  const tally = new Tally();
   const duplicates = ctx.replay
     ? new Set<string>()
     : await ctx.warehouse.capture.appliedHashes(entries.map((e) => e.bodySha256));
@@ -332,35 +332,45 @@ export async function applyBatch(ctx: BatchContext, entries: readonly JournaledD
     if (entry.status === 'rejected' || entry.format === null) continue;
     const parsed = parseDelivery(entry.body, CONTENT_TYPE[entry.format]);
     if (!parsed.ok) {
-      w.settle(entry, 'ignored', 'unreadable', parsed.reason);
+      tally.settle(entry, 'ignored', 'unreadable', parsed.reason);
       continue;
     }
-    const d = parsed.delivery;
-    items.push({ entry, delivery: d });
+    const delivery = parsed.delivery;
+    items.push({ entry, delivery });
     if (duplicates.has(entry.bodySha256)) {
-      w.settle(entry, 'applied', 'duplicate');
+      tally.settle(entry, 'applied', 'duplicate');
       continue;
     }
     duplicates.add(entry.bodySha256);
-    if (d.stream === null) w.settle(entry, 'ignored', 'unknown-object', `no catalogue stream declares ${d.object}`);
-    else if (!ctx.selected.has(d.stream)) w.settle(entry, 'ignored', 'not-selected', `${d.stream} is not synced`);
-    else if (d.object !== 'event' && (await ctx.streams.get(d.stream)).stream.scope === 'event' && d.eventId === null) {
-      w.settle(entry, 'ignored', 'no-event', 'the record names no event');
-    } else if (d.eventId !== null && d.object !== 'event' && !(await ctx.scope.covers(ctx.warehouse, d.eventId))) {
-      w.settle(entry, 'ignored', 'out-of-scope', `event ${d.eventId} is outside the sync's scope`);
+    if (delivery.stream === null)
+      tally.settle(entry, 'ignored', 'unknown-object', `no catalogue stream declares ${delivery.object}`);
+    else if (!ctx.selected.has(delivery.stream))
+      tally.settle(entry, 'ignored', 'not-selected', `${delivery.stream} is not synced`);
+    else if (
+      delivery.object !== 'event' &&
+      (await ctx.streams.get(delivery.stream)).stream.scope === 'event' &&
+      delivery.eventId === null
+    ) {
+      tally.settle(entry, 'ignored', 'no-event', 'the record names no event');
+    } else if (
+      delivery.eventId !== null &&
+      delivery.object !== 'event' &&
+      !(await ctx.scope.covers(ctx.warehouse, delivery.eventId))
+    ) {
+      tally.settle(entry, 'ignored', 'out-of-scope', `event ${delivery.eventId} is outside the sync's scope`);
     } else {
-      byStream.set(d.stream, [...(byStream.get(d.stream) ?? []), { entry, delivery: d }]);
-      if (d.object === 'event') eventsChanged = true;
+      byStream.set(delivery.stream, [...(byStream.get(delivery.stream) ?? []), { entry, delivery }]);
+      if (delivery.object === 'event') eventsChanged = true;
     }
   }
-  for (const [name, list] of byStream) await applyStream(ctx, w, name, list);
+  for (const [name, list] of byStream) await applyStream(ctx, tally, name, list);
   return {
-    settlements: w.settlements,
-    streams: summarize(items, w.settlements, ctx.recordTimezone),
-    calls: w.calls,
-    lags: w.lags,
+    settlements: tally.settlements,
+    streams: summarize(items, tally.settlements, ctx.recordTimezone),
+    calls: tally.calls,
+    lags: tally.lags,
     eventsChanged,
-    deferred: w.deferred,
-    oldestDeferred: w.oldestDeferred,
+    deferred: tally.deferred,
+    oldestDeferred: tally.oldestDeferred,
   };
 }

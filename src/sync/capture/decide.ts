@@ -95,33 +95,36 @@ export function decide(
 }
 
 function decideOne(
-  w: Candidate,
+  candidate: Candidate,
   row: StoredState | undefined,
   ambiguous: boolean,
-  o: DecideOptions,
+  options: DecideOptions,
 ): Omit<Decision, 'losers'> {
-  const v = versionMs(w);
-  if (w.action === 'delete') {
-    const at = w.datetimeMs ?? o.nowMs;
-    if (!row) return { winner: w, outcome: 'tombstone', deletedAtMs: at };
-    if (row.deletedMs !== null) return { winner: w, outcome: 'unchanged' };
+  const versionAt = versionMs(candidate);
+  if (candidate.action === 'delete') {
+    const at = candidate.datetimeMs ?? options.nowMs;
+    if (!row) return { winner: candidate, outcome: 'tombstone', deletedAtMs: at };
+    if (row.deletedMs !== null) return { winner: candidate, outcome: 'unchanged' };
     // A row updated after the delete's time is a later version (a record restored at the service): keep it.
-    if (row.updatedMs !== null && row.updatedMs > at) return { winner: w, outcome: 'stale' };
-    return { winner: w, outcome: 'deleted', deletedAtMs: at };
+    if (row.updatedMs !== null && row.updatedMs > at) return { winner: candidate, outcome: 'stale' };
+    return { winner: candidate, outcome: 'deleted', deletedAtMs: at };
   }
-  const write: Omit<Decision, 'losers'> = { winner: w, outcome: w.complete && !ambiguous ? 'payload' : 'reread' };
+  const write: Omit<Decision, 'losers'> = {
+    winner: candidate,
+    outcome: candidate.complete && !ambiguous ? 'payload' : 'reread',
+  };
   if (!row) return write;
   if (row.deletedMs !== null) {
     // Deleted here: only a version after the delete brings it back (a sweep may have marked it wrongly).
-    return v !== null && v > row.deletedMs ? write : { winner: w, outcome: 'stale' };
+    return versionAt !== null && versionAt > row.deletedMs ? write : { winner: candidate, outcome: 'stale' };
   }
-  if (!o.hasUpdatedAt || row.updatedMs === null || w.updatedMs === null) {
+  if (!options.hasUpdatedAt || row.updatedMs === null || candidate.updatedMs === null) {
     // Nothing orders this delivery against the row: the payload, or the source, is the latest known.
-    return o.replay ? { winner: w, outcome: 'unchanged' } : write;
+    return options.replay ? { winner: candidate, outcome: 'unchanged' } : write;
   }
-  if (w.updatedMs < row.updatedMs) return { winner: w, outcome: 'stale' };
-  if (w.updatedMs === row.updatedMs) {
-    return o.replay ? { winner: w, outcome: 'unchanged' } : { winner: w, outcome: 'reread' };
+  if (candidate.updatedMs < row.updatedMs) return { winner: candidate, outcome: 'stale' };
+  if (candidate.updatedMs === row.updatedMs) {
+    return options.replay ? { winner: candidate, outcome: 'unchanged' } : { winner: candidate, outcome: 'reread' };
   }
   return write;
 }

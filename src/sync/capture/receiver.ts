@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { makeSecretScrubber, type SecretScrubber } from '../../../schemas/secrets.js';
+import { makeSecretScrubber, type SecretScrubber } from '../../../normalizer/secrets.js';
 import { registeredSecrets } from '../../api/index.js';
 import type { JournaledDelivery, NewDelivery, Warehouse } from '../../warehouse/index.js';
 import { JournalWriter } from './journal-writer.js';

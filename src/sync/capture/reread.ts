@@ -16,12 +16,12 @@ export interface RereadResult {
 
 export async function rereadByIds(
   client: ApiClient,
-  cs: CaptureStream,
+  captureStream: CaptureStream,
   eventId: number | null,
   ids: readonly number[],
   signal?: AbortSignal,
 ): Promise<RereadResult> {
-  const { stream } = cs;
+  const { stream } = captureStream;
   const scope = eventId === null ? ACCOUNT_SCOPE : eventScope(eventId);
   const { path, params } = scopedRequest(stream, stream.path, scope);
   const records: unknown[] = [];
@@ -35,7 +35,7 @@ export async function rereadByIds(
       {
         params,
         ids: chunk,
-        fields: cs.fieldsFor(eventId),
+        fields: captureStream.fieldsFor(eventId),
         expand: stream.expandSelected.length ? [...stream.expandSelected] : undefined,
         perPage: Math.min(stream.maxPerPage, MAX_IDS),
       },

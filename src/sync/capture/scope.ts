@@ -19,7 +19,7 @@ export class EventScope {
   async covers(warehouse: Warehouse, eventId: number): Promise<boolean> {
     if (!hasEventFilters(this.filters)) return true;
     if (this.stale || this.ids === null) {
-      this.ids = new Set(eventsInScope(await warehouse.currentEvents(), this.filters).map((e) => e.id));
+      this.ids = new Set(eventsInScope(await warehouse.current.events(), this.filters).map((e) => e.id));
       this.stale = false;
     }
     return this.ids.has(eventId);

@@ -186,23 +186,23 @@ export async function listenOn(server: Server, listen: string): Promise<string> 
   return `http://${shown}:${address.port}`;
 }
 
-export async function startCapture(o: CaptureOptions): Promise<RunningCapture> {
-  const path = o.path ?? DEFAULT_PATH;
+export async function startCapture(options: CaptureOptions): Promise<RunningCapture> {
+  const path = options.path ?? DEFAULT_PATH;
   if (!path.startsWith('/')) throw new Error(`delivery path ${path}: must start with /`);
   const metrics = new CaptureMetrics();
-  const log = o.log ?? (() => undefined);
-  const applier = createApplier(o, metrics, log);
-  const receiver = createWiredReceiver(o, metrics, log, applier);
+  const log = options.log ?? (() => undefined);
+  const applier = createApplier(options, metrics, log);
+  const receiver = createWiredReceiver(options, metrics, log, applier);
   // Only the digest is kept (`webhooks status` compares it with what the service holds).
-  await o.warehouse.capture.setSecretHash(secretHashHex(o.secret));
-  metrics.pending = (await o.warehouse.capture.counts()).pending;
+  await options.warehouse.capture.setSecretHash(secretHashHex(options.secret));
+  metrics.pending = (await options.warehouse.capture.counts()).pending;
 
-  const server = createServer(router(path, { warehouse: o.warehouse, applier, receiver, metrics }));
+  const server = createServer(router(path, { warehouse: options.warehouse, applier, receiver, metrics }));
   // A slow or stalled sender must not hold a connection forever.
   server.headersTimeout = 15_000;
   server.requestTimeout = 30_000;
-  const origin = await listenOn(server, o.listen ?? DEFAULT_LISTEN);
-  if (o.applyNow !== false) applier.start();
+  const origin = await listenOn(server, options.listen ?? DEFAULT_LISTEN);
+  if (options.applyNow !== false) applier.start();
   return {
     origin,
     url: `${origin}${path}`,

@@ -47,14 +47,14 @@ export class CaptureStreams {
     const byScope = new Map<string, CustomField[]>();
     if (def.customFields && this.customFields) {
       const groups = new Map<string, Record<string, unknown>[]>();
-      for (const row of await this.warehouse.currentRows(def.customFields.definitions)) {
+      for (const row of await this.warehouse.current.rows(def.customFields.definitions)) {
         const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
         groups.set(key, [...(groups.get(key) ?? []), row]);
       }
       for (const [key, rows] of groups) byScope.set(key, customFieldsFromDefinitions(rows));
     }
     const union = new Map<string, CustomField>();
-    for (const list of byScope.values()) for (const f of list) union.set(f.name, f);
+    for (const list of byScope.values()) for (const field of list) union.set(field.name, field);
     const stream = resolveStream(def, {
       overrides: this.overrides[name],
       customFields: [...union.values()],

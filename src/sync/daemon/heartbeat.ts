@@ -24,7 +24,7 @@ export class Heartbeat {
     o: { everyMs?: number; now?: () => number; onError?: (err: unknown) => void } = {},
   ): Promise<Heartbeat> {
     const now = o.now ?? Date.now;
-    const text = await warehouse.getMark(HEARTBEAT_MARK);
+    const text = await warehouse.marks.get(HEARTBEAT_MARK);
     const previous = text ? new Date(text) : null;
     const beat = new Heartbeat(warehouse, previous && !Number.isNaN(previous.getTime()) ? previous : null, now);
     await beat.beat();
@@ -44,7 +44,7 @@ export class Heartbeat {
     this.writing = this.writing
       .catch(() => undefined)
       // Quietly: a beat alone must not make the next query copy the whole warehouse again.
-      .then(() => this.warehouse.setMarkQuietly(HEARTBEAT_MARK, new Date(this.now()).toISOString()));
+      .then(() => this.warehouse.marks.setQuietly(HEARTBEAT_MARK, new Date(this.now()).toISOString()));
     return this.writing;
   }
 

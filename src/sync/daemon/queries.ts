@@ -76,10 +76,10 @@ export class QueryService {
   }
 
   /** Answers one query; `signal` aborts when the client goes away. */
-  async query(q: DaemonQuery, signal?: AbortSignal): Promise<JsonQueryResult> {
+  async query(request: DaemonQuery, signal?: AbortSignal): Promise<JsonQueryResult> {
     if (this.closed) throw new QueryCancelledError('query cancelled: the daemon is stopping');
     const control = new AbortController();
-    const timeoutMs = smaller(this.bounds.timeoutMs, q.timeoutMs);
+    const timeoutMs = smaller(this.bounds.timeoutMs, request.timeoutMs);
     const timer = setTimeout(
       () => control.abort(new Error(`it ran longer than ${Math.round(timeoutMs / 1000)} s (the time limit)`)),
       timeoutMs,
@@ -91,11 +91,11 @@ export class QueryService {
     try {
       await this.fresh();
       if (control.signal.aborted) throw new QueryCancelledError(`query cancelled: ${String(control.signal.reason)}`);
-      return await WarehouseClass.querySnapshot(this.o.copyPath, q.sql, {
-        form: q.form,
-        sandbox: { allowRead: q.allowRead },
+      return await WarehouseClass.querySnapshot(this.o.copyPath, request.sql, {
+        form: request.form,
+        sandbox: { allowRead: request.allowRead },
         limits: {
-          maxRows: smaller(this.bounds.maxRows, q.maxRows),
+          maxRows: smaller(this.bounds.maxRows, request.maxRows),
           maxBytes: this.bounds.maxBytes,
           signal: control.signal,
         },

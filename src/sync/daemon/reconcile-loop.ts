@@ -72,11 +72,11 @@ export class ReconcileLoop {
    * pending (a daemon killed before it completes owes it again) and since when nothing listened.
    */
   async start(lastHeartbeat: Date | null): Promise<void> {
-    const pending = await this.o.warehouse.getMark(CATCH_UP_MARK);
+    const pending = await this.o.warehouse.marks.get(CATCH_UP_MARK);
     if (pending) {
       this.catchingUp = true;
       this.o.log('info', `a catch-up pending since ${pending} goes on: every event is polled, past ones included`);
-    } else if (this.catchingUp) await this.o.warehouse.setMark(CATCH_UP_MARK, new Date(this.now()).toISOString());
+    } else if (this.catchingUp) await this.o.warehouse.marks.set(CATCH_UP_MARK, new Date(this.now()).toISOString());
     // Deliveries may have been lost from the earliest of the two on (a catch-up owed since then covers it too).
     const times = [lastHeartbeat?.getTime(), pending ? Date.parse(pending) : undefined].filter(
       (t): t is number => t !== undefined && Number.isFinite(t),
@@ -122,37 +122,37 @@ export class ReconcileLoop {
    * completed (and the catch-up done), apply again what was applied during the run, prune old settled deliveries.
    */
   async after(result: SyncResult, startedAt: Date): Promise<void> {
-    const w = this.o.warehouse;
-    const r = this.capture;
+    const warehouse = this.o.warehouse;
+    const capture = this.capture;
     const polledCaptured = this.policy.captured.filter((name) => result.streams[name]);
     if (result.status === 'done') {
       if (polledCaptured.length > 0 || this.policy.captured.length === 0) this.policy.reconciled(startedAt.getTime());
       if (this.catchingUp) {
         this.catchingUp = false;
-        await w.setMark(CATCH_UP_MARK, '');
+        await warehouse.marks.set(CATCH_UP_MARK, '');
         this.o.log('info', 'catch-up complete: every selected stream was polled, past events included');
       }
-      if (r) r.applier.failuresSinceReconcile = 0;
+      if (capture) capture.applier.failuresSinceReconcile = 0;
     } else if (this.catchingUp) {
       this.o.log('warn', `catch-up not complete (${result.status}): the next run goes on with it`);
     }
-    if (!r) return;
-    r.metrics.runs.add({ status: result.status });
-    r.metrics.credits.add({ by: 'reconcile' }, result.credits.total);
+    if (!capture) return;
+    capture.metrics.runs.add({ status: result.status });
+    capture.metrics.credits.add({ by: 'reconcile' }, result.credits.total);
     const found: Record<string, number> = {};
     for (const name of polledCaptured) {
-      const s = result.streams[name];
-      if (s) found[name] = s.inserted + s.updated + s.deleted;
+      const counts = result.streams[name];
+      if (counts) found[name] = counts.inserted + counts.updated + counts.deleted;
     }
-    for (const [stream, rows] of Object.entries(found)) r.metrics.reconciled.add({ stream }, rows);
-    await w.capture.recordReconcile(result.runId, found);
+    for (const [stream, rows] of Object.entries(found)) capture.metrics.reconciled.add({ stream }, rows);
+    await warehouse.capture.recordReconcile(result.runId, found);
     // Definitions and events may have changed; a page read before a delivery's change and loaded after it must not
     // keep the older version: the deliveries applied meanwhile are applied again.
-    r.applier.invalidate();
-    const replayed = await r.applier.replay(startedAt.toISOString().replace('T', ' ').slice(0, 23));
+    capture.applier.invalidate();
+    const replayed = await capture.applier.replay(startedAt.toISOString().replace('T', ' ').slice(0, 23));
     if (replayed) this.o.log('debug', `${replayed} deliveries applied during the run were checked again`);
     const before = new Date(this.now() - this.o.retentionDays * 86_400_000).toISOString().replace('T', ' ');
-    const pruned = await w.capture.prune(before.slice(0, 23));
+    const pruned = await warehouse.capture.prune(before.slice(0, 23));
     if (pruned) this.o.log('debug', `${pruned} settled deliveries older than ${this.o.retentionDays} days removed`);
   }
 }

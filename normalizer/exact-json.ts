@@ -43,41 +43,41 @@ export function quoteInexactNumbers(text: string): string {
   const parts: string[] = [];
   let copiedTo = 0;
   let i = 0;
-  const n = text.length;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 34 /* " */) {
+  const length = text.length;
+  while (i < length) {
+    const char = text.charCodeAt(i);
+    if (char === 34 /* " */) {
       // Skip the string, escapes included.
       i++;
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d === 92 /* \ */) i += 2;
-        else if (d === 34) break;
+      while (i < length) {
+        const stringChar = text.charCodeAt(i);
+        if (stringChar === 92 /* \ */) i += 2;
+        else if (stringChar === 34) break;
         else i++;
       }
       i++;
       continue;
     }
-    if (c !== 45 /* - */ && !isDigit(c)) {
+    if (char !== 45 /* - */ && !isDigit(char)) {
       i++;
       continue;
     }
     const start = i;
-    if (c === 45) i++;
-    while (i < n && isDigit(text.charCodeAt(i))) i++;
+    if (char === 45) i++;
+    while (i < length && isDigit(text.charCodeAt(i))) i++;
     let integer = true;
     if (text.charCodeAt(i) === 46 /* . */) {
       integer = false;
       i++;
-      while (i < n && isDigit(text.charCodeAt(i))) i++;
+      while (i < length && isDigit(text.charCodeAt(i))) i++;
     }
-    const e = text.charCodeAt(i);
-    if (e === 101 || e === 69 /* e E */) {
+    const exponentMark = text.charCodeAt(i);
+    if (exponentMark === 101 || exponentMark === 69 /* exponentMark E */) {
       integer = false;
       i++;
       const sign = text.charCodeAt(i);
       if (sign === 43 || sign === 45) i++;
-      while (i < n && isDigit(text.charCodeAt(i))) i++;
+      while (i < length && isDigit(text.charCodeAt(i))) i++;
     }
     const literal = text.slice(start, i);
     if (losesDigits(literal, integer) && JSON_NUMBER.test(literal)) {

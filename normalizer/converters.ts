@@ -27,7 +27,7 @@
  *   and null give all-null columns.
  */
 import type { NormalizedValue, ResolvedStream, ScalarType } from '../connectors/types.js';
-import { type ColumnSpec, decimalParams } from './columns.js';
+import { type ColumnSpec, decimalParams } from '../schemas/columns.js';
 
 // Converters return this instead of throwing: the failure path stays cheap and the caller builds one reason.
 export const INVALID: unique symbol = Symbol('invalid');
@@ -136,13 +136,13 @@ function incrementDigits(digits: string): string {
 
 /** Canonical `decimal(precision,scale)` text of a decimal literal, computed on digits only. */
 export function canonicalDecimal(text: string, precision: number, scale: number): string | typeof INVALID {
-  const m = DECIMAL_RE.exec(text.trim());
-  if (!m) return fail('not a decimal');
-  const sign = m[1] ?? '';
-  const intDigits = m[2] ?? '';
-  const fracDigits = m[3] ?? '';
+  const match = DECIMAL_RE.exec(text.trim());
+  if (!match) return fail('not a decimal');
+  const sign = match[1] ?? '';
+  const intDigits = match[2] ?? '';
+  const fracDigits = match[3] ?? '';
   if (intDigits === '' && fracDigits === '') return fail('not a decimal');
-  const exp = m[4] === undefined ? 0 : Number(m[4]);
+  const exp = match[4] === undefined ? 0 : Number(match[4]);
   let digits = intDigits + fracDigits;
   // Position of the decimal point within `digits`, moved by the exponent.
   let point = intDigits.length + exp;

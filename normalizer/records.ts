@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { catalogue, resolveStream } from '../connectors/index.js';
 import type { NormalizedRow, NormalizedValue, ResolvedStream } from '../connectors/types.js';
-import { type ColumnSpec, physicalColumns } from './columns.js';
+import { type ColumnSpec, physicalColumns } from '../schemas/columns.js';
 import { type Converter, columnConverter, columnFailureReason, INVALID, strictColumnNames } from './converters.js';
 import { customFieldsValue } from './custom-values.js';
 
@@ -67,8 +67,8 @@ export function recordSchema(stream: ResolvedStream): RecordSchema {
     const row: NormalizedRow = {};
     const values = parsed as Record<string, NormalizedValue[]>;
     for (const [source, specs] of bySource) {
-      const vs = values[source]!;
-      for (let i = 0; i < specs.length; i++) row[specs[i]!.name] = vs[i]!;
+      const converted = values[source]!;
+      for (let i = 0; i < specs.length; i++) row[specs[i]!.name] = converted[i]!;
     }
     if (custom) {
       const value = customFieldsValue(parsed as Record<string, unknown>).value;

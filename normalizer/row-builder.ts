@@ -3,7 +3,7 @@
  * its row. Generated straight-line code on the hot path, a loop as fallback and as the reference.
  */
 import type { NormalizedRow } from '../connectors/types.js';
-import type { ColumnSpec } from './columns.js';
+import type { ColumnSpec } from '../schemas/columns.js';
 import { type Converter, INVALID } from './converters.js';
 
 /**
@@ -25,14 +25,14 @@ export function generatedRowBuilder(
 ): RowBuilder | null {
   // `"__proto__": x` in an object literal would set the prototype instead of a property.
   if (columns.some((c) => c.name === '__proto__' || c.source === '__proto__')) return null;
-  const q = JSON.stringify;
+  const quote = JSON.stringify;
   const varOfSource = new Map<string, string>();
   const lines: string[] = ['return function buildRow(r, counts) {', 'let p = 0;'];
   for (const column of columns) {
     if (column.part === 'custom' || varOfSource.has(column.source)) continue;
-    const v = `v${varOfSource.size}`;
-    varOfSource.set(column.source, v);
-    lines.push(`const ${v} = r[${q(column.source)}]; if (${v} !== undefined) p++;`);
+    const variable = `v${varOfSource.size}`;
+    varOfSource.set(column.source, variable);
+    lines.push(`const ${variable} = r[${quote(column.source)}]; if (${variable} !== undefined) p++;`);
   }
   columns.forEach((column, i) => {
     // The custom-fields column is filled by the normalizer from the record's `c_<id>` members (custom-values.ts).
@@ -40,7 +40,7 @@ export function generatedRowBuilder(
     else lines.push(`const o${i} = c[${i}](${varOfSource.get(column.source)}); if (o${i} === INVALID) return ${i};`);
   });
   lines.push('counts.present = p;');
-  lines.push(`return { ${columns.map((column, i) => `${q(column.name)}: o${i}`).join(', ')} };`, '};');
+  lines.push(`return { ${columns.map((column, i) => `${quote(column.name)}: o${i}`).join(', ')} };`, '};');
   try {
     const factory = new Function('c', 'INVALID', lines.join('\n')) as (
       c: readonly Converter[],

@@ -14,7 +14,7 @@
  * `_`-prefixed members (`_links`, `_meta`) are the service's envelope: ignored without a report.
  */
 import type { ResolvedStream } from '../connectors/types.js';
-import type { ColumnSpec } from './columns.js';
+import type { ColumnSpec } from '../schemas/columns.js';
 
 /** The system columns the warehouse adds to every stream table (src/warehouse/ddl.ts creates them). */
 export const SYSTEM_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'] as const;

@@ -24,7 +24,7 @@
  *   accepts (0 and negative ids included).
  */
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../connectors/types.js';
-import { type ColumnSpec, physicalColumns } from './columns.js';
+import { type ColumnSpec, physicalColumns } from '../schemas/columns.js';
 import {
   type Converter,
   capReason,
@@ -271,8 +271,8 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
       return reject(raw, columnFailureReason(column, record[column.source]));
     }
     for (const k of keyColumns) {
-      const v = row[k];
-      if (v === null || v === '') return reject(raw, `key field "${k}" is missing or empty`);
+      const keyValue = row[k];
+      if (keyValue === null || keyValue === '') return reject(raw, `key field "${k}" is missing or empty`);
     }
     if (customName !== null) {
       const custom = customFieldsValue(record, scrubAnswer);

@@ -1,0 +1,42 @@
+/**
+ * What the stream tables hold now (`Warehouse.current`): the questions the engine asks of them to plan and scope
+ * its walks. Each is answered after what is staged is merged, so the rows a run just loaded are counted. Every method
+ * runs in the warehouse's one queue.
+ */
+import type { Db, ResultRow } from './connection.js';
+import * as state from './state.js';
+
+export class CurrentRows {
+  constructor(
+    private readonly db: Db,
+    /** Merges the staged pages into their tables (the warehouse's own merge, run inside the queue). */
+    private readonly mergeStaged: () => Promise<void>,
+  ) {}
+
+  private afterMerge<T>(read: () => Promise<T>): Promise<T> {
+    return this.db.exclusive(async () => {
+      await this.mergeStaged();
+      return read();
+    });
+  }
+
+  /** Every current event (for the engine's event-scope rule). */
+  events(): Promise<state.EventRow[]> {
+    return this.afterMerge(() => state.currentEvents(this.db));
+  }
+
+  /** Ids of the current rows of a stream table, ascending (parents of a parent-scoped stream). */
+  ids(table: string): Promise<number[]> {
+    return this.afterMerge(() => state.liveIds(this.db, table));
+  }
+
+  /** Current rows of a stream table as stored (custom-field definitions). */
+  rows(table: string): Promise<ResultRow[]> {
+    return this.afterMerge(() => state.currentRows(this.db, table));
+  }
+
+  /** Ids of rows changed at or after `from` (by `column`) in a scope: what a refresh through the parent re-reads. */
+  changedIds(input: Parameters<typeof state.changedIds>[1]): Promise<number[]> {
+    return this.afterMerge(() => state.changedIds(this.db, input));
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The runs' record (`Warehouse.runs`): each run's start and end, its progress while it runs, the credits its ledger
+ * recorded, and the questions status and resume ask of past runs. Every method runs in the warehouse's one queue.
+ */
+import * as bookkeeping from './bookkeeping.js';
+import type { Db } from './connection.js';
+import * as state from './state.js';
+import type { RunSummary } from './types.js';
+
+/** What the warehouse's load path does when a run starts and ends (it stages the run's pages meanwhile). */
+export interface RunLoadHooks {
+  /** The run started: from now on its pages are staged and merged in batches. */
+  started(runId: string): void;
+  /** The run is ending: what it left staged is merged, inside the queue, before its end is recorded. */
+  ending(runId: string): Promise<void>;
+}
+
+export class RunLog {
+  constructor(
+    private readonly db: Db,
+    private readonly hooks: RunLoadHooks,
+  ) {}
+
+  /**
+   * Records a run as 'running'; returns its id (UTC start time + random suffix, sortable). Until finishLoads (or
+   * finish), pages loaded with this run id are staged and merged in batches.
+   */
+  start(kind: string, args: Record<string, unknown>): Promise<string> {
+    return this.db.exclusive(async () => {
+      const runId = await bookkeeping.startRun(this.db, kind, args);
+      this.hooks.started(runId);
+      return runId;
+    });
+  }
+
+  /** Records the run's end; merges what it left staged (finishLoads should have, to count it). */
+  finish(runId: string, summary: RunSummary): Promise<void> {
+    return this.db.exclusive(async () => {
+      await this.hooks.ending(runId);
+      await bookkeeping.finishRun(this.db, runId, summary);
+    });
+  }
+
+  recordCredits(runId: string, snapshot: Record<string, unknown>): Promise<void> {
+    return this.db.exclusive(() => bookkeeping.recordCredits(this.db, runId, snapshot));
+  }
+
+  recordProgress(runId: string, progress: { credits: Record<string, number>; streams: Record<string, unknown> }) {
+    return this.db.exclusive(() => state.recordRunProgress(this.db, runId, progress));
+  }
+
+  setResumable(runId: string, resumable: boolean): Promise<void> {
+    return this.db.exclusive(() => state.setRunResumable(this.db, runId, resumable));
+  }
+
+  /** Runs a killed process left 'running' become 'interrupted', with the credits its ledger last recorded. */
+  markInterrupted(runId: string): Promise<void> {
+    return this.db.exclusive(async () =>
+      state.markInterrupted(this.db, runId, await state.lastCreditSnapshot(this.db, runId)),
+    );
+  }
+
+  /** Runs recorded as 'running' (this process's, or ones a killed process left). */
+  running(): Promise<state.RunRecord[]> {
+    return this.db.exclusive(() => state.runningRuns(this.db));
+  }
+
+  /** The newest runs first (all kinds unless `kind`). */
+  recent(opts: { limit: number; kind?: string }): Promise<state.RunRecord[]> {
+    return this.db.exclusive(() => state.recentRuns(this.db, opts));
+  }
+
+  /** The credit ledger as the last run left it. */
+  lastLedger(): Promise<state.LedgerRecord | null> {
+    return this.db.exclusive(() => state.lastLedger(this.db));
+  }
+}
