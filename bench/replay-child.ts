@@ -41,6 +41,8 @@ export interface ReplayReport {
   finalMs: number;
   bands: ReplayBand[];
   maxRssKb: number;
+  /** The highest RSS sampled (every 20 ms) while loading pages, ending walks, and in the final merge + checkpoint. */
+  peakByPhaseMb: Record<Phase, number>;
   duckdbMemoryMb: Record<string, number>;
   steps: Record<string, number>;
 }
@@ -87,6 +89,14 @@ await warehouse.ensureTable(stream);
 // warehouse did not start, so every page is merged in its own transaction.
 const runId = values.immediate ? 'replay-immediate' : await warehouse.runs.start('backfill', { bench: 'replay' });
 const loader = new PageLoader(warehouse, runId);
+
+type Phase = 'pages' | 'walk ends' | 'final';
+// Where the peak is: bands sample RSS between pages, and a merge's transient memory falls between two samples.
+let phase: Phase = 'pages';
+const peakByPhaseMb: Record<Phase, number> = { pages: 0, 'walk ends': 0, final: 0 };
+const sampler = setInterval(() => {
+  peakByPhaseMb[phase] = Math.max(peakByPhaseMb[phase], Math.round(process.memoryUsage.rss() / 1e6));
+}, 20);
 
 const cpuMs = () => {
   const c = process.cpuUsage();
@@ -164,6 +174,7 @@ for (let pass = 0; loaded < target; pass++) {
   // The walk's end, as the engine does it: closed cursor, then deletes detected over the scope (merges first).
   const w0 = performance.now();
   const c0 = cpuMs();
+  phase = 'walk ends';
   await warehouse.cursors.save({
     stream: stream.name,
     scope: scope.key,
@@ -174,11 +185,13 @@ for (let pass = 0; loaded < target; pass++) {
     updatedAt: stamp,
   });
   await warehouse.markMissing({ stream, scope, walkId: walk.walkId, runId, at: stamp });
+  phase = 'pages';
   band.wall += performance.now() - w0;
   band.cpu += cpuMs() - c0;
 }
 const w0 = performance.now();
 const c0 = cpuMs();
+phase = 'final';
 await warehouse.finishLoads(runId);
 await warehouse.checkpoint();
 const finalMs = performance.now() - w0;
@@ -201,7 +214,9 @@ const report: ReplayReport = {
   finalMs: Math.round(finalMs),
   bands,
   maxRssKb: process.resourceUsage().maxRSS,
+  peakByPhaseMb,
   duckdbMemoryMb: Object.fromEntries(memory.rows.map((r) => [String(r.tag), Number(r.mb)])),
   steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])),
 };
+clearInterval(sampler);
 process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   const db = await instance.connect();
   try {
     await db.run(
-      `ATTACH ${literal(join(values.dir, 'floor.duckdb'))} AS floor (BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768)`,
+      `ATTACH ${literal(join(values.dir, 'floor.duckdb'))} AS floor (BLOCK_SIZE 262144, ROW_GROUP_SIZE 32768)`,
     );
     await db.run('USE floor');
     await db.run(createTableSql(stream));

@@ -56,15 +56,20 @@ function toList(stream: string, counts: CountsByRun): StreamCounts[] {
   return [...counts].map(([runId, c]) => ({ runId, stream, counts: c }));
 }
 
-/** Merges the staged pages `filter` selects; returns what they did, per run and stream. */
+/**
+ * Merges the staged pages `filter` selects; returns what they did, per run and stream. `loading` runs first when
+ * there are pages: a merge is part of a load, and holds DuckDB to the load's memory limit (Warehouse).
+ */
 export async function mergeStaged(
   db: Db,
   staging: Staging,
   filter: StagedFilter,
   time: Timer,
+  loading: () => Promise<void>,
 ): Promise<StreamCounts[]> {
   const pages = await stagedPages(db, filter);
   if (pages.length === 0) return [];
+  await loading();
   const byStream = new Map<string, PageFile[]>();
   for (const p of pages) {
     const list = byStream.get(p.stream) ?? [];
