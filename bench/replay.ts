@@ -143,7 +143,12 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
         mb(r.maxRssKb),
         400,
         '<',
-        `RSS at 1M rows ${oneM?.rssMb ?? '-'} MB, at the end ${r.bands[r.bands.length - 1]?.rssMb} MB; DuckDB memory at the end: ` +
+        `RSS at 1M rows ${oneM?.rssMb ?? '-'} MB, at the end ${r.bands[r.bands.length - 1]?.rssMb} MB; highest sampled (MB, 1e6 B) ` +
+          `by phase: ${Object.entries(r.peakByPhaseMb)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(
+              ', ',
+            )} (the check, a count of distinct ids after the load, is not part of the peak); DuckDB memory at the end: ` +
           Object.entries(r.duckdbMemoryMb)
             .map(([k, v]) => `${k} ${v} MB`)
             .join(', '),
