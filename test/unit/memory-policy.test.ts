@@ -16,7 +16,7 @@ describe('memory policy', () => {
     expect(small.fits).toBe(false);
     expect(small.message).toContain('256 MB (cgroup v2 memory.max)');
     expect(small.message).toContain('DuckDB memory_limit 100 MB while loading, 160 MB otherwise');
-    expect(small.message).toContain('collected when it grows by 20%');
+    expect(small.message).toContain('collected when it grows by 50%');
     expect(small.message).toContain('give the container at least 400 MB');
     const large = describeMemory({ bytes: 2048 * 1_048_576, source: 'machine memory' });
     expect(large.fits).toBe(true);
