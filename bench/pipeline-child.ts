@@ -9,6 +9,8 @@
  * `sync` runs a backfill of registrants of the given events and records its list requests to `--requests`;
  * `baseline` replays them, discarding the bodies.
  */
+// First, as the binary does: Node's heap policy while the heap is small (src/cli/apply-heap-policy.ts).
+import '../src/cli/apply-heap-policy.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../src/api/index.js';

@@ -12,6 +12,8 @@
  * `--immediate` merges every page in its own transaction (no staging); `--keyed` creates the table with a PRIMARY
  * KEY first (what earlier versions did), so the alternatives run on the same pages.
  */
+// First, as the binary does: Node's heap policy while the heap is small (src/cli/apply-heap-policy.ts).
+import '../src/cli/apply-heap-policy.js';
 import { parseArgs } from 'node:util';
 import { applyMemoryPolicy } from '../src/cli/memory-policy.js';
 import { PageLoader } from '../src/sync/page-loader.js';

@@ -11,23 +11,18 @@
  */
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapStatistics } from 'node:v8';
 import { DEFAULT_MEMORY_LIMIT, LOAD_MEMORY_LIMIT } from '../warehouse/index.js';
+import { applyHeapPolicy, HEAP_GROWING_PERCENT, heapPolicyApplied } from './heap-policy.js';
 
-/** The heap grows by this share of itself before V8 collects it again (V8's own factor is 1.1x-4x). */
-export const HEAP_GROWING_PERCENT = 50;
+export { HEAP_GROWING_PERCENT };
 
 /** Below this limit a backfill may not fit (README, "Memory": one event of 400k registrants peaked at 317 MB). */
 const LOAD_PEAK_BYTES = 400 * 1_048_576;
 
-let applied = false;
-
-/** Applies the policy to this process's V8 (once; the flag is read at every collection, so it applies at once). */
+/** Applies the policy to this process's V8 (the binary has done so before loading: apply-heap-policy.ts). */
 export function applyMemoryPolicy(): void {
-  if (applied) return;
-  const own = `${process.env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`;
-  if (!/--heap[-_]growing[-_]percent/.test(own)) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  applied = true;
+  applyHeapPolicy();
 }
 
 export interface MemoryLimit {
@@ -63,7 +58,12 @@ const mb = (bytes: number) => `${Math.round(bytes / 1_048_576)} MB`;
 /** What `evsync check` says about memory: the limit, what the bin chose, and whether a backfill fits. */
 export function describeMemory(limit: MemoryLimit = memoryLimit()): { fits: boolean; message: string } {
   const heap = getHeapStatistics().heap_size_limit;
-  const growth = applied ? `collected when it grows by ${HEAP_GROWING_PERCENT}%` : "V8's default growth";
+  const own = process.execArgv.find((arg) => /^--heap[-_]growing[-_]percent/.test(arg));
+  const growth = heapPolicyApplied()
+    ? `collected when it grows by ${HEAP_GROWING_PERCENT}%`
+    : own
+      ? `as your ${own} says`
+      : "V8's default growth";
   const duck = `DuckDB memory_limit ${LOAD_MEMORY_LIMIT.replace('MB', ' MB')} while loading, ${DEFAULT_MEMORY_LIMIT.replace('MB', ' MB')} otherwise`;
   const chose = `${duck}, Node heap ${growth} (V8 limit ${mb(heap)})`;
   const fits = limit.bytes >= LOAD_PEAK_BYTES;

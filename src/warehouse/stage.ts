@@ -86,10 +86,13 @@ export class Staging {
       handle = await open(this.path(name), 'wx', 0o600);
     }
     try {
-      const bytes = Buffer.from(text);
-      await handle.writeFile(bytes);
+      // The string goes to the file as it is (Node encodes it natively): a Buffer of it first cost a 1.4 MB copy a page.
+      const length = Buffer.byteLength(text);
+      const { bytesWritten } = await handle.write(text, 0, 'utf8');
+      if (bytesWritten < length)
+        await handle.write(Buffer.from(text).subarray(bytesWritten), 0, length - bytesWritten, bytesWritten);
       // A reused file was emptied when its page was merged; should that have failed, its old tail goes here.
-      if (reused) await handle.truncate(bytes.length);
+      if (reused) await handle.truncate(length);
       if (durable) await handle.sync();
     } finally {
       await handle.close();
