@@ -229,3 +229,34 @@ export async function bigEventScenarios(o: BenchOptions): Promise<ScenarioResult
     await sim.stop();
   }
 }
+
+/**
+ * The 5M-row backfill alone (issue 26: peak RSS < 400 MB with the bin's settings): every event of `xlarge` synced
+ * by the engine, without the baseline download the pipeline scenarios add. Run alone: `npm run bench -- --only
+ * backfill`.
+ */
+export async function bigBackfillScenarios(o: BenchOptions): Promise<ScenarioResult[]> {
+  const sim = await startSimProcess({ size: 'xlarge', rateLimit: '10000000/600' });
+  const tmp = tempDir();
+  try {
+    o.log('backfill: every event of xlarge');
+    const args = ['sync', '--db', tmp.path('bench.duckdb'), '--requests', tmp.path('requests.txt')];
+    const sync = await runChild(sim, [...args, '--concurrency', String(CONCURRENCY)]);
+    if (sync.status !== 'done') throw new Error(`backfill: sync ended ${sync.status}`);
+    return [
+      figure(
+        `peak RSS: backfill of ${sync.rows} registrants (every event of xlarge)`,
+        'MB',
+        mb(sync.maxRssKb),
+        400,
+        '<',
+        `syncing process maxRSS; at its end rss ${sync.endMemoryMb.rss} MB of which V8 heap ${sync.endMemoryMb.heapUsed} MB; ` +
+          `sync ${seconds(sync.wallMs)} wall, ${sync.pages} pages, concurrency ${CONCURRENCY}, ` +
+          `${Math.round((sync.wallMs * 1000) / sync.rows)} us wall per row`,
+      ),
+    ];
+  } finally {
+    tmp.remove();
+    await sim.stop();
+  }
+}

@@ -7,6 +7,7 @@
  *   npm run bench -- --quick         reduced sizes (pipeline to 120k, replay to 1M), a few minutes
  *   npm run bench -- --only credits,rate,pipeline,replay
  *   npm run bench -- --only daemon [--quick]   serve's costs (issue 23): about 10 minutes, not in the default set
+ *   npm run bench -- --only backfill           the 5M-row backfill's peak RSS alone (xlarge), not in the default set
  *
  * Exit 0 when every scenario ran (targets missed are reported, not hidden); 1 when one could not run.
  */
@@ -18,7 +19,7 @@ import { creditScenarios } from './credits.js';
 import { lakeScenarios } from './lake.js';
 import { type BenchOptions, type ScenarioResult, seconds, stderrLog } from './lib.js';
 import { machineInfo } from './machine.js';
-import { bigEventScenarios, pipelineScenarios } from './pipeline.js';
+import { bigBackfillScenarios, bigEventScenarios, pipelineScenarios } from './pipeline.js';
 import { rateLimitScenarios } from './rate-limit.js';
 import { replayScenarios } from './replay.js';
 
@@ -30,6 +31,7 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   replay: replayScenarios,
   // One event of 400,000 registrants backfilled (peak RSS): see pipeline.ts.
   bigevent: bigEventScenarios,
+  backfill: bigBackfillScenarios,
   // The daemon's publisher (Parquet + snapshot) on medium, and what a reader of its outputs sees (minutes): see publish.ts.
   publish: async (o) => (await import('./publish.js')).publishScenarios(o),
   // Webhooks against polling under the real limit (minutes per scenario): see freshness.ts.
@@ -68,7 +70,8 @@ const { values } = parseArgs({
 });
 const quick = values.quick === true;
 /** Groups run only when named with --only (they take long and measure one part: see their files). */
-const OPT_IN = new Set(['daemon']);
+// `backfill` repeats the pipeline's xlarge sync without its download (the pipeline group already measures it).
+const OPT_IN = new Set(['daemon', 'backfill']);
 const defaults = Object.keys(GROUPS).filter((g) => !OPT_IN.has(g));
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : defaults;
 for (const name of only)
