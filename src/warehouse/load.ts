@@ -2,7 +2,7 @@
  * Loading one page. Everything a page changes commits in ONE transaction: schema evolution, rejected records, seen
  * ids, the cursor, and the rows, so a crash loses at most the page in flight and the cursor never runs ahead of data
  * the database holds. The rows are either merged into their table in that transaction, or (`defer`, the sync
- * engine's runs: see Warehouse.startRun) staged: written as a durable file beside the database and registered in
+ * engine's runs: see Warehouse.runs.start) staged: written as a durable file beside the database and registered in
  * `_evsync.staged` (staged.ts), to be merged later in a batch with other pages (merge.ts), which keeps the cost of a
  * page independent of how many rows the table already holds.
  *

@@ -271,7 +271,7 @@ export class Warehouse {
   }
 
   /**
-   * Loads one page in one transaction (see load.ts). Pages of a run started with startRun are staged (durably, with
+   * Loads one page in one transaction (see load.ts). Pages of a run started with runs.start are staged (durably, with
    * their cursor) and merged in batches: their counts come from finishLoads. Other pages are merged at once.
    */
   loadPage(input: LoadPageInput): Promise<LoadResult> {
@@ -289,8 +289,8 @@ export class Warehouse {
 
   /**
    * The end of a run's loading: merges every staged page, then returns per stream what the rows of run `runId`
-   * did (inserted, updated, unchanged) in the merges since startRun, and forgets those counts. Call it once loading
-   * is done and before finishRun; afterwards the run's pages are merged at once again.
+   * did (inserted, updated, unchanged) in the merges since runs.start, and forgets those counts. Call it once loading
+   * is done and before runs.finish; afterwards the run's pages are merged at once again.
    */
   finishLoads(runId: string): Promise<Record<string, MergeCounts>> {
     return this.db.exclusive(async () => {
