@@ -40,14 +40,20 @@ async function rows(reader: DuckDbReader, from: string): Promise<string[]> {
   return ((row?.rows as string[] | null) ?? []).slice().sort();
 }
 
-/** What another process reads in the snapshot and in the Parquet now. */
-async function readers(snapshot: string, parquet: string): Promise<{ snap: string[]; pq: string[] }> {
+/**
+ * What another process reads in the snapshot and in the Parquet now; null when a glob read met a file a publish
+ * removed between DuckDB's listing and its read (README, "What readers see": a glob reader retries).
+ */
+async function readers(snapshot: string, parquet: string): Promise<{ snap: string[]; pq: string[] } | null> {
   const reader = await DuckDbReader.open(snapshot);
   try {
     return {
       snap: await rows(reader, 'main.registrants'),
       pq: await rows(reader, `read_parquet('${join(parquet, 'registrants')}/**/*.parquet', hive_partitioning = true)`),
     };
+  } catch (err) {
+    if (err instanceof Error && /No such file or directory/.test(err.message)) return null;
+    throw err;
   } finally {
     await reader.close();
   }
