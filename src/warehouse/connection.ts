@@ -154,7 +154,16 @@ interface SharedInstance {
   sandbox: string | null;
   /** The attached file's catalog, made the default of every connection (null for an in-memory database). */
   catalog: string | null;
+  /** File copies under way (see Db.holdCheckpoints), and what resolves when the last ends. */
+  checkpointHolds: number;
+  holdsEnded: Promise<void> | null;
+  endHolds: (() => void) | null;
 }
+
+const NO_HOLDS = { checkpointHolds: 0, holdsEnded: null, endHolds: null } as const;
+
+/** While a file copy holds checkpoints off: DuckDB checkpoints when the WAL passes this (INSTANCE_OPTIONS: 64MB). */
+const HELD_CHECKPOINT_THRESHOLD = '1000000GB';
 
 // One DuckDB instance per file per process: DuckDB refuses a second instance on a file this process already holds,
 // and two warehouses on one file (the engine and a query) must see each other's commits.
@@ -308,7 +317,14 @@ async function acquire(
       const catalog = isMemory(path) ? null : await attach(instance, path, attachReadOnly);
       // The sandbox goes on after the file is attached (ATTACH is one of the things it then refuses).
       if (sandbox) await applySandbox(instance, sandbox);
-      const shared: SharedInstance = { instance, refs: 1, readOnly: attachReadOnly, catalog, sandbox: key };
+      const shared: SharedInstance = {
+        instance,
+        refs: 1,
+        readOnly: attachReadOnly,
+        catalog,
+        sandbox: key,
+        ...NO_HOLDS,
+      };
       if (!isMemory(path)) instances.set(path, shared);
       return shared;
     } catch (err) {
@@ -421,7 +437,14 @@ export class Db {
       throw err;
     }
     // Opened on the file itself (not attached): its default catalog is the file's, no USE needed.
-    const shared: SharedInstance = { instance, refs: 1, readOnly: true, sandbox: sandboxKey(sandbox), catalog: null };
+    const shared: SharedInstance = {
+      instance,
+      refs: 1,
+      readOnly: true,
+      sandbox: sandboxKey(sandbox),
+      catalog: null,
+      ...NO_HOLDS,
+    };
     return new Db(full, true, await DuckDBConnection.create(instance), shared, false);
   }
 
@@ -447,6 +470,50 @@ export class Db {
     } finally {
       connection.closeSync();
     }
+  }
+
+  /**
+   * Checkpoints the file and keeps DuckDB from checkpointing it again until `releaseCheckpoints`: between two
+   * checkpoints DuckDB writes only the WAL and blocks the last checkpoint does not use (large appends, and blocks it
+   * freed), so a byte copy of the file made meanwhile is the database as of this checkpoint (query-copy.ts). Call
+   * inside `exclusive` (a CHECKPOINT needs no other write transaction of this connection open); false when DuckDB
+   * refuses it (another connection's write transaction is open): nothing is held then.
+   */
+  async holdCheckpoints(): Promise<boolean> {
+    try {
+      await this.connection.run('CHECKPOINT');
+    } catch (err) {
+      if (err instanceof Error && /TransactionContext Error/.test(err.message)) return false;
+      throw err;
+    }
+    const shared = this.shared;
+    if (shared.checkpointHolds++ === 0) {
+      shared.holdsEnded = new Promise((resolve) => {
+        shared.endHolds = resolve;
+      });
+      await this.connection.run(`SET GLOBAL checkpoint_threshold = '${HELD_CHECKPOINT_THRESHOLD}'`);
+    }
+    return true;
+  }
+
+  /** Ends a hold of `holdCheckpoints`; the last one lets DuckDB checkpoint at its threshold again. Outside `exclusive`. */
+  async releaseCheckpoints(): Promise<void> {
+    const shared = this.shared;
+    if (shared.checkpointHolds === 0 || --shared.checkpointHolds > 0) return;
+    try {
+      await this.exclusive(() =>
+        this.connection.run(`SET GLOBAL checkpoint_threshold = '${INSTANCE_OPTIONS.checkpoint_threshold}'`),
+      );
+    } finally {
+      shared.endHolds?.();
+      shared.holdsEnded = null;
+      shared.endHolds = null;
+    }
+  }
+
+  /** Whether a file copy holds checkpoints off now (an explicit CHECKPOINT must wait: see Warehouse.checkpoint). */
+  get checkpointsHeld(): boolean {
+    return this.shared.checkpointHolds > 0;
   }
 
   /** The catalog name of the attached file (null in memory): what `COPY FROM DATABASE` copies. */
@@ -649,6 +716,8 @@ export class Db {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // A file copy under way ends first: closing the instance checkpoints the file under it.
+    if (this.shared.refs <= 1) await this.shared.holdsEnded;
     // Refuse new work first, then let what is queued finish.
     this.closed = true;
     await this.queue;

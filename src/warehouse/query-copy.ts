@@ -4,15 +4,20 @@
  * `Db.openSnapshotReader`). Unlike the snapshot published for readers (snapshot.ts: stream tables and views, copied
  * table by table), a query must see everything `evsync query` sees without a daemon, bookkeeping included.
  *
- * The copy is made on a connection of its own (`Db.sideConnection`): DuckDB's MVCC gives it one consistent view of
- * every table while the writer goes on journaling and applying. It is written under a temporary name beside the
- * target, synced to disk, then renamed over the target: a reader that holds the previous copy open keeps reading
- * it (the old file lives on until it closes it), and a crash mid-copy leaves the previous snapshot whole. Measured
- * on a `medium` warehouse (44 MB, 37 tables, 15 views): ~1.3 s for `COPY FROM DATABASE` under the writer's 160 MB memory limit. Views are
- * copied with their text, which names no catalog, so they work in the copy.
+ * The copy is the file's bytes as of a checkpoint: in the writer's queue the file is checkpointed and DuckDB is kept
+ * from checkpointing again (Db.holdCheckpoints); then, beside the queue while the writer goes on, the file is copied
+ * (a reflink where the file system has them, else the kernel's copy), and checkpoints are allowed again. Between
+ * two checkpoints DuckDB writes only the WAL and blocks the last checkpoint does not use, so the copy opens as the
+ * database at that checkpoint (tested while large appends, updates, deletes and drops ran through 111 rounds of
+ * copying). Measured on a 5M-row warehouse (826 MB): 0.2-0.5 s for the bytes, against 34 s of CPU and 513 MB of RSS
+ * for `COPY FROM DATABASE`, which stays as the way when DuckDB refuses the checkpoint (another connection's write
+ * transaction open). Either copy is written under a temporary name beside the target, synced to disk, then renamed
+ * over it: a reader that holds the previous copy open keeps reading it (the old file lives on until it closes it),
+ * and a crash mid-copy leaves the previous copy whole.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Db } from './connection.js';
 
@@ -48,26 +53,41 @@ export function removeQueryCopyLeftovers(target: string): void {
   for (const name of names) if (name.startsWith(prefix)) rmSync(join(dirname(target), name), { force: true });
 }
 
-/** Copies every schema of the warehouse (tables, views) to `target`, replacing it atomically. */
-export async function writeQueryCopy(db: Db, target: string): Promise<QueryCopyWritten> {
+/** The whole database by `COPY FROM DATABASE` on a connection beside the queue (MVCC gives it one consistent view). */
+async function copyDatabase(db: Db, catalog: string, temporary: string, alias: string): Promise<void> {
+  await db.sideConnection(async (connection) => {
+    // Small blocks: with DuckDB's default 256 KB blocks the copy of a `medium` warehouse ran out of the writer's
+    // 160 MB memory limit; with these it peaks ~220 MB above Node's own.
+    await connection.run(`ATTACH ${quote(temporary)} AS ${alias} (BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768)`);
+    try {
+      await connection.run(`COPY FROM DATABASE "${catalog.replaceAll('"', '""')}" TO ${alias}`);
+    } finally {
+      await connection.run(`DETACH ${alias}`);
+    }
+  });
+}
+
+/**
+ * Copies every schema of the warehouse (tables, views) to `target`, replacing it atomically. `settle` runs first in
+ * the writer's queue (merging staged pages), right before the checkpoint the copy is made from.
+ */
+export async function writeQueryCopy(db: Db, target: string, settle: () => Promise<void>): Promise<QueryCopyWritten> {
   const catalog = db.catalog;
   if (catalog === null) throw new Error('an in-memory warehouse has no snapshot');
   removeQueryCopyLeftovers(target);
   const tag = randomBytes(6).toString('hex');
   const temporary = `${target}.tmp-${tag}`;
-  const alias = `evsync_query_copy_${tag}`;
-  const generation = db.generation;
+  const { generation, held } = await db.exclusive(async () => {
+    await settle();
+    return { generation: db.generation, held: await db.holdCheckpoints() };
+  });
   try {
-    await db.sideConnection(async (connection) => {
-      // Small blocks, as a new warehouse file gets (connection.ts): with DuckDB's default 256 KB blocks the copy of
-      // a `medium` warehouse ran out of the writer's 160 MB memory limit; with these it peaks ~220 MB above Node's own.
-      await connection.run(`ATTACH ${quote(temporary)} AS ${alias} (BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768)`);
-      try {
-        await connection.run(`COPY FROM DATABASE "${catalog.replaceAll('"', '""')}" TO ${alias}`);
-      } finally {
-        await connection.run(`DETACH ${alias}`);
-      }
-    });
+    try {
+      if (held) await copyFile(db.path, temporary, constants.COPYFILE_FICLONE);
+    } finally {
+      if (held) await db.releaseCheckpoints();
+    }
+    if (!held) await copyDatabase(db, catalog, temporary, `evsync_query_copy_${tag}`);
     syncPath(temporary);
     renameSync(temporary, target);
     syncPath(dirname(target));

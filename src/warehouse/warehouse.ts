@@ -399,13 +399,12 @@ export class Warehouse {
   }
 
   /**
-   * Copies the warehouse to `target` (replaced atomically, see snapshot.ts). Staged pages are merged first, in the
-   * queue (so the copy holds every committed page); the copy itself runs beside the queue, on its own connection,
-   * and never holds up journaling or applying.
+   * Copies the warehouse to `target` (replaced atomically, see query-copy.ts). Staged pages are merged first, in the
+   * queue, with the checkpoint the copy starts from (so the copy holds every committed page); the copy itself runs
+   * beside the queue and never holds up journaling or applying.
    */
   async writeQueryCopy(target: string): Promise<QueryCopyWritten> {
-    await this.db.exclusive(() => this.mergeNow());
-    return writeQueryCopy(this.db, target);
+    return writeQueryCopy(this.db, target, () => this.mergeNow());
   }
 
   /**
@@ -479,10 +478,14 @@ export class Warehouse {
     return this.db.exclusive(() => state.holdsData(this.db));
   }
 
-  /** Writes everything to the database file and truncates the WAL. */
+  /**
+   * Writes everything to the database file and truncates the WAL; skipped while a query copy is being made from the
+   * file (a checkpoint then would change the blocks being copied: see Db.holdCheckpoints). DuckDB checkpoints on its
+   * own once the copy ends, so nothing is lost by skipping.
+   */
   checkpoint(): Promise<void> {
     return this.db.exclusive(async () => {
-      await this.db.run('CHECKPOINT');
+      if (!this.db.checkpointsHeld) await this.db.run('CHECKPOINT');
     });
   }
 
