@@ -4,11 +4,12 @@
  * the writer's large appends (written to the file at once), updates, deletes and a dropped table change nothing a
  * copy of the file opens as; the copy opens as the database at the checkpoint, in another process.
  */
-import { copyFileSync, existsSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Db } from '../../src/warehouse/connection.js';
 import { Warehouse } from '../../src/warehouse/index.js';
+import { copyFileAside } from '../../src/warehouse/query-copy.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { eventScope, page, reg, registrants, type TempWarehouse, tempWarehouseEach } from './helpers.js';
 
@@ -56,7 +57,7 @@ describe('the query copy', () => {
     expect(statSync(`${t.path}.wal`).size).toBeGreaterThan(64 * 1_048_576);
 
     const copy = join(t.dir, 'copy.duckdb');
-    copyFileSync(t.path, copy);
+    await copyFileAside(t.path, copy);
     await open.releaseCheckpoints();
     expect(open.checkpointsHeld).toBe(false);
 
