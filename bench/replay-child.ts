@@ -14,6 +14,7 @@
  */
 // First, as the binary does: Node's heap policy while the heap is small (src/cli/apply-heap-policy.ts).
 import '../src/cli/apply-heap-policy.js';
+import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { applyMemoryPolicy } from '../src/cli/memory-policy.js';
 import { PageLoader } from '../src/sync/page-loader.js';
@@ -50,6 +51,8 @@ export interface ReplayReport {
   peakByPhaseMb: Record<Phase, number>;
   duckdbMemoryMb: Record<string, number>;
   steps: Record<string, number>;
+  /** The daemon's query copy of the loaded warehouse (query-copy.ts): wall and CPU ms, bytes, after the check. */
+  queryCopy: { wallMs: number; cpuMs: number; bytes: number; rows: number };
 }
 
 const { values } = parseArgs({
@@ -211,6 +214,26 @@ const maxRssKb = process.resourceUsage().maxRSS;
 phase = 'check';
 const counted = await warehouse.query(`SELECT count(*) AS n, count(DISTINCT id) AS k FROM ${stream.name}`);
 const steps = warehouse.loadTimings();
+// What a query through a daemon holding this warehouse waits for when something changed: the query copy.
+const copyPath = `${values.db}.query-copy`;
+const copyWall = performance.now();
+const copyCpu = cpuMs();
+const copied = await warehouse.writeQueryCopy(copyPath);
+const queryCopy = {
+  wallMs: Math.round(performance.now() - copyWall),
+  cpuMs: Math.round(cpuMs() - copyCpu),
+  bytes: copied.bytes,
+  rows: Number(
+    (
+      await Warehouse.querySnapshot(copyPath, `SELECT count(*) AS n FROM ${stream.name}`, {
+        form: 'json',
+        sandbox: { allowRead: [] },
+        limits: {},
+      })
+    ).rows[0]?.n,
+  ),
+};
+rmSync(copyPath, { force: true });
 await warehouse.close();
 if (Number(counted.rows[0]?.n) !== loaded || Number(counted.rows[0]?.k) !== loaded) {
   throw new Error(`replay: table holds ${JSON.stringify(counted.rows[0])}, loaded ${loaded}`);
@@ -225,6 +248,7 @@ const report: ReplayReport = {
   maxRssKb,
   peakByPhaseMb,
   duckdbMemoryMb: Object.fromEntries(memory.rows.map((r) => [String(r.tag), Number(r.mb)])),
+  queryCopy,
   steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])),
 };
 clearInterval(sampler);

@@ -182,6 +182,15 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
         `${floor.rows} rows; ${floor.appenderUsPerRow} us CPU per row (normalize + append + flush + checkpoint) against ` +
           `${round(floor.jsUsPerRow + floor.tableInsertUsPerRow, 1)} for normalize + stringify + read_json + insert (the floor above)`,
       ),
+      figure(
+        `replay: the daemon's query copy of the ${r.rows}-row warehouse (what a query waits for after a change)`,
+        's',
+        round(r.queryCopy.wallMs / 1000, 2),
+        null,
+        null,
+        `${round(r.queryCopy.cpuMs / 1000, 2)} s of CPU, ${round(r.queryCopy.bytes / 1_048_576, 0)} MiB; the copy holds ` +
+          `${r.queryCopy.rows} rows (src/warehouse/query-copy.ts: the file's bytes at a checkpoint)`,
+      ),
     ];
     return out;
   } finally {
