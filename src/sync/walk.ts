@@ -44,19 +44,32 @@ export async function* keysetSource(
   }
 }
 
-function keysetWalk(item: WorkItem): Walk {
+/**
+ * A walk id that says the walk started on a scope holding no live row (a first backfill of an event, say): it has
+ * nothing to mark deleted at its end, so it records no seen ids and settles no deletes. The id is persisted with
+ * the walk's cursor, so a walk resumed by a later run keeps the rule. Measured on the replay bench: a page's seen
+ * ids cost ~0.7 ms of CPU, a walk's deletes 10-30 ms, and both grew with the table.
+ */
+const FRESH = 'fresh-';
+
+async function keysetWalk(item: WorkItem, ctx: WalkContext, tracksSeen: boolean): Promise<Walk> {
   if (item.mode === 'refresh' || item.mode === 'audit') throw new Error(`${item.mode} items are not keyset walks`);
-  return item.resume
-    ? { ...item.resume }
-    : { mode: item.mode, walkId: randomUUID(), from: item.from, to: item.to, lastKey: null, pages: 0, rows: 0 };
+  if (item.resume) return { ...item.resume };
+  const fresh =
+    tracksSeen &&
+    item.mode !== 'sweep' &&
+    !(await ctx.loader.warehouse.current.scopeHoldsRows(item.stream.name, { ...item.scope }));
+  const walkId = `${fresh ? FRESH : ''}${randomUUID()}`;
+  return { mode: item.mode, walkId, from: item.from, to: item.to, lastKey: null, pages: 0, rows: 0 };
 }
 
 /** Walks one list item by keyset over `id`, checkpointing after every page in the page's own transaction. */
 export async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   const { stream, scope } = item;
-  const walk = keysetWalk(item);
   const idsOnly = item.mode === 'sweep';
-  const tracksSeen = item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill';
+  const fullRead = item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill';
+  const walk = await keysetWalk(item, ctx, fullRead);
+  const tracksSeen = fullRead && !walk.walkId.startsWith(FRESH);
   const { path, params } = scopedRequest(stream, stream.path, scope);
   const source = keysetSource(ctx, path, {
     params,

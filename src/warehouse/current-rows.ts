@@ -4,20 +4,30 @@
  * runs in the warehouse's one queue.
  */
 import type { Db, ResultRow } from './connection.js';
+import type { StagedFilter } from './staged.js';
 import * as state from './state.js';
+import type { ScopeRef } from './types.js';
 
 export class CurrentRows {
   constructor(
     private readonly db: Db,
-    /** Merges the staged pages into their tables (the warehouse's own merge, run inside the queue). */
-    private readonly mergeStaged: () => Promise<void>,
+    /** Merges the staged pages `filter` selects (all without one) into their tables, inside the queue. */
+    private readonly mergeStaged: (filter?: StagedFilter) => Promise<void>,
   ) {}
 
-  private afterMerge<T>(read: () => Promise<T>): Promise<T> {
+  private afterMerge<T>(read: () => Promise<T>, filter?: StagedFilter): Promise<T> {
     return this.db.exclusive(async () => {
-      await this.mergeStaged();
+      await this.mergeStaged(filter);
       return read();
     });
+  }
+
+  /**
+   * Whether a scope of a stream holds a live row (after merging that scope's staged pages only: other scopes'
+   * pages keep waiting for their batch). A walk that starts on a scope without one need not track seen ids.
+   */
+  scopeHoldsRows(table: string, scope: ScopeRef): Promise<boolean> {
+    return this.afterMerge(() => state.scopeHoldsRows(this.db, table, scope), { stream: table, scope: scope.key });
   }
 
   /** Every current event (for the engine's event-scope rule). */

@@ -12,6 +12,7 @@
  */
 import type { Db, ResultRow } from './connection.js';
 import { ident, utcNow } from './sql.js';
+import type { ScopeRef } from './types.js';
 
 export const STATE_DDL = [
   `CREATE TABLE IF NOT EXISTS _evsync.unavailable (
@@ -259,6 +260,18 @@ export async function liveIds(db: Db, table: string): Promise<number[]> {
   if (!(await tableExists(db, 'main', table))) return [];
   const r = await db.query(`SELECT id FROM main.${ident(table)} WHERE _deleted_at IS NULL ORDER BY id`);
   return r.rows.map((row) => num(row.id)).filter((n): n is number => n !== null);
+}
+
+/** Whether the scope (the whole table for an account-wide scope) holds a row not marked deleted. */
+export async function scopeHoldsRows(db: Db, table: string, scope: ScopeRef): Promise<boolean> {
+  if (!(await tableExists(db, 'main', table))) return false;
+  const where = scope.column === null ? '' : `AND ${ident(scope.column)} = CAST(? AS BIGINT)`;
+  const params = scope.column === null ? [] : [scope.value];
+  const r = await db.query(
+    `SELECT 1 AS x FROM main.${ident(table)} WHERE _deleted_at IS NULL ${where} LIMIT 1`,
+    params,
+  );
+  return r.rows.length > 0;
 }
 
 /** The current rows of a definitions table (custom fields), as stored. */

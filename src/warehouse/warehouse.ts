@@ -137,7 +137,7 @@ export class Warehouse {
     this.unavailable = new UnavailableStreams(db);
     this.marks = new Marks(db);
     this.account = new AccountRecord(db);
-    this.current = new CurrentRows(db, () => this.mergeNow());
+    this.current = new CurrentRows(db, (filter) => this.mergeNow(filter));
   }
 
   /**
