@@ -123,7 +123,7 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
         30_000,
         '>=',
         `${Math.round(r.rows / (r.wallMs / 1000))} rows/s wall; ${r.pages} pages of ${(RECORDED_PAGES * 1000) / RECORDED_PAGES} rows, ` +
-          `DuckDB on 1 thread, staged pages merged in batches; final merge + checkpoint ${r.finalMs} ms; ms by step: ` +
+          `DuckDB on 1 thread, staged pages merged in batches, each pass the first backfill of an event of its own (no seen ids: src/sync/walk.ts); final merge + checkpoint ${r.finalMs} ms; ms by step: ` +
           Object.entries(r.steps)
             .map(([k, v]) => `${k} ${v}`)
             .join(', '),
