@@ -17,7 +17,7 @@ import { applyHeapPolicy, HEAP_GROWING_PERCENT, heapPolicyApplied } from './heap
 
 export { HEAP_GROWING_PERCENT };
 
-/** Below this limit a backfill may not fit (README, "Memory": one event of 400k registrants peaked at 293 MB, a 5M-row replay at 353 MB). */
+/** Below this limit a backfill may not fit (README, "Memory": one event of 400k registrants peaked at 293 MB, a 5M-row replay at 353-367 MB). */
 const LOAD_PEAK_BYTES = 400 * 1_048_576;
 
 /** Applies the policy to this process's V8 (the binary has done so before loading: apply-heap-policy.ts). */
