@@ -14,7 +14,6 @@ import '../src/cli/apply-heap-policy.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ApiClient } from '../src/api/index.js';
-import { applyMemoryPolicy } from '../src/cli/memory-policy.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { downloadWalks, walksFromRequests } from './baseline-download.js';
@@ -45,8 +44,7 @@ function env(name: string): string {
 }
 
 async function syncMode(db: string, events: number[], requestsFile: string, concurrency: number): Promise<ChildReport> {
-  // The memory settings of the bin (src/cli/program.ts applies them first): the figures are the bin's.
-  applyMemoryPolicy();
+  // The memory settings of the bin: the heap policy was applied by the first import; the warehouse sets its own.
   const warehouse = await Warehouse.open(db);
   const client = new ApiClient({
     baseUrl: env('EVSYNC_BASE_URL'),

@@ -18,7 +18,6 @@
 import '../src/cli/apply-heap-policy.js';
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { applyMemoryPolicy } from '../src/cli/memory-policy.js';
 import { PageLoader } from '../src/sync/page-loader.js';
 import { createTableSql } from '../src/warehouse/ddl.js';
 import type { CursorState } from '../src/warehouse/index.js';
@@ -84,8 +83,7 @@ for (let i = 0; i < recording.pages; i++) {
 }
 const span = high - low + 1;
 
-// The memory settings of the bin (src/cli/program.ts applies them first): the figures are the bin's.
-applyMemoryPolicy();
+// The memory settings of the bin: the heap policy was applied by the first import; the warehouse sets its own.
 const warehouse = await Warehouse.open(values.db, {
   ...(values['merge-rows'] !== undefined ? { mergeRows: Number(values['merge-rows']) } : {}),
 });

@@ -18,10 +18,14 @@ export function heapPolicyApplied(): boolean {
   return applied;
 }
 
-/** Sets the flag unless the user's own Node command line sets it (Node refuses it in `NODE_OPTIONS`). */
+/** The user's own `--heap-growing-percent` on Node's command line, if any (Node refuses it in `NODE_OPTIONS`). */
+export function ownHeapFlag(): string | undefined {
+  return process.execArgv.find((arg) => /^--heap[-_]growing[-_]percent/.test(arg));
+}
+
+/** Sets the flag unless the user's own Node command line sets it. */
 export function applyHeapPolicy(): void {
-  if (applied) return;
-  if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg))) return;
+  if (applied || ownHeapFlag() !== undefined) return;
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   applied = true;
 }

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { DEFAULT_MEMORY_LIMIT, LOAD_MEMORY_LIMIT } from '../warehouse/index.js';
-import { applyHeapPolicy, HEAP_GROWING_PERCENT, heapPolicyApplied } from './heap-policy.js';
+import { applyHeapPolicy, HEAP_GROWING_PERCENT, heapPolicyApplied, ownHeapFlag } from './heap-policy.js';
 
 export { HEAP_GROWING_PERCENT };
 
@@ -58,7 +58,7 @@ const mb = (bytes: number) => `${Math.round(bytes / 1_048_576)} MB`;
 /** What `evsync check` says about memory: the limit, what the bin chose, and whether a backfill fits. */
 export function describeMemory(limit: MemoryLimit = memoryLimit()): { fits: boolean; message: string } {
   const heap = getHeapStatistics().heap_size_limit;
-  const own = process.execArgv.find((arg) => /^--heap[-_]growing[-_]percent/.test(arg));
+  const own = ownHeapFlag();
   const growth = heapPolicyApplied()
     ? `collected when it grows by ${HEAP_GROWING_PERCENT}%`
     : own

@@ -72,9 +72,14 @@ export function openCursor(item: WorkItem, walk: Walk, ctx: WalkContext): Cursor
 }
 
 /** The cursor once a walk is complete: the window's end becomes the watermark for cursor walks. */
+/** Whether a walk of this mode reads its whole scope (so it can settle deletes and counts as a sweep). */
+export function readsWholeScope(mode: Walk['mode']): boolean {
+  return mode === 'snapshot' || mode === 'sweep' || mode === 'backfill';
+}
+
 export function closedCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
   const prev = item.previous;
-  const fullRead = walk.mode === 'snapshot' || walk.mode === 'sweep' || walk.mode === 'backfill';
+  const fullRead = readsWholeScope(walk.mode);
   return {
     stream: item.stream.name,
     scope: item.cursorKey,

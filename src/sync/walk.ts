@@ -3,6 +3,7 @@ import { requestFields } from '../../schemas/columns.js';
 import {
   closedCursor,
   pageLoop,
+  readsWholeScope,
   type SourcePage,
   stamp,
   type Walk,
@@ -52,12 +53,12 @@ export async function* keysetSource(
  */
 const FRESH = 'fresh-';
 
-async function keysetWalk(item: WorkItem, ctx: WalkContext, tracksSeen: boolean): Promise<Walk> {
+async function keysetWalk(item: WorkItem, ctx: WalkContext): Promise<Walk> {
   if (item.mode === 'refresh' || item.mode === 'audit') throw new Error(`${item.mode} items are not keyset walks`);
   if (item.resume) return { ...item.resume };
+  // A sweep reads only ids, of rows that exist by definition: never fresh.
   const fresh =
-    tracksSeen &&
-    item.mode !== 'sweep' &&
+    (item.mode === 'snapshot' || item.mode === 'backfill') &&
     !(await ctx.loader.warehouse.current.scopeHoldsRows(item.stream.name, { ...item.scope }));
   const walkId = `${fresh ? FRESH : ''}${randomUUID()}`;
   return { mode: item.mode, walkId, from: item.from, to: item.to, lastKey: null, pages: 0, rows: 0 };
@@ -67,9 +68,8 @@ async function keysetWalk(item: WorkItem, ctx: WalkContext, tracksSeen: boolean)
 export async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
   const { stream, scope } = item;
   const idsOnly = item.mode === 'sweep';
-  const fullRead = item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill';
-  const walk = await keysetWalk(item, ctx, fullRead);
-  const tracksSeen = fullRead && !walk.walkId.startsWith(FRESH);
+  const walk = await keysetWalk(item, ctx);
+  const tracksSeen = readsWholeScope(walk.mode) && !walk.walkId.startsWith(FRESH);
   const { path, params } = scopedRequest(stream, stream.path, scope);
   const source = keysetSource(ctx, path, {
     params,
