@@ -75,6 +75,23 @@ async function copyDatabase(db: Db, catalog: string, temporary: string, alias: s
 }
 
 /**
+ * The file's bytes while checkpoints are held (released here, whatever happens); false, leaving nothing behind, when
+ * the copy is refused (a platform whose locks keep another process from reading a file DuckDB holds): the caller
+ * then has DuckDB copy the database instead.
+ */
+async function copyHeldFile(db: Db, temporary: string): Promise<boolean> {
+  try {
+    await copyFileAside(db.path, temporary);
+    return true;
+  } catch {
+    rmSync(temporary, { force: true });
+    return false;
+  } finally {
+    await db.releaseCheckpoints();
+  }
+}
+
+/**
  * Copies every schema of the warehouse (tables, views) to `target`, replacing it atomically. `settle` runs first in
  * the writer's queue (merging staged pages), right before the checkpoint the copy is made from.
  */
@@ -89,22 +106,9 @@ export async function writeQueryCopy(db: Db, target: string, settle: () => Promi
     return { generation: db.generation, held: await db.holdCheckpoints() };
   });
   try {
-    let copied = false;
-    try {
-      if (held)
-        copied = await copyFileAside(db.path, temporary).then(
-          () => true,
-          // A file system or platform that refuses the byte copy (a file DuckDB holds open elsewhere than on a POSIX
-          // system) gets the database copied by DuckDB instead, below, into a file of its own.
-          () => {
-            rmSync(temporary, { force: true });
-            return false;
-          },
-        );
-    } finally {
-      if (held) await db.releaseCheckpoints();
+    if (!(held && (await copyHeldFile(db, temporary)))) {
+      await copyDatabase(db, catalog, temporary, `evsync_query_copy_${tag}`);
     }
-    if (!copied) await copyDatabase(db, catalog, temporary, `evsync_query_copy_${tag}`);
     // Not synced to disk: after a crash the daemon removes the copy and makes a new one before the first query
     // (QueryService), so flushing it (826 MB on a 5M-row warehouse) would buy nothing.
     renameSync(temporary, target);
