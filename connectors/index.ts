@@ -38,6 +38,7 @@ import {
 import { didYouMean } from './suggest.js';
 import {
   type CustomField,
+  isCustomFieldName,
   isExtraFieldName,
   isScalarType,
   type ResolvedStream,
@@ -179,8 +180,6 @@ export interface ResolveOptions {
   readonly extraFields?: Readonly<Record<string, ScalarType>>;
 }
 
-const CUSTOM_FIELD_NAME = /^c_[A-Za-z0-9_]+$/;
-
 /**
  * The stream as one run uses it. Throws a descriptive error for an override the definition does not allow (an
  * unknown expansion, a path without the parent placeholder, a non-positive page size).
@@ -227,7 +226,7 @@ export function resolveStream(def: StreamDefinition, opts: ResolveOptions = {}):
   }
   const seenCustom = new Set<string>();
   for (const custom of customs) {
-    if (!CUSTOM_FIELD_NAME.test(custom.name)) throw new Error(`${where}: invalid custom field name "${custom.name}"`);
+    if (!isCustomFieldName(custom.name)) throw new Error(`${where}: invalid custom field name "${custom.name}"`);
     if (!isScalarType(custom.type))
       throw new Error(`${where}: custom field ${custom.name} has unknown type "${custom.type}"`);
     if (!seenCustom.has(custom.name)) {

@@ -181,3 +181,11 @@ const EXTRA_NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 export function isExtraFieldName(name: string): boolean {
   return EXTRA_NAME_RE.test(name) && !(name in Object.prototype);
 }
+
+const CUSTOM_FIELD_NAME = /^c_[A-Za-z0-9_]+$/;
+
+/** Whether a name is a custom field's (`c_<id>`): a record member the normalizer folds into `custom_fields`. */
+export function isCustomFieldName(name: string): boolean {
+  // The char codes first: most members fail them, and the regex only runs on `c_` names.
+  return name.charCodeAt(0) === 99 && name.charCodeAt(1) === 95 && CUSTOM_FIELD_NAME.test(name);
+}

@@ -14,15 +14,8 @@
  *   with members all empty gives `{}` (the answers were cleared).
  */
 
+import { isCustomFieldName } from '../connectors/types.js';
 import { type Converted, converterFor, INVALID } from './converters.js';
-
-const CUSTOM_FIELD_NAME = /^c_[A-Za-z0-9_]+$/;
-
-/** Whether a record member is a custom field (`c_<id>`). */
-export function isCustomFieldName(name: string): boolean {
-  // The char codes first: most members fail them, and the regex only runs on `c_` names.
-  return name.charCodeAt(0) === 99 && name.charCodeAt(1) === 95 && CUSTOM_FIELD_NAME.test(name);
-}
 
 /** Whether a custom-field value is an answer (not null, `""`, an empty list or an empty object). */
 export function isCustomAnswer(value: unknown): boolean {

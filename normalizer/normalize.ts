@@ -23,7 +23,7 @@
  * - `keyId` reads a record's id with the key column's own converter, so an id sweep accepts exactly the ids a walk
  *   accepts (0 and negative ids included).
  */
-import type { NormalizedRow, ResolvedStream, ScalarType } from '../connectors/types.js';
+import { isCustomFieldName, type NormalizedRow, type ResolvedStream, type ScalarType } from '../connectors/types.js';
 import { type ColumnSpec, physicalColumns } from '../schemas/columns.js';
 import {
   type Converter,
@@ -37,7 +37,7 @@ import {
   inferType,
   strictColumnNames,
 } from './converters.js';
-import { customFieldsValue, isCustomFieldName } from './custom-values.js';
+import { customFieldsValue } from './custom-values.js';
 import { ExtraFieldNames } from './field-names.js';
 import { generatedRowBuilder, loopRowBuilder } from './row-builder.js';
 import type { SecretScrubber } from './secrets.js';

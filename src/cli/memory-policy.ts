@@ -15,8 +15,6 @@ import { getHeapStatistics } from 'node:v8';
 import { DEFAULT_MEMORY_LIMIT, LOAD_MEMORY_LIMIT } from '../warehouse/index.js';
 import { applyHeapPolicy, HEAP_GROWING_PERCENT, heapPolicyApplied, ownHeapFlag } from './heap-policy.js';
 
-export { HEAP_GROWING_PERCENT };
-
 /** Below this limit a backfill may not fit (README, "Memory": one event of 400k registrants peaked at 293 MB, a 5M-row replay at 353-367 MB). */
 const LOAD_PEAK_BYTES = 400 * 1_048_576;
 

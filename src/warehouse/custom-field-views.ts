@@ -54,7 +54,7 @@ export const PER_EVENT_VIEW = /^[a-z][a-z0-9_]*_event_\d+$/;
 const CUSTOM = ident(CUSTOM_FIELDS_COLUMN);
 
 /** The SQL expression of one field's value, typed by its definition (see the module comment). */
-export function fieldExpression(table: string, id: number, type: string): string {
+function fieldExpression(table: string, id: number, type: string): string {
   const cf = `${table}.${CUSTOM}`;
   const path = (suffix = '') => literal(`$.c_${id}${suffix}`);
   const t = type.toLowerCase();

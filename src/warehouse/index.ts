@@ -30,7 +30,7 @@ export { DatabaseInUseError, WarehouseError } from './errors.js';
 export type { Marks } from './marks.js';
 export type { PendingPartition } from './publish-pending.js';
 export { type QueryCopyWritten, removeQueryCopyLeftovers } from './query-copy.js';
-export type { RunLoadHooks, RunLog } from './run-log.js';
+export type { RunLog } from './run-log.js';
 export type { WarehouseSide } from './side.js';
 export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
 export { snapshotTargetProblem } from './snapshot-target.js';

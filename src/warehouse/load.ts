@@ -320,7 +320,7 @@ async function recordSkip(db: Db, runId: string, c: SchemaChange): Promise<void>
 }
 
 /** What a page will write, worked out without touching the database (preparePage). */
-export interface PreparedPage {
+interface PreparedPage {
   changes: SchemaChange[];
   /** Case-clash skips not recorded yet by this process. */
   skips: SchemaChange[];
@@ -359,11 +359,7 @@ function pageText(
  * Steps 1-3 of a page, pure: deduplicated rows, the schema changes they need (against `table`, the table's columns
  * now) and the text of their page file. `skipped` holds the case clashes already recorded (`<table>\0<field>`).
  */
-export function preparePage(
-  input: LoadPageInput,
-  table: TableColumns | null,
-  skipped: ReadonlySet<string>,
-): PreparedPage {
+function preparePage(input: LoadPageInput, table: TableColumns | null, skipped: ReadonlySet<string>): PreparedPage {
   const { stream, scope } = input;
   const rejected: Rejected[] = [...input.rejected];
   if (table === null || input.upsert === false || input.rows.length === 0) {

@@ -11,7 +11,8 @@
  * each rewrite the table, and tables of earlier versions may carry a PRIMARY KEY, which blocks DROP COLUMN.
  */
 import { catalogue } from '../../connectors/index.js';
-import { byFieldId, isCustomFieldName } from '../../normalizer/custom-values.js';
+import { isCustomFieldName } from '../../connectors/types.js';
+import { byFieldId } from '../../normalizer/custom-values.js';
 import { CUSTOM_FIELDS_COLUMN } from '../../schemas/columns.js';
 import type { Db } from './connection.js';
 import { readTableColumns, recordSchemaChange, type TableColumns } from './ddl.js';

@@ -20,17 +20,14 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Db } from './connection.js';
+import { COPY_FILE_OPTIONS, type Db } from './connection.js';
+import { ident, literal } from './sql.js';
 
 export interface QueryCopyWritten {
   path: string;
   bytes: number;
   /** The writer's change count the copy reflects (see `Db.generation`). */
   generation: number;
-}
-
-function quote(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
 }
 
 /** Temporary files a killed copy left beside `target` (`<name>.tmp-<hex>` and their WALs). */
@@ -63,11 +60,9 @@ export async function copyFileAside(from: string, to: string): Promise<void> {
 /** The whole database by `COPY FROM DATABASE` on a connection beside the queue (MVCC gives it one consistent view). */
 async function copyDatabase(db: Db, catalog: string, temporary: string, alias: string): Promise<void> {
   await db.sideConnection(async (connection) => {
-    // Small blocks: with DuckDB's default 256 KB blocks the copy of a `medium` warehouse ran out of the writer's
-    // 160 MB memory limit; with these it peaks ~220 MB above Node's own.
-    await connection.run(`ATTACH ${quote(temporary)} AS ${alias} (BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768)`);
+    await connection.run(`ATTACH ${literal(temporary)} AS ${alias} (${COPY_FILE_OPTIONS})`);
     try {
-      await connection.run(`COPY FROM DATABASE "${catalog.replaceAll('"', '""')}" TO ${alias}`);
+      await connection.run(`COPY FROM DATABASE ${ident(catalog)} TO ${alias}`);
     } finally {
       await connection.run(`DETACH ${alias}`);
     }

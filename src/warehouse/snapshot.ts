@@ -39,7 +39,7 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Db } from './connection.js';
+import { COPY_FILE_OPTIONS, type Db } from './connection.js';
 import { listStreamTables } from './ddl.js';
 import { WarehouseError } from './errors.js';
 import { snapshotTargetProblem } from './snapshot-target.js';
@@ -49,8 +49,8 @@ import { type AnalyticsViewsReport, createAnalyticsViews } from './views.js';
 /** `_evsync` tables copied into the snapshot: what the views read, nothing else (no journal, no raw records). */
 const BOOKKEEPING_COPIED = ['custom_fields'] as const;
 
-/** The snapshot file's layout: small blocks and row groups, as the warehouse's (see connection.ts), to bound memory. */
-const SNAPSHOT_FILE_OPTIONS = 'BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768';
+/** The snapshot file's layout: a copy's (connection.ts, COPY_FILE_OPTIONS), to bound memory. */
+const SNAPSHOT_FILE_OPTIONS = COPY_FILE_OPTIONS;
 /** A file keeps the block size it was made with. */
 const REUSED_FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
 

@@ -220,10 +220,11 @@ export class Warehouse {
    */
   private async threadsFor(loading: boolean): Promise<void> {
     if (this.loading === loading) return;
-    await this.db.run(loading ? `SET threads = ${this.loadThreads}` : 'RESET threads');
+    // Settings, not data: uncounted, so a status read that switches them leaves the daemon's query copy current.
+    await this.db.runUncounted(loading ? `SET threads = ${this.loadThreads}` : 'RESET threads');
     if (this.memoryLimits.load !== this.memoryLimits.open) {
       const limit = loading ? this.memoryLimits.load : this.memoryLimits.open;
-      await this.db.run(`SET memory_limit = '${limit}'`);
+      await this.db.runUncounted(`SET memory_limit = '${limit}'`);
     }
     this.loading = loading;
   }
@@ -485,7 +486,8 @@ export class Warehouse {
    */
   checkpoint(): Promise<void> {
     return this.db.exclusive(async () => {
-      if (!this.db.checkpointsHeld) await this.db.run('CHECKPOINT');
+      // A checkpoint moves no data a reader sees: uncounted.
+      if (!this.db.checkpointsHeld) await this.db.runUncounted('CHECKPOINT');
     });
   }
 

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { ProgressEvent, SyncResult } from '../../sync/index.js';
+import type { ProgressEvent } from '../../sync/index.js';
 import type { Publisher, PublishStats } from '../../sync/publisher.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Ctx } from '../context.js';
@@ -60,7 +60,7 @@ export interface DaemonPublisher {
   touched(stream: string, eventId: number | null): void;
   /** Progress of a run, and its end: its partitions are told once it ended (merged). */
   onProgress(event: ProgressEvent): void;
-  afterRun(result: SyncResult): void;
+  afterRun(): void;
   stats(): PublishStats;
   stop(): Promise<void>;
 }

@@ -257,9 +257,9 @@ interface DaemonSetup {
 async function daemonSetup(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Promise<DaemonSetup> {
   const receiving = kind.name === 'serve';
   const secret = receiving ? webhookSecret(ctx) : '';
+  // webhookSettings refuses an address that does not parse (a usage error), before anything starts.
   const settings = webhookSettings(ctx, flags);
   const options = syncOptionsFrom(ctx, flags, 'incremental');
-  if (receiving) (await import('../../sync/capture/index.js')).parseListen(settings.listen);
   await checkPublishFlags(ctx, flags);
   adminSettings(ctx, flags.adminListen); // checked now: a refused address spends nothing
   return { receiving, secret, settings, options, catchUp: receiving && flags.catchUp !== false };
@@ -393,7 +393,7 @@ async function startRuns(
       ...(held.publisher ? { onProgress: held.publisher.onProgress } : {}),
       onResult: async (result, startedAt) => {
         run.state.cutShort = result.status === 'partial' && run.signal.aborted;
-        held.publisher?.afterRun(result);
+        held.publisher?.afterRun();
         await loop.after(result, startedAt);
       },
     },

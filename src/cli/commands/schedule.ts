@@ -159,8 +159,8 @@ export interface SchedulerHooks {
   warehouse?: Warehouse;
   /** The client every run uses (default: one made for the daemon, reused across runs). */
   client?: ApiClient;
-  /** Options of run `n` over the command's, or null to skip it. */
-  plan?: (n: number) => Partial<SyncOptions> | null;
+  /** Options of the next run over the command's, or null to skip it. */
+  plan?: () => Partial<SyncOptions> | null;
   /** After each run (not skipped), with when it started. */
   onResult?: (result: SyncResult, startedAt: Date) => Promise<void>;
   /** With --run-now (or a daemon's catch-up): wait this long before that first run (default 0). */
@@ -439,11 +439,9 @@ export async function startScheduler(
   const setup: RunSetup = { ctx, options, hooks, label: hooks.label ?? 'run', signal, clients, budget };
 
   let runs = 0;
-  let planned = 0;
   const runOnce = async (): Promise<void> => {
     if (signal.aborted) return;
-    const extra = hooks.plan ? hooks.plan(planned + 1) : {};
-    planned += 1;
+    const extra = hooks.plan ? hooks.plan() : {};
     if (extra === null) return;
     runs += 1;
     await runScheduledSync(setup, runs, extra);
