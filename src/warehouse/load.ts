@@ -393,6 +393,15 @@ function preparePage(input: LoadPageInput, table: TableColumns | null, skipped: 
   return { changes: evolution.changes, skips, rejected, staged: { text: file.text, page } };
 }
 
+/** A timer of merge steps: adds the milliseconds since `since` to `timings[step]` and returns now. */
+export function stepTimer(timings: LoadTimings): (step: string, since: number) => number {
+  return (step, since) => {
+    const now = performance.now();
+    timings[step] = (timings[step] ?? 0) + (now - since);
+    return now;
+  };
+}
+
 /** Runs `fn`, adding its milliseconds to `timings[step]`. */
 async function timed<T>(timings: LoadTimings, step: string, fn: () => Promise<T> | T): Promise<T> {
   const since = performance.now();
@@ -427,11 +436,7 @@ async function commitPage(
     let counts = { inserted: 0, updated: 0, unchanged: 0 };
     if (page && defer) await registerPage(db, page);
     else if (page) {
-      const time = (step: string, since: number): number => {
-        const now = performance.now();
-        deps.timings[step] = (deps.timings[step] ?? 0) + (now - since);
-        return now;
-      };
+      const time = stepTimer(deps.timings);
       const target = {
         table: stream.name,
         columns: await deps.columns(stream),

@@ -46,7 +46,11 @@ import { snapshotTargetProblem } from './snapshot-target.js';
 import { ident, literal, utcNow } from './sql.js';
 import { type AnalyticsViewsReport, createAnalyticsViews } from './views.js';
 
-/** `_evsync` tables copied into the snapshot: what the views read, nothing else (no journal, no raw records). */
+/**
+ * `_evsync` tables copied into the snapshot (no journal, no raw records): the custom-field labels of the
+ * column-per-field shape, which no view reads any more (they read the definitions tables) and nothing writes; kept
+ * while snapshots carry it for their readers.
+ */
 const BOOKKEEPING_COPIED = ['custom_fields'] as const;
 
 /** The snapshot file's layout: a copy's (connection.ts, COPY_FILE_OPTIONS), to bound memory. */

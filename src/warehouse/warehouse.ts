@@ -19,7 +19,7 @@ import { Cursors } from './cursors.js';
 import * as ddl from './ddl.js';
 import { type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
-import { type LoadDeps, loadPage } from './load.js';
+import { type LoadDeps, loadPage, stepTimer } from './load.js';
 import { Marks } from './marks.js';
 import { type MergeCounts, mergeStaged } from './merge-staged.js';
 import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
@@ -190,11 +190,7 @@ export class Warehouse {
   private async mergeNow(filter: StagedFilter = {}): Promise<void> {
     if (this.db.readOnly) return;
     const { stream } = filter;
-    const time = (step: string, since: number) => {
-      const now = performance.now();
-      this.timings[step] = (this.timings[step] ?? 0) + (now - since);
-      return now;
-    };
+    const time = stepTimer(this.timings);
     // A merge a read or the run's end asks for is still a load: measured on the replay, the last batch merged
     // under the open's limit (after a walk's end had switched to it) was the run's peak, ~90 MB above the pages'.
     const merged = await mergeStaged(this.db, this.staging, filter, time, () => this.threadsFor(true));
