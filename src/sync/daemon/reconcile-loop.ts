@@ -56,6 +56,7 @@ export class ReconcileLoop {
       everyHours: o.everyHours,
       catchUp: o.catchUp,
       webhooks: o.webhooks,
+      now: o.now,
     });
     this.named = [...resolveSelection(o.streams, { customFields: false }).named];
     this.now = o.now ?? Date.now;
