@@ -7,9 +7,17 @@ import { selectStreams } from '../../connectors/index.js';
 import { isTimeZone, parseDuration } from '../../schemas/config.js';
 
 export function positiveInt(what = 'a positive integer'): (value: string) => number {
+  return wholeNumberFrom(1, what);
+}
+
+export function nonNegativeInt(what = 'a whole number >= 0'): (value: string) => number {
+  return wholeNumberFrom(0, what);
+}
+
+function wholeNumberFrom(least: number, what: string): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < least) {
       throw new InvalidArgumentError(`expected ${what}`);
     }
     return n;

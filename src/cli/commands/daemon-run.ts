@@ -18,6 +18,7 @@ import type { ApiClient } from '../../api/index.js';
 import type { RunningCapture } from '../../sync/capture/index.js';
 import type { Heartbeat } from '../../sync/daemon/heartbeat.js';
 import type { QueryService } from '../../sync/daemon/queries.js';
+import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../../sync/daemon/query-settings.js';
 import type { ReconcileLoop } from '../../sync/daemon/reconcile-loop.js';
 import type { SyncOptions } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
@@ -25,7 +26,7 @@ import { type AdminServer, adminSettings, startAdminServer } from '../admin-serv
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
 import { ExitCode, errorMessage } from '../errors.js';
-import { positiveInt } from '../options.js';
+import { nonNegativeInt, positiveInt } from '../options.js';
 import { formatDuration, toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
@@ -47,6 +48,8 @@ export interface DaemonFlags extends ScheduleFlags, PublishFlags {
   catchUp?: boolean;
   queryTimeout?: number;
   queryMaxRows?: number;
+  queryWorkers?: number;
+  queryQueue?: number;
   adminListen?: string;
 }
 
@@ -66,13 +69,23 @@ export function addQueryBoundOptions(cmd: Command): void {
     )
     .option(
       '--query-timeout <seconds>',
-      'longest a query through the daemon may run (default 300)',
+      `longest a query through the daemon may take, waiting included (default ${DEFAULT_QUERY_BOUNDS.timeoutMs / 1000})`,
       positiveInt('a whole number > 0'),
     )
     .option(
       '--query-max-rows <n>',
-      'most rows a query through the daemon may return (default 1,000,000; results over 64 MB are refused too)',
+      `most rows a query through the daemon may return (default ${DEFAULT_QUERY_BOUNDS.maxRows.toLocaleString('en-US')}; results over ${DEFAULT_QUERY_BOUNDS.maxBytes / 1048576} MB are refused too)`,
       positiveInt('a whole number > 0'),
+    )
+    .option(
+      '--query-workers <n>',
+      `processes that run queries through the daemon, one query each at a time (default ${DEFAULT_QUERY_WORKERS})`,
+      positiveInt('a whole number > 0'),
+    )
+    .option(
+      '--query-queue <n>',
+      `queries that may wait for a worker; past that a query is told at once to retry (default ${DEFAULT_QUERY_QUEUE})`,
+      nonNegativeInt('a whole number >= 0'),
     );
 }
 
@@ -153,6 +166,7 @@ function daemonStatus(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoo
       command: kind.name,
       pid: process.pid,
       queriesRunning: held.queries?.active ?? 0,
+      ...(held.queries ? { queries: held.queries.load } : {}),
       ...(held.publisher ? { publish: held.publisher.stats() } : {}),
     };
     return { ...report, servedBy: `evsync ${kind.name} (PID ${process.pid})`, daemon };
@@ -165,9 +179,25 @@ async function metricsText(held: Held): Promise<string> {
   const parts = [
     held.capture ? await captureMetricsText(held.capture, held.warehouse as Warehouse) : '',
     held.publisher ? publishMetricsText(held.publisher.stats()) : '',
-    `# HELP evsync_queries_running Queries running through the daemon.\n# TYPE evsync_queries_running gauge\nevsync_queries_running ${held.queries?.active ?? 0}\n`,
+    queryMetricsText(held.queries),
   ];
   return parts.join('');
+}
+
+/** The queries through the daemon as Prometheus gauges. */
+function queryMetricsText(queries: QueryService | null): string {
+  const load = queries?.load ?? { running: 0, waiting: 0, processes: 0 };
+  const gauge = (name: string, help: string, value: number) =>
+    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${value}\n`;
+  return [
+    gauge(
+      'evsync_queries_running',
+      'Queries through the daemon, running or waiting for a worker.',
+      queries?.active ?? 0,
+    ),
+    gauge('evsync_queries_waiting', 'Queries through the daemon waiting for a worker process.', load.waiting),
+    gauge('evsync_query_workers', 'Query worker processes alive.', load.processes),
+  ].join('');
 }
 
 /** The socket's answers: status from the warehouse the daemon holds, queries through the bounded query service. */
@@ -339,6 +369,8 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
       ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
       ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),
     },
+    ...(flags.queryWorkers ? { workers: flags.queryWorkers } : {}),
+    ...(flags.queryQueue !== undefined ? { queueLength: flags.queryQueue } : {}),
   });
   const status = daemonStatus(ctx, kind, held, loop);
   held.socket = await startSocket(ctx, status, held.queries);

@@ -87,7 +87,10 @@ export interface DaemonStatus {
   /** Set when a running daemon answered. */
   command?: 'serve' | 'schedule';
   pid?: number;
+  /** Queries through the daemon not answered yet (running or waiting for a worker). */
   queriesRunning?: number;
+  /** Of those, how many run in a worker process and how many wait for one; worker processes alive. */
+  queries?: { running: number; waiting: number; processes: number };
   /** What publishing to --parquet-out / --snapshot costs and whether it keeps up (when the daemon publishes). */
   publish?: PublishStats;
 }

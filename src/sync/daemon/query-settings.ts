@@ -1,0 +1,23 @@
+/**
+ * The defaults of queries through the daemon, stated once: the query service applies them, and the daemon's
+ * `--help` and the README read them from here.
+ */
+
+/** What one query may use unless the daemon was started with other bounds. */
+export const DEFAULT_QUERY_BOUNDS = {
+  /** Most rows a result may have (`--query-max-rows`). */
+  maxRows: 1_000_000,
+  /** Most bytes a result may take as JSON. */
+  maxBytes: 64 * 1024 * 1024,
+  /** Longest a query may take from its arrival, in milliseconds (`--query-timeout`). */
+  timeoutMs: 5 * 60_000,
+} as const;
+
+/** Worker processes by default (`--query-workers`): one per core of a 2-core machine. */
+export const DEFAULT_QUERY_WORKERS = 2;
+/** Queries that may wait for a worker by default (`--query-queue`): a dashboard of twenty tiles fits, with room. */
+export const DEFAULT_QUERY_QUEUE = 32;
+/** How long a cancelled query gets to stop through DuckDB's interrupt before its worker process is ended. */
+export const QUERY_KILL_GRACE_MS = 500;
+/** DuckDB's memory limit in a worker (there is no spill: a query that needs more fails, alone). */
+export const QUERY_MEMORY_LIMIT = '512MB';
