@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -77,11 +78,57 @@ export async function spawnDaemon(argv: string[], env: Record<string, string>): 
 }
 
 /** A query sent on the daemon's socket by hand: the test decides when the client goes away (`socket.destroy()`). */
-export function rawQuery(db: string, sql: string): Socket {
+export function rawQuery(db: string, sql: string, o: { timeoutMs?: number } = {}): Socket {
   const socket = connect(socketPathFor(db));
   socket.on('error', () => undefined);
-  socket.write(`${JSON.stringify({ op: 'query', sql, form: 'json', allowRead: [] })}\n`);
+  socket.write(`${JSON.stringify({ op: 'query', sql, form: 'json', allowRead: [], ...o })}\n`);
   return socket;
+}
+
+/** The answer a raw query's socket receives (null when the daemon closed it without one). */
+export function answerOf(socket: Socket): Promise<{ ok: boolean; error?: string } | null> {
+  return new Promise((resolve) => {
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('close', () => {
+      const line = text.split('\n')[0] ?? '';
+      try {
+        resolve(line ? (JSON.parse(line) as { ok: boolean; error?: string }) : null);
+      } catch {
+        resolve(null);
+      }
+    });
+  });
+}
+
+/** The processes whose parent is `pid` (Linux: read from /proc), e.g. the daemon's query workers. */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // Fields after the command name (in parentheses, which may hold spaces): state, then the parent's pid.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(name));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** Whether a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

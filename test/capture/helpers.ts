@@ -147,14 +147,17 @@ export interface ServeEnv {
  * tests are about serve, not about waiting), a temporary folder and the environment `evsync serve` needs, handed to
  * `set`; after them, the simulator closed and the folder removed.
  */
-export function useServeEnv(o: { seed: number; db: string; secret: string }, set: (e: ServeEnv) => void): void {
+export function useServeEnv(
+  o: { seed: number; db: string; secret: string; deliveryTimeoutMs?: number },
+  set: (e: ServeEnv) => void,
+): void {
   let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
     const sim = await startSimulator({
       size: 'tiny',
       seed: o.seed,
       rateLimit: { credits: 1_000_000, windowSeconds: 600 },
-      webhookDelivery: { retryBaseMs: 20 },
+      webhookDelivery: { retryBaseMs: 20, ...(o.deliveryTimeoutMs ? { timeoutMs: o.deliveryTimeoutMs } : {}) },
     });
     const { dir, cleanup } = tempDir();
     close = async () => {
