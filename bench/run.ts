@@ -8,6 +8,7 @@
  *   npm run bench -- --only credits,rate,pipeline,replay
  *   npm run bench -- --only daemon [--quick]   serve's costs (issue 23): about 10 minutes, not in the default set
  *   npm run bench -- --only backfill           the 5M-row backfill's peak RSS alone (xlarge), not in the default set
+ *   npm run bench -- --only queries [--quick]  deliveries and memory with 0, 4 and 50 queries through serve (issue 32)
  *
  * Exit 0 when every scenario ran (targets missed are reported, not hidden); 1 when one could not run.
  */
@@ -38,6 +39,8 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   freshness: async (o) => (await import('./freshness.js')).freshnessScenarios(o),
   // What the daemon costs (serve at start, a killed burst, deliveries under a long query): see daemon.ts.
   daemon: async (o) => (await import('./daemon.js')).daemonScenarios(o),
+  // Deliveries and serve's memory with 0, 4 and 50 queries through it, and a query's start-up cost: see daemon-latency.ts.
+  queries: async (o) => (await import('./daemon.js')).daemonScenarios(o, ['latency']),
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
@@ -71,7 +74,7 @@ const { values } = parseArgs({
 const quick = values.quick === true;
 /** Groups run only when named with --only (they take long and measure one part: see their files). */
 // `backfill` repeats the pipeline's xlarge sync without its download (the pipeline group already measures it).
-const OPT_IN = new Set(['daemon', 'backfill']);
+const OPT_IN = new Set(['daemon', 'backfill', 'queries']);
 const defaults = Object.keys(GROUPS).filter((g) => !OPT_IN.has(g));
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : defaults;
 for (const name of only)
