@@ -14,12 +14,12 @@ import { listenOn, parseListen } from '../sync/capture/server.js';
 import type { StatusReport } from './commands/status.js';
 import type { Ctx } from './context.js';
 import { UsageError } from './errors.js';
+import { checkedSecret, secretRefusal } from './secret-env.js';
 import { renderStatusPage } from './status-page/page.js';
 
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8788';
 /** The environment variable holding the admin token (required off loopback). */
 export const ADMIN_TOKEN_ENV = 'EVSYNC_ADMIN_TOKEN';
-const MIN_TOKEN_LENGTH = 16;
 
 export interface AdminServerOptions {
   /** `host:port` (port 0 picks a free one). */
@@ -45,17 +45,18 @@ export function isLoopback(host: string): boolean {
 }
 
 /**
- * Why these admin settings cannot start (a configuration error), or null: a non-loopback address needs a token of
- * at least 16 characters.
+ * Why these admin settings cannot start (a configuration error), or null: a non-loopback address needs a token, and
+ * a token, wherever it is set, must pass the secrets' rule (at least 16 characters; secret-env.ts). A short one is
+ * refused on loopback too: once set it guards every request, and other users of the machine reach loopback.
  */
 export function adminSettingsProblem(listen: string, token: string | undefined): string | null {
+  const refused = token ? secretRefusal(ADMIN_TOKEN_ENV, token) : null;
+  if (refused) return refused.text;
   const { host } = parseListen(listen);
   if (isLoopback(host)) return null;
   if (!token) {
     return `--admin-listen ${listen} is not a loopback address: set ${ADMIN_TOKEN_ENV} (e.g. \`openssl rand -hex 32\`); requests must then send "Authorization: Bearer <token>"`;
   }
-  if (token.length < MIN_TOKEN_LENGTH)
-    return `${ADMIN_TOKEN_ENV} is too short (at least ${MIN_TOKEN_LENGTH} characters)`;
   return null;
 }
 
@@ -118,16 +119,13 @@ function handler(o: AdminServerOptions, token: Buffer | null) {
 
 /**
  * The admin address and token a command was given (`--admin-listen`, EVSYNC_ADMIN_TOKEN), checked before anything
- * opens (a usage error, exit 2); null for `off`. The token is scrubbed from all output from here on.
+ * opens (a usage error, exit 2); null for `off`. A token it accepts is scrubbed from all output (since createApp);
+ * a refused one is said in evsync's own words, never echoed (secret-env.ts).
  */
 export function adminSettings(ctx: Ctx, flag: string | undefined): { listen: string; token?: string } | null {
   const listen = flag ?? DEFAULT_ADMIN_LISTEN;
   if (listen === 'off') return null;
-  const token = ctx.io.env[ADMIN_TOKEN_ENV] || undefined;
-  if (token) {
-    ctx.out.addSecrets([token]);
-    ctx.err.addSecrets([token]);
-  }
+  const token = checkedSecret(ctx.io.env, ADMIN_TOKEN_ENV);
   let problem: string | null;
   try {
     problem = adminSettingsProblem(listen, token);

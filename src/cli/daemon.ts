@@ -2,25 +2,52 @@
  * The local socket of `evsync serve`. DuckDB lets one process hold the database file, so while `serve` runs,
  * `evsync status` and `evsync query` from another shell ask it instead: a unix socket beside the database (or, when
  * that path is too long for a socket, in the temporary folder under a name derived from it), owner-only (0600).
+ * The database's path is resolved first (symbolic links, relative parts), where the daemon listens and where
+ * clients ask alike: one file has one socket whatever path names it.
  *
  * One request per connection, one JSON line each way: `{"op":"status","runs":10}` or
  * `{"op":"query","sql":"...","form":"json","allowRead":["/abs/dir"]}`; the answer is `{"ok":true,"result":...}` or
  * `{"ok":false,"error":"..."}`. Queries run under the same sandbox and statement check as `evsync query`.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, realpathSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-bounds.js';
 
 /** Longest unix socket path Linux and macOS take (sun_path, with its NUL). */
 const MAX_SOCKET_PATH = 103;
 const MAX_REQUEST_BYTES = 1024 * 1024;
+/**
+ * The longest answer a client reads, in characters: the largest query result the daemon returns, with room for
+ * the answer's envelope and the result's column names and types (not counted in the result's bound).
+ */
+export const MAX_ANSWER_CHARS = QUERY_RESULT_MAX_CHARS + 4 * 1024 * 1024;
+
+/**
+ * The database file's real path: symbolic links resolved, so that `--db` through a link reaches the daemon that
+ * opened the file by another name. The file exists while a daemon holds it; when it does not, its folder is
+ * resolved instead (the file would be created there), and failing that the absolute path stands.
+ */
+function realDatabasePath(db: string): string {
+  const full = resolve(db);
+  try {
+    return realpathSync(full);
+  } catch {
+    try {
+      return join(realpathSync(dirname(full)), basename(full));
+    } catch {
+      return full;
+    }
+  }
+}
 
 export function socketPathFor(db: string): string {
-  const beside = `${db}.sock`;
+  const real = realDatabasePath(db);
+  const beside = `${real}.sock`;
   if (Buffer.byteLength(beside) <= MAX_SOCKET_PATH) return beside;
-  const tag = createHash('sha256').update(db).digest('hex').slice(0, 16);
+  const tag = createHash('sha256').update(real).digest('hex').slice(0, 16);
   return join(tmpdir(), `evsync-${process.getuid?.() ?? 'u'}-${tag}.sock`);
 }
 
@@ -65,20 +92,46 @@ function parseRequest(line: string): DaemonRequest | null {
   return null;
 }
 
-/** Reads one line (the request or the answer) from a socket, bounded. */
-function readLine(socket: Socket, max: number): Promise<string> {
+/**
+ * Reads one line (the request or the answer) from a socket, at most `max` characters. Chunks are kept apart and
+ * joined once: appending each to one string and searching it for the line's end copied the whole answer again at
+ * every chunk (a 64 MB answer arrives in about a thousand).
+ */
+function readLine(socket: Socket, max: number, what: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    let buffer = '';
+    const chunks: string[] = [];
+    let length = 0;
+    let done = false;
+    const finish = (last: string) => {
+      done = true;
+      if (length + last.length > max) reject(new Error(`${what} larger than ${Math.round(max / 1048576)} MB`));
+      else resolve(chunks.join('') + last);
+    };
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      const end = buffer.indexOf('\n');
-      if (end >= 0) resolve(buffer.slice(0, end));
-      else if (buffer.length > max) reject(new Error('message too large'));
+      if (done) return;
+      const end = chunk.indexOf('\n');
+      if (end >= 0) return finish(chunk.slice(0, end));
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length > max) finish('');
     });
-    socket.on('end', () => resolve(buffer));
+    socket.on('end', () => {
+      if (!done) finish('');
+    });
     socket.on('error', reject);
   });
+}
+
+/** The answer as its line; one its client would refuse to read (past MAX_ANSWER_CHARS) is refused here instead. */
+function answerLine(answer: DaemonAnswer): string {
+  const line = JSON.stringify(answer);
+  if (line.length <= MAX_ANSWER_CHARS) return line;
+  const refused: DaemonAnswer = {
+    ok: false,
+    error: `the answer is larger than ${Math.round(MAX_ANSWER_CHARS / 1048576)} MB (its column names and types too): select fewer columns, or write it with \`evsync export\` (Parquet) instead`,
+  };
+  return JSON.stringify(refused);
 }
 
 export interface DaemonSocket {
@@ -106,7 +159,7 @@ export async function startDaemonSocket(
     const gone = new AbortController();
     socket.on('close', () => gone.abort(new Error('the client went away')));
     socket.on('error', () => undefined);
-    readLine(socket, MAX_REQUEST_BYTES)
+    readLine(socket, MAX_REQUEST_BYTES, 'the request is')
       .then(async (line) => {
         const request = parseRequest(line);
         if (!request) return { ok: false, error: 'unreadable request' } satisfies DaemonAnswer;
@@ -114,7 +167,7 @@ export async function startDaemonSocket(
       })
       .catch((err: unknown): DaemonAnswer => ({ ok: false, error: err instanceof Error ? err.message : String(err) }))
       .then((answer) => {
-        if (!gone.signal.aborted) socket.end(`${JSON.stringify(answer)}\n`);
+        if (!gone.signal.aborted) socket.end(`${answerLine(answer)}\n`);
       })
       .catch(() => socket.destroy());
   });
@@ -161,7 +214,7 @@ export async function askDaemon(db: string, request: DaemonRequest): Promise<Dae
   }
   try {
     socket.write(`${JSON.stringify(request)}\n`);
-    const line = await readLine(socket, 256 * 1024 * 1024);
+    const line = await readLine(socket, MAX_ANSWER_CHARS, "the daemon's answer is");
     const answer = JSON.parse(line) as DaemonAnswer;
     return answer && typeof answer === 'object' && 'ok' in answer ? answer : { ok: false, error: 'unreadable answer' };
   } finally {

@@ -7,8 +7,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { secretsOf } from '../api/credentials.js';
-import { secretProblem } from '../sync/capture/secret.js';
-import { moreSecretsIn } from './accounts.js';
 import { registerCheckCommand } from './commands/check.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerExportCommand } from './commands/export.js';
@@ -25,7 +23,9 @@ import type { App } from './context.js';
 import { CliError, ExitCode, UsageError } from './errors.js';
 import { applyMemoryPolicy } from './memory-policy.js';
 import { type CliIo, processIo, ScrubbedStream } from './output/io.js';
-import { colorWanted, createStyle } from './output/style.js';
+import { type OwnWords, ownWords } from './output/own-words.js';
+import { colorWanted, createStyle, type Style } from './output/style.js';
+import { OwnWordsUsageError, secretsToScrub } from './secret-env.js';
 
 /** The package version, found by walking up from this file (works from src/ under tsx and from dist/). */
 export function packageVersion(): string {
@@ -50,16 +50,10 @@ export function createApp(io: CliIo, argv: readonly string[] = []): App {
     exitCode: ExitCode.Done,
     verbosity: 'normal',
   };
-  // Secrets in the environment are scrubbed from all output from the first byte, whatever the command.
+  // Secrets in the environment are scrubbed from all output from the first byte, whatever the command (but a value
+  // refused as too short, which is never used: see secret-env.ts).
   const env = io.env;
-  const secrets = [
-    env.EVSYNC_CLIENT_SECRET,
-    env.EVSYNC_CREDENTIALS,
-    // A webhook secret evsync refuses (too short: "short") is never used, so never printed; scrubbing it would only
-    // blank out the same word in evsync's own messages ("is too [REDACTED]").
-    secretProblem(env.EVSYNC_WEBHOOK_SECRET) === null ? env.EVSYNC_WEBHOOK_SECRET : undefined,
-    ...moreSecretsIn(env),
-  ].filter((s): s is string => !!s);
+  const secrets = secretsToScrub(env);
   if (env.EVSYNC_CLIENT_ID && env.EVSYNC_CLIENT_SECRET) {
     secrets.push(...secretsOf({ clientId: env.EVSYNC_CLIENT_ID, clientSecret: env.EVSYNC_CLIENT_SECRET }));
   }
@@ -120,9 +114,15 @@ export function buildProgram(app: App = createApp(processIo())): Command {
   return program;
 }
 
+/** `error:` (red where colour is on) as evsync's own words: a secret equal to it is no reason to blank it. */
+function errorLabel(style: Style): (string | OwnWords)[] {
+  const [open = '', close = ''] = style.red('\u0000').split('\u0000');
+  return [open, ownWords`error:`, close];
+}
+
 function reportError(app: App, err: unknown): number {
   const style = createStyle(colorWanted(app.stderr, app.io.env, undefined));
-  const print = (message: string) => app.stderr.write(`${style.red('error:')} ${message}\n`);
+  const print = (message: string | OwnWords) => app.stderr.writeParts([...errorLabel(style), ' ', message, '\n']);
   if (err instanceof CommanderError) {
     // Commander already printed its message (or the help / version) through configureOutput.
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return ExitCode.Done;
@@ -130,6 +130,10 @@ function reportError(app: App, err: unknown): number {
     // Commander's own parse errors are usage errors; commands that call this.error() choose their exit code.
     if (err.code.startsWith('commander.')) return ExitCode.Usage;
     return err.exitCode;
+  }
+  if (err instanceof OwnWordsUsageError) {
+    print(err.words);
+    return ExitCode.Usage;
   }
   if (err instanceof UsageError) {
     print(err.message);

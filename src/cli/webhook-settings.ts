@@ -1,6 +1,7 @@
 /**
  * Webhook settings shared by `serve` and `webhooks`: flags over `webhooks` in the config file over defaults, and the
- * shared secret, which comes from EVSYNC_WEBHOOK_SECRET only and is registered for scrubbing before anything runs.
+ * shared secret, which comes from EVSYNC_WEBHOOK_SECRET only and is scrubbed from all output from the first byte
+ * (createApp, secret-env.ts).
  */
 import {
   DEFAULT_LISTEN,
@@ -8,10 +9,11 @@ import {
   DEFAULT_PATH,
   DEFAULT_SECRET_HEADER,
   parseListen,
-  secretProblem,
 } from '../sync/capture/index.js';
 import type { Ctx } from './context.js';
 import { errorMessage, UsageError } from './errors.js';
+import { ownWords } from './output/own-words.js';
+import { checkedSecret, OwnWordsUsageError } from './secret-env.js';
 
 export interface WebhookSettings {
   listen: string;
@@ -54,12 +56,13 @@ export function webhookSettings(
   };
 }
 
-/** The shared secret (never printed: scrubbed from all output from here on). */
+/** The shared secret, refused (exit 2) when unset or unfit; never printed (scrubbed since createApp). */
 export function webhookSecret(ctx: Ctx): string {
-  const secret = ctx.io.env.EVSYNC_WEBHOOK_SECRET;
-  const problem = secretProblem(secret);
-  if (problem || !secret) throw new UsageError(problem ?? 'EVSYNC_WEBHOOK_SECRET is not set');
-  ctx.out.addSecrets([secret]);
-  ctx.err.addSecrets([secret]);
+  const secret = checkedSecret(ctx.io.env, 'EVSYNC_WEBHOOK_SECRET');
+  if (!secret) {
+    throw new OwnWordsUsageError(
+      ownWords`EVSYNC_WEBHOOK_SECRET is not set (generate one, e.g. \`openssl rand -hex 32\`)`,
+    );
+  }
   return secret;
 }

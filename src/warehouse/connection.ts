@@ -15,6 +15,7 @@ import {
 import { DatabaseInUseError, lockHolderPid, WarehouseError } from './errors.js';
 import { exactJsonConverter, exactTextConverter, type ValueForm } from './json-values.js';
 import { ident } from './sql.js';
+import { refusalMessage, type StatementRules, statementRefusal } from './statement-check.js';
 
 export type SqlParam = string | number | bigint | boolean | null;
 export type ScalarJson = string | number | boolean | null;
@@ -49,13 +50,21 @@ export class QueryTooLargeError extends WarehouseError {
 export interface QueryLimits {
   /** Most rows the last statement may return (0 or absent: no bound). */
   maxRows?: number;
+  /**
+   * Which row bound this is and how to change it, said among the refusal's remedies (between "add a LIMIT or an
+   * aggregate" and "write it with `evsync export`"): the caller knows which of several bounds binds. Default
+   * `raise --max-rows`, the one-shot `evsync query`'s own bound.
+   */
+  maxRowsHint?: string;
   /** Most bytes of the result as JSON text (0 or absent: no bound). */
   maxBytes?: number;
+  /** As `maxRowsHint`, for the byte bound; default none (the one-shot `evsync query` sets no byte bound). */
+  maxBytesHint?: string;
   /** Aborting it interrupts the statement running (DuckDB's own interrupt) and rejects with QueryCancelledError. */
   signal?: AbortSignal;
 }
 
-/** Statement kinds `readQuery` runs: SELECT (with DESCRIBE, SHOW, SUMMARIZE, FROM-first, PRAGMA functions). */
+/** Statement types `readQuery` lets DuckDB run: SELECT (with DESCRIBE, SHOW, SUMMARIZE, FROM-first, PIVOT). */
 const READING_STATEMENTS = new Set<StatementType>([StatementType.SELECT]);
 
 const STATEMENT_NAMES: Partial<Record<StatementType, string>> = {
@@ -350,6 +359,11 @@ async function acquire(
   return promise;
 }
 
+/** What to do about a result past a bound: the same remedies for both bounds, with the caller's word on the bound. */
+function remedies(hint: string | undefined): string {
+  return `add a LIMIT or an aggregate, ${hint ? `${hint}, ` : ''}or write it with \`evsync export\` (Parquet) instead`;
+}
+
 function toParam(value: unknown, index: number): DuckDBValue {
   if (value === null || value === undefined) return null;
   switch (typeof value) {
@@ -569,12 +583,16 @@ export class Db {
   }
 
   /**
-   * Runs SQL a person typed: every statement must be a reading one (SELECT and its forms), checked by DuckDB's own
-   * parser before anything runs; returns the last statement's result with typed columns and exact JSON values.
+   * Runs SQL a person typed: every statement must be a reading one, judged first by evsync's own reading of the
+   * text (statement-check.ts: nothing it refuses reaches DuckDB's parser), then by DuckDB's statement type once
+   * prepared, before anything runs; returns the last statement's result with typed columns and exact JSON values.
    * EXPLAIN passes only on a sandbox that reaches no folder: `EXPLAIN ANALYZE` runs the statement it explains, and
    * an allowed folder would let an explained COPY write there.
    */
   async readQuery(sql: string, form: ValueForm = 'json', limits: QueryLimits = {}): Promise<JsonQueryResult> {
+    const rules: StatementRules = { explain: this.sandbox?.allowsFiles === false };
+    const refusal = statementRefusal(sql, rules);
+    if (refusal !== null) throw new QueryRefusedError(refusal);
     const extracted = await this.connection.extractStatements(sql);
     if (extracted.count === 0) throw new QueryRefusedError('no SQL statement to run');
     const statements: DuckDBPreparedStatement[] = [];
@@ -584,7 +602,7 @@ export class Db {
         try {
           stmt = await extracted.prepare(i);
         } catch (err) {
-          // DuckDB binds COPY TO, EXPORT and file readers while preparing: the sandbox refuses them right here.
+          // DuckDB binds file readers while preparing: the sandbox refuses those outside --allow-read right here.
           const message = err instanceof Error ? err.message : String(err);
           if (/^Permission Error/i.test(message)) {
             throw new QueryRefusedError(message);
@@ -592,16 +610,12 @@ export class Db {
           throw err;
         }
         statements.push(stmt);
+        // The second line: DuckDB's own statement type, should the text check above ever read a statement wrong.
         const type = stmt.statementType;
-        const explainOk = type === StatementType.EXPLAIN && this.sandbox?.allowsFiles === false;
+        const explainOk = type === StatementType.EXPLAIN && rules.explain;
         if (!READING_STATEMENTS.has(type) && !explainOk) {
           const what = STATEMENT_NAMES[type] ?? `statement type ${type}`;
-          const statementNote = extracted.count > 1 ? ` (statement ${i + 1} of ${extracted.count})` : '';
-          throw new QueryRefusedError(
-            `${what} is refused${statementNote}: queries are read-only (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE${
-              this.sandbox?.allowsFiles === false ? ', EXPLAIN' : ''
-            }) and never write a file or change a database`,
-          );
+          throw new QueryRefusedError(refusalMessage(what, i, extracted.count, rules));
         }
       }
       let last: JsonQueryResult = { columns: [], rows: [] };
@@ -622,7 +636,7 @@ export class Db {
     convert: typeof exactJsonConverter,
     limits: QueryLimits,
   ): Promise<JsonQueryResult> {
-    const { maxRows = 0, maxBytes = 0, signal } = limits;
+    const { maxRows = 0, maxBytes = 0, signal, maxRowsHint = 'raise --max-rows', maxBytesHint } = limits;
     const cancelled = () =>
       new QueryCancelledError(
         `query cancelled: ${signal?.reason instanceof Error ? signal.reason.message : String(signal?.reason ?? 'stopped')}`,
@@ -651,14 +665,14 @@ export class Db {
           rows.push(row);
           if (maxRows > 0 && rows.length > maxRows) {
             throw new QueryTooLargeError(
-              `the result has more than ${maxRows.toLocaleString('en-US')} rows: add a LIMIT or an aggregate, raise --max-rows, or write it with \`evsync export\` (Parquet) instead`,
+              `the result has more than ${maxRows.toLocaleString('en-US')} rows: ${remedies(maxRowsHint)}`,
             );
           }
           if (maxBytes > 0) {
             bytes += JSON.stringify(row).length + 1;
             if (bytes > maxBytes) {
               throw new QueryTooLargeError(
-                `the result is larger than ${Math.round(maxBytes / 1048576)} MB: add a LIMIT or an aggregate, or write it with \`evsync export\` (Parquet) instead`,
+                `the result is larger than ${Math.round(maxBytes / 1048576)} MB: ${remedies(maxBytesHint)}`,
               );
             }
           }

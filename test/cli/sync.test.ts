@@ -85,7 +85,7 @@ describe('sync, status, query, export on one warehouse', () => {
     const write = await run(['query', 'delete from registrants'], { cwd: cli.dir, env: cli.env });
     expect(write.code).toBe(1);
     expect(write.stderr).toContain('read-only');
-    const bad = await run(['query', 'selec 1'], { cwd: cli.dir, env: cli.env });
+    const bad = await run(['query', 'select 1 +'], { cwd: cli.dir, env: cli.env });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/syntax error/i);
   });

@@ -87,6 +87,10 @@ describe('the admin server', () => {
     expect(adminSettingsProblem('localhost:8788', undefined)).toBeNull();
     expect(adminSettingsProblem('0.0.0.0:8788', undefined)).toMatch(/not a loopback address: set EVSYNC_ADMIN_TOKEN/);
     expect(adminSettingsProblem('10.1.2.3:8788', 'short')).toMatch(/EVSYNC_ADMIN_TOKEN is too short/);
+    // Once set, a token guards loopback too: a short one is refused there as well.
+    expect(adminSettingsProblem('127.0.0.1:8788', 'short')).toBe(
+      'EVSYNC_ADMIN_TOKEN is too short (at least 16 characters)',
+    );
     expect(adminSettingsProblem('0.0.0.0:8788', TOKEN)).toBeNull();
     await expect(
       startAdminServer({ listen: '0.0.0.0:0', status: () => Promise.reject(new Error('unused')), metrics: () => '' }),

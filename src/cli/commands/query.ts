@@ -52,8 +52,12 @@ export function allowedFolders(cwd: string, dirs: readonly string[]): string[] {
   return [...out];
 }
 
+/** evsync's own refusal of a statement (statement-check.ts): it already says why. */
+const OWN_REFUSAL = / is refused(?: \(statement \d+ of \d+\))?: queries are read-only \(/;
+
 /** DuckDB's refusals, said in terms of what evsync query allows. */
 function explain(message: string, allowed: readonly string[]): string {
+  if (OWN_REFUSAL.test(message)) return message;
   if (/file system operations are disabled|Cannot access (file|directory)/i.test(message)) {
     const where = allowed.length ? `the warehouse and files under ${allowed.join(', ')}` : 'the warehouse';
     return `${message}\nevsync query is read-only: it never writes a file, and reads ${where} only (to read your own Parquet or CSV files, name their folder with --allow-read <dir>)`;
@@ -138,14 +142,22 @@ export function registerQueryCommand(program: Command, app: App): void {
       `
 Tables are named as the streams (registrants, sessions, ...); views in schema analytics; bookkeeping in _evsync.
 
-Read-only: only SELECT (WITH, DESCRIBE, SHOW, SUMMARIZE; EXPLAIN without --allow-read) runs. COPY, ATTACH,
-INSTALL/LOAD, SET/PRAGMA, CREATE/INSERT/UPDATE/DELETE are refused before anything runs, and the warehouse is
-opened with file system access disabled, so no query writes a file or changes a database. Files are readable only
-under --allow-read folders (DuckDB matches the folder as a path prefix). Large queries do not spill to disk.
+Read-only: only reading statements run: SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW, SUMMARIZE, PIVOT,
+UNPIVOT, and EXPLAIN of one of those (only without --allow-read). evsync reads every statement's first keyword
+itself and refuses anything else before DuckDB sees the text (exit 1), naming it: "COPY is refused (statement 2
+of 2): queries are read-only (...) and never write a file or change a database". So COPY, EXPORT, IMPORT,
+ATTACH/DETACH, INSTALL/LOAD, SET/RESET/USE, PRAGMA, CALL, CREATE/INSERT/UPDATE/DELETE (after WITH too) and
+EXPLAIN of any of them never run. The warehouse is opened with file system access disabled, so no query writes a
+file or changes a database. Files are readable only under --allow-read folders (DuckDB matches the folder as a
+path prefix). Large queries do not spill to disk.
+
+A result of more than --max-rows rows is refused: "add a LIMIT or an aggregate, raise --max-rows, or write it
+with \`evsync export\` (Parquet) instead".
 
 While \`evsync serve\` or \`evsync schedule\` holds the warehouse, the query is answered by it, on a copy made
 for queries (current as of the query): it may run --query-timeout seconds (default 300) and return --query-max-rows
-rows (default 1,000,000) and 64 MB at most; a larger result is refused with a pointer to \`evsync export\`.
+rows (default 1,000,000) and 64 MB at most; a larger result is refused with the same remedies, naming the
+daemon's bound when that is the one reached (a smaller --max-rows of yours binds first).
 Interrupting \`evsync query\` (Ctrl-C) cancels the query in the daemon too.
 
 JSON values: integers within +/-(2^53-1) and DECIMALs of at most 15 significant digits are JSON numbers; larger

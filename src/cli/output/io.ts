@@ -2,6 +2,7 @@
  * Where the CLI reads its environment and writes its output. Everything goes through one `CliIo` so tests run
  * `main()` in-process with captured streams and their own environment, and so secrets can be scrubbed in one place.
  */
+import { OwnWords } from './own-words.js';
 
 /** The part of a writable stream the CLI uses; `process.stdout` fits, and so does a test's string buffer. */
 export interface OutStream {
@@ -55,6 +56,8 @@ export function processIo(): CliIo {
 /**
  * Wraps a stream so that no registered secret can reach it, whatever code path produced the text. The API client
  * redacts its own errors; this is the last line, for the strings the CLI itself handles (environment values).
+ * Text written as evsync's own words (`writeParts`, see own-words.ts) is left as it is where a secret lies wholly
+ * inside it; a secret anywhere else, or running from own words into other text, is scrubbed.
  */
 export class ScrubbedStream implements OutStream {
   private readonly secrets: string[] = [];
@@ -78,9 +81,45 @@ export class ScrubbedStream implements OutStream {
   }
 
   write(chunk: string): unknown {
-    let out = chunk;
-    for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
-    return this.inner.write(out);
+    return this.inner.write(this.scrub(chunk, []));
+  }
+
+  /** Writes the parts as one chunk: strings scrubbed, evsync's own words kept (see the class comment). */
+  writeParts(parts: readonly (string | OwnWords)[]): unknown {
+    let text = '';
+    const own: [number, number][] = [];
+    for (const part of parts) {
+      if (part instanceof OwnWords) {
+        own.push([text.length, text.length + part.text.length]);
+        text += part.text;
+      } else text += part;
+    }
+    return this.inner.write(this.scrub(text, own));
+  }
+
+  /** `text` with every occurrence of a secret replaced, but those wholly inside one of the `own` spans. */
+  private scrub(text: string, own: readonly [number, number][]): string {
+    const hits: [number, number][] = [];
+    for (const secret of this.secrets) {
+      for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
+        const end = at + secret.length;
+        if (!own.some(([from, to]) => from <= at && end <= to)) hits.push([at, end]);
+      }
+    }
+    if (hits.length === 0) return text;
+    // Overlapping occurrences (of one secret, or of two) become one [REDACTED].
+    hits.sort((a, b) => a[0] - b[0]);
+    let out = '';
+    let done = 0;
+    let runEnd = -1;
+    for (const [at, end] of hits) {
+      if (at >= runEnd) {
+        out += text.slice(done, at) + '[REDACTED]';
+      }
+      runEnd = Math.max(runEnd, end);
+      done = runEnd;
+    }
+    return out + text.slice(done);
   }
 }
 

@@ -20,7 +20,7 @@ export {
   type ReceiverOptions,
 } from './receiver.js';
 export { type ReconcileOptions, ReconcilePolicy } from './reconcile.js';
-export { secretHashHex, secretProblem } from './secret.js';
+export { secretHashHex } from './secret.js';
 export {
   type CaptureOptions,
   DEFAULT_LISTEN,

@@ -4,7 +4,10 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-/** Shorter secrets are refused: the header is the only thing standing between the internet and the journal. */
+/**
+ * Shorter secrets are refused: the header is the only thing standing between the internet and the journal. The CLI
+ * refuses them (cli/secret-env.ts, with the admin token's).
+ */
 export const MIN_SECRET_LENGTH = 16;
 
 export function secretDigest(secret: string): Buffer {
@@ -20,13 +23,4 @@ export function secretHashHex(secret: string): string {
 export function secretMatches(expected: Buffer, given: string | string[] | undefined): boolean {
   if (typeof given !== 'string') return false;
   return timingSafeEqual(expected, secretDigest(given));
-}
-
-/** Why a secret is unusable, or null. Never echoes the secret. */
-export function secretProblem(secret: string | undefined): string | null {
-  if (!secret) return 'EVSYNC_WEBHOOK_SECRET is not set (generate one, e.g. `openssl rand -hex 32`)';
-  if (secret.length < MIN_SECRET_LENGTH)
-    return `EVSYNC_WEBHOOK_SECRET is too short (at least ${MIN_SECRET_LENGTH} characters)`;
-  if (/[\r\n\0]/.test(secret)) return 'EVSYNC_WEBHOOK_SECRET holds a line break or NUL (it must fit in an HTTP header)';
-  return null;
 }
