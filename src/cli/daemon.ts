@@ -14,7 +14,7 @@ import { chmodSync, existsSync, realpathSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-bounds.js';
+import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-settings.js';
 
 /** Longest unix socket path Linux and macOS take (sun_path, with its NUL). */
 const MAX_SOCKET_PATH = 103;

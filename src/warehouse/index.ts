@@ -35,6 +35,7 @@ export type { WarehouseSide } from './side.js';
 export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
 export { snapshotTargetProblem } from './snapshot-target.js';
 export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
+export { statementRefusal } from './statement-check.js';
 export {
   type CreditWindow,
   DELIVERY_BUCKET_MINUTES,

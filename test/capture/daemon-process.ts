@@ -121,13 +121,14 @@ export function childrenOf(pid: number): number[] {
   return out;
 }
 
-/** Whether a process with this pid exists. */
-export function alive(pid: number): boolean {
+/** What a process is, from /proc: its state and command line (null when no such process exists). */
+export function processInfo(pid: number): { state: string; command: string } | null {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+    return { state: stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '?', command };
   } catch {
-    return false;
+    return null;
   }
 }
 

@@ -68,6 +68,17 @@ describe('the daemon', () => {
     expect(big.code).toBe(1);
     expect(big.stderr).toContain('more than 1,000 rows');
     expect(big.stderr).toContain('evsync export');
+    // The bound that binds is named, with how to change it: the daemon's own here, the client's when smaller.
+    expect(big.stderr).toContain('restart the daemon with a larger --query-max-rows');
+    expect(big.stderr).not.toContain('raise --max-rows');
+    const mine = await run(['query', 'select range as r from range(5000)', '--max-rows', '10'], { cwd: dir, env });
+    expect(mine.code).toBe(1);
+    expect(mine.stderr).toContain('more than 10 rows');
+    expect(mine.stderr).toContain('raise --max-rows');
+    // A refused statement is refused before the daemon copies anything or starts a worker.
+    const copy = await run(['query', "copy (select 1) to 'x.csv'"], { cwd: dir, env });
+    expect(copy.code).toBe(1);
+    expect(copy.stderr).toContain('COPY is refused');
     const slow = await run(['query', ENDLESS, '--timeout', '1'], { cwd: dir, env });
     expect(slow.code).toBe(1);
     expect(slow.stderr).toContain('ran longer than 1 s');

@@ -16,7 +16,9 @@ import { rmSync } from 'node:fs';
 import {
   type JsonQueryResult,
   QueryCancelledError,
+  QueryRefusedError,
   removeQueryCopyLeftovers,
+  statementRefusal,
   type Warehouse,
 } from '../../warehouse/index.js';
 import { QueryPool } from './query-pool.js';
@@ -117,6 +119,9 @@ export class QueryService {
   /** Answers one query; `signal` aborts when the client goes away. */
   async query(request: DaemonQuery, signal?: AbortSignal): Promise<JsonQueryResult> {
     if (this.closed) throw new QueryCancelledError('query cancelled: the daemon is stopping');
+    // Refused before anything is spent on it (a copy, a worker): the worker checks again, as every query does.
+    const refusal = statementRefusal(request.sql, { explain: request.allowRead.length === 0 });
+    if (refusal !== null) throw new QueryRefusedError(refusal);
     this.admit();
     const control = new AbortController();
     const timeoutMs = smaller(this.bounds.timeoutMs, request.timeoutMs);
@@ -138,8 +143,9 @@ export class QueryService {
           sql: request.sql,
           form: request.form,
           allowRead: request.allowRead,
-          maxRows: smaller(this.bounds.maxRows, request.maxRows),
+          ...this.rowBounds(request),
           maxBytes: this.bounds.maxBytes,
+          maxBytesHint: `select fewer or narrower columns (the daemon answers ${Math.round(this.bounds.maxBytes / 1048576)} MB at most)`,
           memoryLimit: this.o.memoryLimit ?? QUERY_MEMORY_LIMIT,
         },
         control.signal,
@@ -154,6 +160,17 @@ export class QueryService {
       signal?.removeEventListener('abort', onClientGone);
       this.admitted.delete(control);
     }
+  }
+
+  /** The row bound that binds, named with how to change it: the client's --max-rows, or the daemon's own. */
+  private rowBounds(request: DaemonQuery): { maxRows: number; maxRowsHint?: string } {
+    const maxRows = smaller(this.bounds.maxRows, request.maxRows);
+    if (maxRows !== this.bounds.maxRows) return { maxRows };
+    const allowed = this.bounds.maxRows.toLocaleString('en-US');
+    return {
+      maxRows,
+      maxRowsHint: `restart the daemon with a larger --query-max-rows (serve/schedule; it allows ${allowed} rows)`,
+    };
   }
 
   /** Refuses a query beyond the workers and the line, saying when a place is sure to free. */

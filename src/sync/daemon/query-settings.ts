@@ -3,12 +3,19 @@
  * `--help` and the README read them from here.
  */
 
+/**
+ * The largest result a query through the daemon may return, as JSON text (counted in characters, as the query
+ * service counts a result and as the client reads the answer off the socket): the service's byte bound and the
+ * client's read bound both follow it, so the client never stops reading an answer the service allowed.
+ */
+export const QUERY_RESULT_MAX_CHARS = 64 * 1024 * 1024;
+
 /** What one query may use unless the daemon was started with other bounds. */
 export const DEFAULT_QUERY_BOUNDS = {
   /** Most rows a result may have (`--query-max-rows`). */
   maxRows: 1_000_000,
   /** Most bytes a result may take as JSON. */
-  maxBytes: 64 * 1024 * 1024,
+  maxBytes: QUERY_RESULT_MAX_CHARS,
   /** Longest a query may take from its arrival, in milliseconds (`--query-timeout`). */
   timeoutMs: 5 * 60_000,
 } as const;

@@ -29,7 +29,13 @@ async function answer(q: WorkerQuery): Promise<void> {
     const result = await Warehouse.querySnapshot(q.copyPath, q.sql, {
       form: q.form,
       sandbox: { allowRead: q.allowRead },
-      limits: { maxRows: q.maxRows, maxBytes: q.maxBytes, signal: control.signal },
+      limits: {
+        maxRows: q.maxRows,
+        maxBytes: q.maxBytes,
+        ...(q.maxRowsHint ? { maxRowsHint: q.maxRowsHint } : {}),
+        ...(q.maxBytesHint ? { maxBytesHint: q.maxBytesHint } : {}),
+        signal: control.signal,
+      },
       threads: 1,
       memoryLimit: q.memoryLimit,
     });
