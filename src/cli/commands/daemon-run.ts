@@ -298,6 +298,10 @@ async function openCore(
   held.warehouse = warehouse;
   const client = await createClient(ctx, connection(ctx), flags);
   held.client = client;
+  // As `sync` refuses it, before anything listens: a daemon on another account's warehouse would take deliveries it
+  // cannot apply and fail every reconcile of its life. No call is made (exit 2).
+  const { checkAccount } = await import('../../sync/account.js');
+  await checkAccount(client, warehouse, { bind: false });
   held.stopWaitLog = logWaits(client, ctx.log);
   // Before the receiver: every write it commits is owed to the readers.
   held.publisher = await startDaemonPublisher(ctx, flags, warehouse, `evsync ${kind.name}`);
