@@ -12,13 +12,14 @@ import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { socketPathBeside } from '../warehouse/own-files.js';
 
 /** Longest unix socket path Linux and macOS take (sun_path, with its NUL). */
 const MAX_SOCKET_PATH = 103;
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
 export function socketPathFor(db: string): string {
-  const beside = `${db}.sock`;
+  const beside = socketPathBeside(db);
   if (Buffer.byteLength(beside) <= MAX_SOCKET_PATH) return beside;
   const tag = createHash('sha256').update(db).digest('hex').slice(0, 16);
   return join(tmpdir(), `evsync-${process.getuid?.() ?? 'u'}-${tag}.sock`);

@@ -11,6 +11,7 @@ import type { Publisher, PublishStats } from '../../sync/publisher.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Ctx } from '../context.js';
 import { UsageError } from '../errors.js';
+import { checkOutputs } from '../output-paths.js';
 import { snapshotTarget, TouchedPartitions } from './sync.js';
 
 export interface PublishFlags {
@@ -44,14 +45,20 @@ export function addPublishOptions(cmd: Command): void {
 
 /** The targets, checked before anything opens (a usage error spends nothing). */
 export async function checkPublishFlags(ctx: Ctx, flags: PublishFlags): Promise<{ snapshot: string | null }> {
+  let local: string | null = null;
   if (flags.parquetOut !== undefined) {
     const { parseTarget } = await import('../../lake/target.js');
     const target = parseTarget(flags.parquetOut);
     if (!target.ok) throw new UsageError(`--parquet-out: ${target.problem}`);
+    if (target.target.kind === 'local') local = target.target.path;
   }
   if (flags.publishEvery !== undefined && flags.parquetOut === undefined && flags.snapshot === undefined) {
     throw new UsageError('--publish-every: give --parquet-out or --snapshot (or both): there is nothing to publish');
   }
+  checkOutputs(ctx, {
+    snapshot: flags.snapshot ?? null,
+    folder: local === null ? null : { flag: '--parquet-out', path: local },
+  });
   return { snapshot: flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot) };
 }
 

@@ -21,6 +21,7 @@ import type { QueryService } from '../../sync/daemon/queries.js';
 import type { ReconcileLoop } from '../../sync/daemon/reconcile-loop.js';
 import type { SyncOptions } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
+import { queryCopyPathOf } from '../../warehouse/own-files.js';
 import { type AdminServer, adminSettings, startAdminServer } from '../admin-server.js';
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
@@ -338,7 +339,7 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
   const warehouse = held.warehouse as Warehouse;
   held.queries = new QueryService({
     warehouse,
-    copyPath: `${ctx.config.db}.query-copy`,
+    copyPath: queryCopyPathOf(ctx.config.db),
     bounds: {
       ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
       ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),

@@ -11,6 +11,7 @@ import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
+import { checkOutputs } from '../output-paths.js';
 
 interface ExportFlags {
   out: string;
@@ -27,6 +28,7 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   if (!target.ok) throw new UsageError(`--out: ${target.problem}`);
   if (target.target.kind === 's3') return exportLakeCommand(ctx, target.target, flags);
   const out = resolve(ctx.io.cwd, flags.out);
+  checkOutputs(ctx, { snapshot: null, folder: { flag: '--out', path: out } });
   const report = await withWarehouse(ctx, { readOnly: true, mustExist: true }, async (warehouse) => {
     if (flags.tables) {
       const known = await warehouse.listTables();

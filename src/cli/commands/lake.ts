@@ -4,12 +4,12 @@
  * errors to exit codes (refused: 2; lease held or store failure: 1). The lake modules and the AWS SDK are imported
  * only here and only when an s3:// target is used.
  */
-import { basename, dirname, join } from 'node:path';
 import type { LakeExportResult } from '../../lake/export-lake.js';
 import type { ObjectStore } from '../../lake/store.js';
 import type { ExportTarget } from '../../lake/target.js';
 import type { PublisherLake } from '../../sync/publisher.js';
 import type { PartitionSelection, Warehouse } from '../../warehouse/index.js';
+import { lakeStagingPathOf } from '../../warehouse/own-files.js';
 import type { Ctx } from '../context.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 
@@ -26,7 +26,7 @@ export function lakeAccount(ctx: Ctx): string {
 
 /** `.evsync.duckdb.lake-staging` beside `evsync.duckdb`: same disk, same owner, one per database. */
 export function stagingDirFor(db: string): string {
-  return join(dirname(db), `.${basename(db)}.lake-staging`);
+  return lakeStagingPathOf(db);
 }
 
 export async function openLakeStore(ctx: Ctx, target: S3Target): Promise<ObjectStore> {

@@ -16,6 +16,7 @@ import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type Selection
 import { formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { SyncProgress } from '../output/progress.js';
+import { checkOutputs } from '../output-paths.js';
 
 export interface SyncFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
@@ -251,6 +252,11 @@ async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: 
 async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
   const lakeTarget = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
   if (lakeTarget && !lakeTarget.ok) throw new UsageError(`--parquet-out: ${lakeTarget.problem}`);
+  const local = lakeTarget?.ok && lakeTarget.target.kind === 'local' ? lakeTarget.target.path : null;
+  checkOutputs(ctx, {
+    snapshot: flags.snapshot ?? null,
+    folder: local === null ? null : { flag: '--parquet-out', path: local },
+  });
   const snapshot = flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot);
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, mode);
