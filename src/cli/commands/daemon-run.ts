@@ -305,7 +305,7 @@ async function openCore(
   await checkAccount(client, warehouse, { bind: false });
   held.stopWaitLog = logWaits(client, ctx.log);
   // Before the receiver: every write it commits is owed to the readers.
-  held.publisher = await startDaemonPublisher(ctx, flags, warehouse, `evsync ${kind.name}`);
+  held.publisher = await startDaemonPublisher(ctx, flags, warehouse, client, `evsync ${kind.name}`);
   const { settings, options } = setup;
   const loop = new ReconcileLoop({
     warehouse,

@@ -12,6 +12,7 @@ import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
 import { checkOutputs } from '../output-paths.js';
+import { withOutputFolder } from './output-folder.js';
 
 interface ExportFlags {
   out: string;
@@ -40,13 +41,17 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
       }
     }
     ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${out}…`);
+    // The folder is this warehouse's (its owner record), and no other writer's while this export writes (its lease).
+    const folder = { flag: '--out', out, command: 'evsync export', client: null } as const;
     try {
-      return await warehouse.exportParquet({
-        out,
-        ...(flags.tables ? { tables: flags.tables } : {}),
-        includeDeleted: flags.includeDeleted === true,
-        force: flags.force === true,
-      });
+      return await withOutputFolder(ctx, warehouse, folder, () =>
+        warehouse.exportParquet({
+          out,
+          ...(flags.tables ? { tables: flags.tables } : {}),
+          includeDeleted: flags.includeDeleted === true,
+          force: flags.force === true,
+        }),
+      );
     } catch (err) {
       // A folder evsync does not own, or an --out where no folder can be: the user's to fix.
       if (err instanceof Error && err.name === 'ExportRefusedError') throw new UsageError(errorMessage(err));

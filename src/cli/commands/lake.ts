@@ -19,6 +19,11 @@ const DEFAULT_LEASE_SECONDS = 900;
 const DEFAULT_PART_MIB = 16;
 const DEFAULT_UPLOADS = 4;
 
+/** How long a lease (the lake's, a local folder's) keeps other writers out without renewal: `lake.leaseSeconds`. */
+export function leaseTtlMs(ctx: Ctx): number {
+  return (ctx.config.values.lake?.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000;
+}
+
 /** The account's id in the lake: the selected one of `accounts`, else `lake.account`, else `default`. */
 export function lakeAccount(ctx: Ctx): string {
   return ctx.config.account ?? ctx.config.values.lake?.account ?? 'default';
@@ -102,7 +107,7 @@ export async function exportToLakeTarget(
       includeDeleted: run.includeDeleted === true,
       force: run.force === true,
       runId: run.runId ?? null,
-      leaseTtlMs: (lake.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000,
+      leaseTtlMs: leaseTtlMs(ctx),
       command: run.command,
       uploadConcurrency: lake.uploadConcurrency ?? DEFAULT_UPLOADS,
       log: (level, message) => ctx.log[level](message),
@@ -129,7 +134,7 @@ export async function publisherLakeFor(ctx: Ctx, target: S3Target, command: stri
       store: await openLakeStore(ctx, target),
       account: lakeAccount(ctx),
       stagingDir: stagingDirFor(ctx.config.db),
-      leaseTtlMs: (lake.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000,
+      leaseTtlMs: leaseTtlMs(ctx),
       uploadConcurrency: lake.uploadConcurrency ?? DEFAULT_UPLOADS,
       command,
     };
