@@ -37,9 +37,12 @@ export function addPublishOptions(cmd: Command): void {
   cmd
     .option(
       '--parquet-out <dir|s3://bucket/prefix>',
-      'keep Parquet of the tables fresh there (the partitions that changed, every --publish-every)',
+      'keep Parquet of the tables fresh there (the partitions that changed, every --publish-every); a local folder is this warehouse’s alone (<dir>/_evsync/owner.json) and held by the daemon while it runs',
     )
-    .option('--snapshot <file>', 'keep a read-only DuckDB copy there for other tools (replaced atomically)')
+    .option(
+      '--snapshot <file>',
+      'keep a read-only DuckDB copy there for other tools (replaced atomically; never inside --parquet-out, never a file of the warehouse)',
+    )
     .option(
       '--publish-every <seconds>',
       `how often changes are published to --parquet-out and --snapshot (default ${DEFAULT_PUBLISH_EVERY_SECONDS})`,

@@ -111,6 +111,13 @@ new files under new names, then removes the files they replace (only those the m
 a folder with its contents. A table folder evsync did not create, or one holding a file it did not write, is
 refused (exit 2, naming the folder and the file) unless --force. Files are 0600, folders 0700.
 
+A folder belongs to one warehouse and one account: the first export records them in <out>/_evsync/owner.json
+(warehouse path, base URL, client id), and another warehouse or account is refused before anything is written
+(exit 2; to hand the folder over, remove that file: the next export adopts the folder only if its files are that
+warehouse's). A folder from an earlier evsync (manifests, no owner record) is adopted the same way. While an export
+writes it holds <out>/_evsync/lease.json (another writer meanwhile: exit 1). A folder holding the warehouse is
+refused.
+
 s3://bucket/prefix writes the lake: <prefix>/<table>/account=<id>/event_id=<n>/*.parquet, one manifest per
 table and account, under the account's lease (held by another writer: exit 1). Endpoint, region and path-style
 addressing come from "lake" in the config; credentials from the AWS chain (environment, profile, instance role).

@@ -318,11 +318,11 @@ function describe(cmd: Command, mode: SyncMode): Command {
     .option('--deletes', 'run delete sweeps now for every cursor stream (default: when due, with spare credits)')
     .option(
       '--parquet-out <dir|s3://bucket/prefix>',
-      'also export the partitions this run wrote to Parquet (Hive layout), locally or to the lake',
+      'also export the partitions this run wrote to Parquet (Hive layout), locally or to the lake; a local folder is this warehouse’s alone (<dir>/_evsync/owner.json: another warehouse or account is refused)',
     )
     .option(
       '--snapshot <file>',
-      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically: open that with the duckdb CLI, Python or a BI tool, never the warehouse itself',
+      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically: open that with the duckdb CLI, Python or a BI tool, never the warehouse itself (never inside --parquet-out, never a file of the warehouse)',
     )
     .addHelpText(
       'after',
