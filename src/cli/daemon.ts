@@ -15,6 +15,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-settings.js';
+import { socketPathBeside } from '../warehouse/own-files.js';
 
 /** Longest unix socket path Linux and macOS take (sun_path, with its NUL). */
 const MAX_SOCKET_PATH = 103;
@@ -45,7 +46,7 @@ function realDatabasePath(db: string): string {
 
 export function socketPathFor(db: string): string {
   const real = realDatabasePath(db);
-  const beside = `${real}.sock`;
+  const beside = socketPathBeside(real);
   if (Buffer.byteLength(beside) <= MAX_SOCKET_PATH) return beside;
   const tag = createHash('sha256').update(real).digest('hex').slice(0, 16);
   return join(tmpdir(), `evsync-${process.getuid?.() ?? 'u'}-${tag}.sock`);

@@ -4,6 +4,13 @@
  */
 export { LakeError, type LakeVerdict } from './errors.js';
 export { exportToLake, type LakeExportOptions, type LakeExportResult } from './export-lake.js';
+export {
+  checkFolder,
+  claimFolder,
+  FolderClaim,
+  type FolderClaimOptions,
+  type FolderWriter,
+} from './folder-claim.js';
 export { ACCOUNT_ID_RE, leaseKey, manifestKey, tableRoot } from './layout.js';
 export { Lease, type LeaseBody } from './lease.js';
 export { openS3Store, type S3Settings } from './s3-store.js';

@@ -8,6 +8,9 @@
  * ignore the condition (older MinIO, s3rver) are covered by reading the lease back: the narrow race left there is
  * documented in the README. A holder whose process is gone frees the lease early when the next writer runs on the
  * same host (cron on one machine); elsewhere it frees at its expiry, which a live holder pushes forward as it works.
+ *
+ * The same lease keeps two writers off one local Parquet folder (`<out>/_evsync/lease.json`, through
+ * folder-store.ts): one rule for both places, only the wording differs.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -15,6 +18,19 @@ import { LakeError } from './errors.js';
 import type { ObjectStore } from './store.js';
 
 const LEASE_FORMAT = 'evsync-lake-lease';
+
+/** What a lease needs of where it is kept: small whole objects, conditional writes, removal. */
+export type LeaseStore = Pick<ObjectStore, 'get' | 'put' | 'remove' | 'describe'>;
+
+/** How messages name a lease and the rule it keeps: the lake's by default. */
+export interface LeaseWording {
+  /** "the lake lease", "the folder lease": followed by where it is. */
+  name: string;
+  /** Why it is refused: "two writers never write one account". */
+  rule: string;
+}
+
+export const LAKE_LEASE_WORDING: LeaseWording = { name: 'the lake lease', rule: 'two writers never write one account' };
 
 export interface LeaseBody {
   format: typeof LEASE_FORMAT;
@@ -63,10 +79,10 @@ export function leaseIsLive(lease: LeaseBody, now: number): boolean {
   return !(lease.holder.host === hostname() && processGone(lease.holder.pid));
 }
 
-function heldMessage(where: string, lease: LeaseBody): string {
+function heldMessage(where: string, lease: LeaseBody, wording: LeaseWording): string {
   return (
     `${where} is held by ${lease.command} on ${lease.holder.host} (PID ${lease.holder.pid}) since ${lease.acquiredAt}, ` +
-    `until ${lease.expiresAt} unless it renews; two writers never write one account. Try again when it has finished ` +
+    `until ${lease.expiresAt} unless it renews; ${wording.rule}. Try again when it has finished ` +
     `(a holder that died frees it at its expiry, or at once for a writer on the same host)`
   );
 }
@@ -76,10 +92,11 @@ export interface LeaseOptions {
   ttlMs: number;
   command: string;
   now?: () => number;
+  wording?: LeaseWording;
 }
 
 /** The current lease at `key` if a live writer holds it (for refusing before a sync spends credits). */
-export async function liveLease(store: ObjectStore, key: string, now = Date.now()): Promise<LeaseBody | null> {
+export async function liveLease(store: LeaseStore, key: string, now = Date.now()): Promise<LeaseBody | null> {
   const current = await store.get(key);
   if (!current) return null;
   const lease = parseLease(current.body);
@@ -87,8 +104,13 @@ export async function liveLease(store: ObjectStore, key: string, now = Date.now(
   return leaseIsLive(lease, now) ? lease : null;
 }
 
-export function leaseRefusal(store: ObjectStore, key: string, lease: LeaseBody): LakeError {
-  return new LakeError(heldMessage(`the lake lease ${store.describe(key)}`, lease), 'held');
+export function leaseRefusal(
+  store: LeaseStore,
+  key: string,
+  lease: LeaseBody,
+  wording: LeaseWording = LAKE_LEASE_WORDING,
+): LakeError {
+  return new LakeError(heldMessage(`${wording.name} ${store.describe(key)}`, lease, wording), 'held');
 }
 
 export class Lease {
@@ -96,7 +118,7 @@ export class Lease {
   private renewedAt: number;
 
   private constructor(
-    private readonly store: ObjectStore,
+    private readonly store: LeaseStore,
     readonly key: string,
     private body: LeaseBody,
     etag: string,
@@ -108,10 +130,10 @@ export class Lease {
     this.renewedAt = opts.now();
   }
 
-  static async acquire(store: ObjectStore, key: string, options: LeaseOptions): Promise<Lease> {
-    const opts: Required<LeaseOptions> = { now: Date.now, ...options };
+  static async acquire(store: LeaseStore, key: string, options: LeaseOptions): Promise<Lease> {
+    const opts: Required<LeaseOptions> = { now: Date.now, wording: LAKE_LEASE_WORDING, ...options };
     const token = randomBytes(12).toString('hex');
-    const where = `the lake lease ${store.describe(key)}`;
+    const where = `${opts.wording.name} ${store.describe(key)}`;
     // Three tries: a conflict means another writer wrote in between; the next read shows who.
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = opts.now();
@@ -125,7 +147,7 @@ export class Lease {
             'refused',
           );
         }
-        if (leaseIsLive(lease, now)) throw new LakeError(heldMessage(where, lease), 'held');
+        if (leaseIsLive(lease, now)) throw new LakeError(heldMessage(where, lease, opts.wording), 'held');
         replaced = lease;
       }
       const body: LeaseBody = {
@@ -153,7 +175,7 @@ export class Lease {
     const now = opts.now();
     const current = await store.get(key);
     const lease = current ? parseLease(current.body) : null;
-    if (lease && leaseIsLive(lease, now)) throw new LakeError(heldMessage(where, lease), 'held');
+    if (lease && leaseIsLive(lease, now)) throw new LakeError(heldMessage(where, lease, opts.wording), 'held');
     throw new LakeError(`${where}: could not be taken after 3 tries (other writers keep replacing it)`, 'held');
   }
 
@@ -204,7 +226,7 @@ export class Lease {
     const lease = current ? parseLease(current.body) : null;
     const by = lease ? ` to ${lease.command} on ${lease.holder.host} (PID ${lease.holder.pid})` : '';
     throw new LakeError(
-      `lost the lake lease ${this.store.describe(this.key)}${by} before committing; nothing more was made current, and the next run finishes what this one left`,
+      `lost ${this.opts.wording.name} ${this.store.describe(this.key)}${by} before committing; nothing more was made current, and the next run finishes what this one left`,
       'held',
     );
   }

@@ -37,12 +37,22 @@ export interface PublisherLake {
   command: string;
 }
 
+/** A local Parquet folder a daemon holds (src/lake/folder-claim.ts FolderClaim). */
+export interface HeldFolder {
+  /** Resolves while the folder is still this publisher's; rejects once another writer has taken it. */
+  assertHeld(): Promise<void>;
+  /** After an export wrote into it (the owner record, written once). */
+  exported(): void;
+}
+
 export interface PublisherOptions {
   /** The open (writable) warehouse the daemon writes through; the publisher opens side connections of it. */
   warehouse: Warehouse;
   /** A local folder, or `s3://bucket/prefix` (then `lake` is required). */
   parquetOut?: string;
   lake?: PublisherLake;
+  /** With a local `parquetOut`: the folder as the daemon holds it (its lease and owner, src/lake/folder-claim.ts). */
+  folder?: HeldFolder;
   /** The snapshot file (replaced atomically at each publish). */
   snapshot?: string;
   /** The cadence: a publish at most this often, when something was touched. */
@@ -331,7 +341,9 @@ class CadencedPublisher implements Publisher {
       for (const warning of result.warnings) this.opts.log('warn', warning);
       return result.uploaded.bytes;
     }
+    await this.opts.folder?.assertHeld();
     const result = await this.reader.exportParquet({ out, tables, partitions, newTablesWhole: true });
+    this.opts.folder?.exported();
     for (const warning of result.warnings) this.opts.log('warn', warning);
     return result.bytesWritten;
   }

@@ -9,8 +9,9 @@ import type { CustomField, ResolvedStream, StreamDefinition } from '../../connec
 import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import { type ApiClient, CredentialsRejectedError } from '../api/index.js';
 import type { EventRow, ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';
+import { checkAccount } from './account.js';
 import { assertTimeZone, formatTimestamp, hoursBetween } from './clock.js';
-import { AccountMismatchError, SyncUsageError } from './errors.js';
+import { SyncUsageError } from './errors.js';
 import { checkEventFilters, eventsInScope, hasEventFilters, unmatchedFilters } from './event-scope.js';
 import { Executor } from './executor.js';
 import { errorText } from './failures.js';
@@ -73,7 +74,7 @@ export async function syncEngine(
   const started = new Date();
   // The token call is not cancelled by a stop: it is short, and the run it opens records the stop as partial.
   if (!dry) await client.ensureToken();
-  await checkAccount(client, warehouse, dry);
+  await checkAccount(client, warehouse, { bind: !dry });
   const run = await openRun(client, warehouse, o, engine, selection);
   try {
     await runPhases(run);
@@ -84,20 +85,6 @@ export async function syncEngine(
   const fatal = run.exec.fatal;
   if (fatal instanceof CredentialsRejectedError || fatal instanceof SyncUsageError) throw fatal;
   return result;
-}
-
-/** A warehouse holds one account's data: the first run records which, a run with another is refused. */
-async function checkAccount(client: ApiClient, warehouse: Warehouse, dry: boolean): Promise<void> {
-  const current = { baseUrl: client.baseUrl, clientId: client.clientId };
-  const bound = await warehouse.account.binding();
-  if (bound && (bound.baseUrl !== current.baseUrl || bound.clientId !== current.clientId)) {
-    throw new AccountMismatchError(
-      `${warehouse.path} holds the data of client id ${bound.clientId} at ${bound.baseUrl}; these credentials are ` +
-        `client id ${current.clientId} at ${current.baseUrl}. One warehouse holds one account: use another ` +
-        `database for this one (--db other.duckdb or EVSYNC_DB).`,
-    );
-  }
-  if (!bound && !dry && !warehouse.readOnly) await warehouse.account.bind(current);
 }
 
 /** Streams earlier runs found unavailable that are not yet due for a retry (same path, within the retry hours). */

@@ -10,6 +10,9 @@
  * With `partitions`, only the listed event partitions are replaced; the others stay as they are (with
  * `newTablesWhole`, a table folder new to the output is written whole, as in the lake). Everything written is
  * owner-only (0600 files, 0700 folders): the files hold personal data.
+ *
+ * Which warehouse and account the whole folder belongs to (its owner record) and who writes it now (its lease) are
+ * judged before this runs, by src/lake/folder-claim.ts, which the CLI and the daemon call around every export.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';

@@ -34,7 +34,14 @@ export type { RunLog } from './run-log.js';
 export type { WarehouseSide } from './side.js';
 export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
 export { snapshotTargetProblem } from './snapshot-target.js';
-export type { AccountBinding, EventRow, LedgerRecord, RunRecord, UnavailableStream } from './state.js';
+export type {
+  AccountBinding,
+  EventRow,
+  ExportOrigins,
+  LedgerRecord,
+  RunRecord,
+  UnavailableStream,
+} from './state.js';
 export { statementRefusal } from './statement-check.js';
 export {
   type CreditWindow,

@@ -23,6 +23,7 @@ import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, rm
 import { type FileHandle, open, truncate, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stagePathOf } from './own-files.js';
 
 /** Emptied files kept for reuse: a batch is at most ~100 pages (mergeRows / page size), so this holds one batch. */
 const MAX_FREE = 256;
@@ -43,7 +44,7 @@ export class Staging {
 
   static forDatabase(path: string): Staging {
     if (path === ':memory:' || path === '') return new Staging(mkdtempSync(join(tmpdir(), 'evsync-stage-')), true);
-    return new Staging(`${path}.stage`, false);
+    return new Staging(stagePathOf(path), false);
   }
 
   private ensureDir(): void {

@@ -326,6 +326,38 @@ export async function bindAccount(db: Db, binding: AccountBinding): Promise<void
   ]);
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// where a Parquet folder came from
+
+/** Run ids and event ids an export folder names (its manifests' runs and event partitions). */
+export interface ExportOrigins {
+  runIds: string[];
+  eventIds: number[];
+}
+
+/**
+ * Of `origins`, those this warehouse never held: a run it did not record, an event it never stored (deleted ones
+ * count as held). An export folder naming any was written from another warehouse.
+ */
+export async function unknownOrigins(db: Db, origins: ExportOrigins): Promise<ExportOrigins> {
+  const ids = origins.eventIds.filter((id) => Number.isSafeInteger(id));
+  let runIds = origins.runIds;
+  if (runIds.length > 0 && (await tableExists(db, '_evsync', 'runs'))) {
+    const r = await db.query(`SELECT run_id FROM _evsync.runs WHERE run_id = ANY(CAST(? AS VARCHAR[]))`, [
+      JSON.stringify(runIds),
+    ]);
+    const known = new Set(r.rows.map((row) => String(row.run_id)));
+    runIds = runIds.filter((id) => !known.has(id));
+  }
+  let eventIds = ids;
+  if (ids.length > 0 && (await tableExists(db, 'main', 'events'))) {
+    const r = await db.query(`SELECT id FROM main.events WHERE id = ANY(CAST(? AS BIGINT[]))`, [JSON.stringify(ids)]);
+    const known = new Set(r.rows.map((row) => num(row.id)));
+    eventIds = ids.filter((id) => !known.has(id));
+  }
+  return { runIds, eventIds };
+}
+
 /** Whether the warehouse already holds synced data (a run that loaded something, or a stream table). */
 export async function holdsData(db: Db): Promise<boolean> {
   if (!(await tableExists(db, '_evsync', 'cursors'))) return false;

@@ -470,6 +470,11 @@ export class Warehouse {
     return this.db.exclusive(() => statusHistory(this.db, since, until));
   }
 
+  /** Of the runs and events an export folder names, those this warehouse never held (state.ts, unknownOrigins). */
+  unknownOrigins(origins: state.ExportOrigins): Promise<state.ExportOrigins> {
+    return this.db.exclusive(() => state.unknownOrigins(this.db, origins));
+  }
+
   /** Whether any sync has written state here yet. */
   holdsData(): Promise<boolean> {
     return this.db.exclusive(() => state.holdsData(this.db));

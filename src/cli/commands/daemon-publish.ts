@@ -5,12 +5,17 @@
  * told to the publisher once committed (a run's, when the run has ended: its pages are merged by then).
  */
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { ApiClient } from '../../api/index.js';
+import type { FolderClaim } from '../../lake/folder-claim.js';
 import type { ProgressEvent } from '../../sync/index.js';
 import type { Publisher, PublishStats } from '../../sync/publisher.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Ctx } from '../context.js';
-import { UsageError } from '../errors.js';
+import { errorMessage, UsageError } from '../errors.js';
+import { checkOutputs } from '../output-paths.js';
+import { claimOutputFolder } from './output-folder.js';
 import { snapshotTarget, TouchedPartitions } from './sync.js';
 
 export interface PublishFlags {
@@ -32,9 +37,12 @@ export function addPublishOptions(cmd: Command): void {
   cmd
     .option(
       '--parquet-out <dir|s3://bucket/prefix>',
-      'keep Parquet of the tables fresh there (the partitions that changed, every --publish-every)',
+      'keep Parquet of the tables fresh there (the partitions that changed, every --publish-every); a local folder is this warehouse’s alone (<dir>/_evsync/owner.json) and held by the daemon while it runs',
     )
-    .option('--snapshot <file>', 'keep a read-only DuckDB copy there for other tools (replaced atomically)')
+    .option(
+      '--snapshot <file>',
+      'keep a read-only DuckDB copy there for other tools (replaced atomically; never inside --parquet-out, never a file of the warehouse)',
+    )
     .option(
       '--publish-every <seconds>',
       `how often changes are published to --parquet-out and --snapshot (default ${DEFAULT_PUBLISH_EVERY_SECONDS})`,
@@ -44,14 +52,20 @@ export function addPublishOptions(cmd: Command): void {
 
 /** The targets, checked before anything opens (a usage error spends nothing). */
 export async function checkPublishFlags(ctx: Ctx, flags: PublishFlags): Promise<{ snapshot: string | null }> {
+  let local: string | null = null;
   if (flags.parquetOut !== undefined) {
     const { parseTarget } = await import('../../lake/target.js');
     const target = parseTarget(flags.parquetOut);
     if (!target.ok) throw new UsageError(`--parquet-out: ${target.problem}`);
+    if (target.target.kind === 'local') local = target.target.path;
   }
   if (flags.publishEvery !== undefined && flags.parquetOut === undefined && flags.snapshot === undefined) {
     throw new UsageError('--publish-every: give --parquet-out or --snapshot (or both): there is nothing to publish');
   }
+  checkOutputs(ctx, {
+    snapshot: flags.snapshot ?? null,
+    folder: local === null ? null : { flag: '--parquet-out', path: local },
+  });
   return { snapshot: flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot) };
 }
 
@@ -97,11 +111,40 @@ export function publishMetricsText(p: PublishStats): string {
   ].join('');
 }
 
+/**
+ * A local --parquet-out is the daemon's for its whole life: its owner record checked (another warehouse's: exit 2,
+ * before anything listens) and its lease taken at start, renewed on the publish cadence, given back at stop.
+ */
+async function holdFolder(
+  ctx: Ctx,
+  warehouse: Warehouse,
+  client: ApiClient,
+  out: string,
+  command: string,
+  everyMs: number,
+): Promise<{ claim: FolderClaim; release: () => Promise<void> }> {
+  const claim = await claimOutputFolder(ctx, warehouse, '--parquet-out', out, command, client);
+  const timer = setInterval(() => {
+    claim.renewIfDue().catch((err: unknown) => ctx.log.warn(`--parquet-out ${out}: ${errorMessage(err)}`));
+  }, everyMs);
+  timer.unref?.();
+  return {
+    claim,
+    release: async () => {
+      clearInterval(timer);
+      await claim.release().catch((err: unknown) => {
+        ctx.log.warn(`--parquet-out ${out}: could not give back the folder lease: ${errorMessage(err)}`);
+      });
+    },
+  };
+}
+
 /** Starts publishing (null when neither --parquet-out nor --snapshot is given). */
 export async function startDaemonPublisher(
   ctx: Ctx,
   flags: PublishFlags,
   warehouse: Warehouse,
+  client: ApiClient,
   command: string,
 ): Promise<DaemonPublisher | null> {
   if (flags.parquetOut === undefined && flags.snapshot === undefined) return null;
@@ -110,21 +153,29 @@ export async function startDaemonPublisher(
   const { parseTarget } = await import('../../lake/target.js');
   const target = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
   const s3 = target?.ok && target.target.kind === 's3' ? target.target : null;
+  const local = target?.ok && target.target.kind === 'local' ? resolve(ctx.io.cwd, target.target.path) : null;
+  const everyMs = (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000;
   const lake = s3 ? await (await import('./lake.js')).publisherLakeFor(ctx, s3, command) : undefined;
+  let folder: Awaited<ReturnType<typeof holdFolder>> | null = null;
   let publisher: Publisher;
   try {
+    folder = local === null ? null : await holdFolder(ctx, warehouse, client, local, command, everyMs);
+    const held = folder?.claim;
     publisher = await startPublisher({
       warehouse,
-      ...(flags.parquetOut !== undefined ? { parquetOut: flags.parquetOut } : {}),
+      ...(s3 ? { parquetOut: s3.url } : local !== null ? { parquetOut: local } : {}),
       ...(lake ? { lake } : {}),
+      // Still this daemon's before each export into the folder; its owner recorded after the first.
+      ...(held ? { folder: held } : {}),
       ...(snapshot ? { snapshot } : {}),
-      everyMs: (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000,
+      everyMs,
       // A snapshot readers have never had is published whole at once, not at the first change.
       publishAllAtStart: snapshot !== null && !existsSync(snapshot),
       log: (level, message) => ctx.log[level](message),
     });
   } catch (err) {
     lake?.store.close();
+    await folder?.release();
     throw err;
   }
   let run = new TouchedPartitions();
@@ -148,6 +199,7 @@ export async function startDaemonPublisher(
         await publisher.stop();
       } finally {
         lake?.store.close();
+        await folder?.release();
       }
     },
   };

@@ -22,6 +22,7 @@ import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from
 import type { ReconcileLoop } from '../../sync/daemon/reconcile-loop.js';
 import type { SyncOptions } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
+import { queryCopyPathOf } from '../../warehouse/own-files.js';
 import { type AdminServer, adminSettings, startAdminServer } from '../admin-server.js';
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
@@ -328,9 +329,13 @@ async function openCore(
   held.warehouse = warehouse;
   const client = await createClient(ctx, connection(ctx), flags);
   held.client = client;
+  // As `sync` refuses it, before anything listens: a daemon on another account's warehouse would take deliveries it
+  // cannot apply and fail every reconcile of its life. No call is made (exit 2).
+  const { checkAccount } = await import('../../sync/account.js');
+  await checkAccount(client, warehouse, { bind: false });
   held.stopWaitLog = logWaits(client, ctx.log);
   // Before the receiver: every write it commits is owed to the readers.
-  held.publisher = await startDaemonPublisher(ctx, flags, warehouse, `evsync ${kind.name}`);
+  held.publisher = await startDaemonPublisher(ctx, flags, warehouse, client, `evsync ${kind.name}`);
   const { settings, options } = setup;
   const loop = new ReconcileLoop({
     warehouse,
@@ -364,7 +369,7 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
   const warehouse = held.warehouse as Warehouse;
   held.queries = new QueryService({
     warehouse,
-    copyPath: `${ctx.config.db}.query-copy`,
+    copyPath: queryCopyPathOf(ctx.config.db),
     bounds: {
       ...(flags.queryTimeout ? { timeoutMs: flags.queryTimeout * 1000 } : {}),
       ...(flags.queryMaxRows ? { maxRows: flags.queryMaxRows } : {}),

@@ -11,6 +11,8 @@ import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
+import { checkOutputs } from '../output-paths.js';
+import { withOutputFolder } from './output-folder.js';
 
 interface ExportFlags {
   out: string;
@@ -27,6 +29,7 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   if (!target.ok) throw new UsageError(`--out: ${target.problem}`);
   if (target.target.kind === 's3') return exportLakeCommand(ctx, target.target, flags);
   const out = resolve(ctx.io.cwd, flags.out);
+  checkOutputs(ctx, { snapshot: null, folder: { flag: '--out', path: out } });
   const report = await withWarehouse(ctx, { readOnly: true, mustExist: true }, async (warehouse) => {
     if (flags.tables) {
       const known = await warehouse.listTables();
@@ -38,13 +41,17 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
       }
     }
     ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${out}…`);
+    // The folder is this warehouse's (its owner record), and no other writer's while this export writes (its lease).
+    const folder = { flag: '--out', out, command: 'evsync export', client: null } as const;
     try {
-      return await warehouse.exportParquet({
-        out,
-        ...(flags.tables ? { tables: flags.tables } : {}),
-        includeDeleted: flags.includeDeleted === true,
-        force: flags.force === true,
-      });
+      return await withOutputFolder(ctx, warehouse, folder, () =>
+        warehouse.exportParquet({
+          out,
+          ...(flags.tables ? { tables: flags.tables } : {}),
+          includeDeleted: flags.includeDeleted === true,
+          force: flags.force === true,
+        }),
+      );
     } catch (err) {
       // A folder evsync does not own, or an --out where no folder can be: the user's to fix.
       if (err instanceof Error && err.name === 'ExportRefusedError') throw new UsageError(errorMessage(err));
@@ -103,6 +110,13 @@ evsync writes only what it owns. Each <out>/<table> folder is created by evsync 
 new files under new names, then removes the files they replace (only those the manifest lists); it never removes
 a folder with its contents. A table folder evsync did not create, or one holding a file it did not write, is
 refused (exit 2, naming the folder and the file) unless --force. Files are 0600, folders 0700.
+
+A folder belongs to one warehouse and one account: the first export records them in <out>/_evsync/owner.json
+(warehouse path, base URL, client id), and another warehouse or account is refused before anything is written
+(exit 2; to hand the folder over, remove that file: the next export adopts the folder only if its files are that
+warehouse's). A folder from an earlier evsync (manifests, no owner record) is adopted the same way. While an export
+writes it holds <out>/_evsync/lease.json (another writer meanwhile: exit 1). A folder holding the warehouse is
+refused.
 
 s3://bucket/prefix writes the lake: <prefix>/<table>/account=<id>/event_id=<n>/*.parquet, one manifest per
 table and account, under the account's lease (held by another writer: exit 1). Endpoint, region and path-style

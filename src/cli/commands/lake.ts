@@ -4,12 +4,12 @@
  * errors to exit codes (refused: 2; lease held or store failure: 1). The lake modules and the AWS SDK are imported
  * only here and only when an s3:// target is used.
  */
-import { basename, dirname, join } from 'node:path';
 import type { LakeExportResult } from '../../lake/export-lake.js';
 import type { ObjectStore } from '../../lake/store.js';
 import type { ExportTarget } from '../../lake/target.js';
 import type { PublisherLake } from '../../sync/publisher.js';
 import type { PartitionSelection, Warehouse } from '../../warehouse/index.js';
+import { lakeStagingPathOf } from '../../warehouse/own-files.js';
 import type { Ctx } from '../context.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 
@@ -19,6 +19,11 @@ const DEFAULT_LEASE_SECONDS = 900;
 const DEFAULT_PART_MIB = 16;
 const DEFAULT_UPLOADS = 4;
 
+/** How long a lease (the lake's, a local folder's) keeps other writers out without renewal: `lake.leaseSeconds`. */
+export function leaseTtlMs(ctx: Ctx): number {
+  return (ctx.config.values.lake?.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000;
+}
+
 /** The account's id in the lake: the selected one of `accounts`, else `lake.account`, else `default`. */
 export function lakeAccount(ctx: Ctx): string {
   return ctx.config.account ?? ctx.config.values.lake?.account ?? 'default';
@@ -26,7 +31,7 @@ export function lakeAccount(ctx: Ctx): string {
 
 /** `.evsync.duckdb.lake-staging` beside `evsync.duckdb`: same disk, same owner, one per database. */
 export function stagingDirFor(db: string): string {
-  return join(dirname(db), `.${basename(db)}.lake-staging`);
+  return lakeStagingPathOf(db);
 }
 
 export async function openLakeStore(ctx: Ctx, target: S3Target): Promise<ObjectStore> {
@@ -102,7 +107,7 @@ export async function exportToLakeTarget(
       includeDeleted: run.includeDeleted === true,
       force: run.force === true,
       runId: run.runId ?? null,
-      leaseTtlMs: (lake.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000,
+      leaseTtlMs: leaseTtlMs(ctx),
       command: run.command,
       uploadConcurrency: lake.uploadConcurrency ?? DEFAULT_UPLOADS,
       log: (level, message) => ctx.log[level](message),
@@ -129,7 +134,7 @@ export async function publisherLakeFor(ctx: Ctx, target: S3Target, command: stri
       store: await openLakeStore(ctx, target),
       account: lakeAccount(ctx),
       stagingDir: stagingDirFor(ctx.config.db),
-      leaseTtlMs: (lake.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000,
+      leaseTtlMs: leaseTtlMs(ctx),
       uploadConcurrency: lake.uploadConcurrency ?? DEFAULT_UPLOADS,
       command,
     };

@@ -498,6 +498,7 @@ Never runs two syncs at once: a tick that falls while a sync is running is skipp
 without the webhook receiver: it holds the database for its whole life (a second writer is refused, naming it),
 and \`evsync status\` and \`evsync query\` from another shell are answered by it (queries read a copy of the warehouse, bounded by
 --query-timeout and --query-max-rows). Waits for the rate-limit window are printed as \`sync\` prints them.
+A warehouse of another account, or a local --parquet-out of another warehouse, is refused at start (exit 2).
 SIGINT/SIGTERM stop it cleanly: the running sync finishes the page in flight and saves state; exit 0, or 3 when a
 run in flight was cut short (the next start resumes it).
 

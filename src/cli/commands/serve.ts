@@ -53,8 +53,11 @@ queries read a copy of the warehouse made for them, bounded by --query-timeout a
 cancelled when the client goes away; deliveries never wait for them. At start it catches up on what may have been
 missed while it was stopped (every selected stream, past events included; --no-catch-up skips it).
 With --parquet-out and --snapshot it keeps Parquet and a read-only DuckDB copy fresh for other tools (every
---publish-every seconds, 60), which cannot open the warehouse while it runs. The status page, /status.json and
-/metrics are on --admin-listen (loopback; another address needs EVSYNC_ADMIN_TOKEN, sent as "Authorization: Bearer").
+--publish-every seconds, 60), which cannot open the warehouse while it runs; a local --parquet-out is this
+warehouse's alone (its owner record) and held by the daemon until it stops, and the snapshot may not lie inside it.
+A warehouse of another account is refused at start (exit 2), as \`sync\` refuses it, before anything listens.
+The status page, /status.json and /metrics are on --admin-listen (loopback; another address needs
+EVSYNC_ADMIN_TOKEN, sent as "Authorization: Bearer").
 SIGINT/SIGTERM stop it cleanly: exit 0, or 3 when a run in flight was cut short (its state is saved).
 
 Examples:

@@ -16,6 +16,8 @@ import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type Selection
 import { formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { SyncProgress } from '../output/progress.js';
+import { checkOutputs } from '../output-paths.js';
+import { checkOutputFolder, withOutputFolder } from './output-folder.js';
 
 export interface SyncFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
@@ -178,6 +180,7 @@ export function explain(log: Logger, result: SyncResult, command: string): void 
 async function exportTouched(
   ctx: Ctx,
   warehouse: Warehouse,
+  client: ApiClient,
   out: string,
   touched: TouchedPartitions,
   log: Logger,
@@ -204,7 +207,11 @@ async function exportTouched(
     log.info(`parquet: ${lakeSummary(target.target.url, lake).trim()}`);
     return;
   }
-  const report = await warehouse.exportParquet({ out, tables: partitions.map((p) => p.table), partitions, runId });
+  const dir = resolve(ctx.io.cwd, out);
+  const folder = { flag: '--parquet-out', out: dir, command: commandLine(ctx.app.argv), client } as const;
+  const report = await withOutputFolder(ctx, warehouse, folder, () =>
+    warehouse.exportParquet({ out: dir, tables: partitions.map((p) => p.table), partitions, runId }),
+  );
   log.info(`parquet: exported ${partitions.length} table(s) to ${out}`);
   ctx.log.debug(`export: ${toJson(report)}`);
 }
@@ -251,6 +258,11 @@ async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: 
 async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
   const lakeTarget = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
   if (lakeTarget && !lakeTarget.ok) throw new UsageError(`--parquet-out: ${lakeTarget.problem}`);
+  const local = lakeTarget?.ok && lakeTarget.target.kind === 'local' ? lakeTarget.target.path : null;
+  checkOutputs(ctx, {
+    snapshot: flags.snapshot ?? null,
+    folder: local === null ? null : { flag: '--parquet-out', path: local },
+  });
   const snapshot = flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot);
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, mode);
@@ -264,6 +276,8 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     if (lakeTarget?.ok && lakeTarget.target.kind === 's3') {
       await (await import('./lake.js')).refuseIfLeaseHeld(ctx, lakeTarget.target);
     }
+    // A local folder of another warehouse or account, or one another writer holds now: refused as well.
+    if (local !== null) await checkOutputFolder(ctx, warehouse, '--parquet-out', resolve(ctx.io.cwd, local), client);
     const { runSync } = await import('../../sync/index.js');
     const touched = new TouchedPartitions();
     progress.log.info(
@@ -279,7 +293,7 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     });
     progress.dispose();
     if (flags.parquetOut && result.status !== 'failed')
-      await exportTouched(ctx, warehouse, flags.parquetOut, touched, ctx.log, result.runId);
+      await exportTouched(ctx, warehouse, client, flags.parquetOut, touched, ctx.log, result.runId);
     // Partial runs too: what they loaded is committed, and readers of the snapshot should see it.
     if (snapshot && result.status !== 'failed') await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log);
     if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);
@@ -304,11 +318,11 @@ function describe(cmd: Command, mode: SyncMode): Command {
     .option('--deletes', 'run delete sweeps now for every cursor stream (default: when due, with spare credits)')
     .option(
       '--parquet-out <dir|s3://bucket/prefix>',
-      'also export the partitions this run wrote to Parquet (Hive layout), locally or to the lake',
+      'also export the partitions this run wrote to Parquet (Hive layout), locally or to the lake; a local folder is this warehouse’s alone (<dir>/_evsync/owner.json: another warehouse or account is refused)',
     )
     .option(
       '--snapshot <file>',
-      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically: open that with the duckdb CLI, Python or a BI tool, never the warehouse itself',
+      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically: open that with the duckdb CLI, Python or a BI tool, never the warehouse itself (never inside --parquet-out, never a file of the warehouse)',
     )
     .addHelpText(
       'after',
