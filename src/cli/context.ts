@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { type Now, systemNow } from '../../schemas/clock.js';
 import type { ApiClient } from '../api/index.js';
 import type { Sandbox, Warehouse } from '../warehouse/index.js';
 import {
@@ -48,6 +49,8 @@ export interface Ctx {
   verbosity: Verbosity;
   /** Live progress is for a person at a terminal: not when piped, with --json or with --quiet. */
   showProgress: boolean;
+  /** The one clock of the command: every component it composes reads the time from it (schemas/clock.ts). */
+  now: Now;
 }
 
 export function createContext(app: App, cmd: Command): Ctx {
@@ -74,6 +77,7 @@ export function createContext(app: App, cmd: Command): Ctx {
     json,
     verbosity,
     showProgress: app.stderr.isTTY && !json && verbosity !== 'quiet',
+    now: app.io.now ?? systemNow,
   };
 }
 

@@ -2,6 +2,7 @@
  * Where the CLI reads its environment and writes its output. Everything goes through one `CliIo` so tests run
  * `main()` in-process with captured streams and their own environment, and so secrets can be scrubbed in one place.
  */
+import type { Now } from '../../../schemas/clock.js';
 import { OwnWords } from './own-words.js';
 
 /** The part of a writable stream the CLI uses; `process.stdout` fits, and so does a test's string buffer. */
@@ -24,6 +25,8 @@ export interface CliIo {
   stop?: AbortSignal;
   /** Whether to listen for SIGINT/SIGTERM (the real process: yes; tests: no). */
   handleSignals?: boolean;
+  /** The clock every component of the command reads (default the machine's): tests fix it. */
+  now?: Now;
 }
 
 let pipeGuarded = false;
