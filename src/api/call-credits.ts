@@ -3,6 +3,7 @@
  * and settles them from the answer, and a 429 is waited out here (the window's reset, or a short pause when the
  * headers say credits are left) and sent again. Beyond the bound of 429s the answer goes out (a RateLimitedError).
  */
+import type { Now } from '../../schemas/clock.js';
 import { sleep } from './backoff.js';
 import type { CallReporter, CallSpec, CallState, RetryPolicy, Step } from './call-state.js';
 import { traitsOf } from './call-state.js';
@@ -30,11 +31,13 @@ export interface CreditsDeps {
   policy: RetryPolicy;
   bearer: Bearer;
   report: CallReporter;
+  /** The client's clock (the ledger's too). */
+  now: Now;
 }
 
 async function reserve(deps: CreditsDeps, state: CallState): Promise<{ reservation: Reservation; waitedMs: number }> {
   const { spec } = state;
-  const started = Date.now();
+  const started = deps.now();
   const reservation = await deps.ledger.acquire(spec.kind, {
     method: spec.method,
     path: spec.path,
@@ -42,20 +45,25 @@ async function reserve(deps: CreditsDeps, state: CallState): Promise<{ reservati
     maxWaitMs: deps.maxWaitMs - state.waitedMs,
     priority: spec.kind === 'token',
   });
-  const waitedMs = Date.now() - started;
+  const waitedMs = deps.now() - started;
   state.waitedMs += waitedMs;
   return { reservation, waitedMs };
 }
 
 /** Resolves the credits of an attempt that brought no answer, and says what to throw. */
-function unanswered(ledger: CreditLedger, reservation: Reservation, spec: CallSpec<unknown>, err: unknown): unknown {
+function unanswered(
+  { ledger, now }: CreditsDeps,
+  reservation: Reservation,
+  spec: CallSpec<unknown>,
+  err: unknown,
+): unknown {
   if (spec.signal?.aborted) {
     ledger.release(reservation);
     return spec.signal.reason;
   }
   if (err instanceof BodyTooLarge) {
     // It reached the service (and was charged); asking again would bring the same answer.
-    ledger.settle(reservation, {}, Date.now());
+    ledger.settle(reservation, {}, now());
     const mb = Math.round(err.limit / 1_048_576);
     return new ResponseTooLargeError(
       `${spec.method} ${spec.path}: the answer is larger than ${mb} MB, refused (maxResponseBytes)`,
@@ -63,7 +71,7 @@ function unanswered(ledger: CreditLedger, reservation: Reservation, spec: CallSp
     );
   }
   // A refused connection cost nothing; anything later may have reached the server and been charged.
-  if (isTransportFault(err) && !failedBeforeSending(err)) ledger.settle(reservation, {}, Date.now());
+  if (isTransportFault(err) && !failedBeforeSending(err)) ledger.settle(reservation, {}, now());
   else ledger.release(reservation);
   return err;
 }
@@ -71,7 +79,7 @@ function unanswered(ledger: CreditLedger, reservation: Reservation, spec: CallSp
 /** A transient 429 (credits left per the headers): pause briefly, within what is left of maxWaitMs. */
 async function pause429(deps: CreditsDeps, state: CallState, until: Date): Promise<void> {
   const { spec } = state;
-  const ms = Math.max(0, until.getTime() - Date.now());
+  const ms = Math.max(0, until.getTime() - deps.now());
   if (ms > deps.maxWaitMs - state.waitedMs) {
     throw new BudgetExhaustedError(`429 pause of ${ms} ms exceeds the allowed wait`, {
       method: spec.method,
@@ -122,7 +130,7 @@ export function withCredits(deps: CreditsDeps, send: Step): Step {
         deps.ledger.markSent(reservation);
         ex = await send(state);
       } catch (err) {
-        throw unanswered(deps.ledger, reservation, spec, err);
+        throw unanswered(deps, reservation, spec, err);
       }
       deps.report.answered(state, ex);
       const limits = rateLimitHeaders(ex);

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { Agent, type Dispatcher } from 'undici';
 import { DEFAULT_RATE_LIMIT } from '../../connectors/service.js';
+import { type Now, systemNow } from '../../schemas/clock.js';
 import { tokenAnswerSchema } from '../../schemas/wire.js';
 import { type Bearer, withCredits } from './call-credits.js';
 import { withFreshToken } from './call-retoken.js';
@@ -117,7 +118,9 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
   private readonly basic: string;
   private readonly secrets: string[];
   private readonly tokenSecrets: string[] = [];
-  private readonly clock = new ServerClock();
+  /** The clock the client reads every time from (the one its caller composed it with). */
+  readonly now: Now;
+  private readonly clock: ServerClock;
   private readonly tokens: TokenManager;
   private readonly limit: LimitFunction;
   private readonly headersMs: number;
@@ -130,6 +133,8 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
 
   constructor(options: ClientOptions) {
     super();
+    this.now = options.now ?? systemNow;
+    this.clock = new ServerClock(this.now);
     this.base = parseBaseUrl(options.baseUrl);
     this.baseUrl = this.base.display;
     this.clientId = clientIdOf(options.credentials);
@@ -157,12 +162,14 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
       windowMs: rate.windowMs,
       reserveCredits: options.reserveCredits ?? 0,
       runBudget: options.runBudget ?? null,
+      now: this.now,
     });
     this.ledger.on('wait', (e) => this.emit('wait', e));
 
     this.tokens = new TokenManager(
       () => this.fetchToken(),
       this.clock,
+      this.now,
       options.tokenRefreshMarginMs ?? DEFAULTS.tokenRefreshMarginMs,
     );
     this.layers = this.composeLayers(policy, maxWaitMs);
@@ -371,7 +378,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
         }
         const expiresAt = parseApiTimestamp(parsed.data.expires_at);
         if (!expiresAt) throw new MalformedBody('token answer: expires_at is not a timestamp');
-        const now = this.clock.nowMs() ?? Date.now();
+        const now = this.clock.nowMs() ?? this.now();
         return { accessToken: parsed.data.access_token, expiresAt, lifetimeMs: Math.max(0, expiresAt.getTime() - now) };
       },
     });
@@ -440,8 +447,12 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
         bodyMs: this.bodyMs,
         maxBytes: this.maxResponseBytes,
         signal: state.spec.signal,
+        now: this.now,
       });
-    const credits = withCredits({ ledger: this.ledger, maxWaitMs, policy, bearer, report }, exchangeOnce);
+    const credits = withCredits(
+      { ledger: this.ledger, maxWaitMs, policy, bearer, report, now: this.now },
+      exchangeOnce,
+    );
     const retoken = withFreshToken({ invalidate: (token) => this.tokens.invalidate(token), report }, credits);
     return withRetries({ policy, errors, report }, retoken);
   }

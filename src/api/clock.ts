@@ -1,4 +1,5 @@
 import { serviceTimestamp } from '../../connectors/service.js';
+import type { Now } from '../../schemas/clock.js';
 import { API_TIMESTAMP } from '../../schemas/wire.js';
 
 /** `YYYY-MM-DD HH:MM:SS` read as UTC (the token's `expires_at`). Null when the text has another shape. */
@@ -35,7 +36,7 @@ export class ServerClock {
   /** An answer arrived; if none carried a Date header, the local clock is all there is. */
   private answered = false;
 
-  constructor(private readonly localNow: () => number = Date.now) {}
+  constructor(private readonly localNow: Now) {}
 
   observe(serverDate: Date | null, sentAt: number, receivedAt: number): void {
     this.answered = true;

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import type { Now } from '../../schemas/clock.js';
 import { EvsyncApiError } from './errors.js';
 
 export interface ExchangeRequest {
@@ -13,6 +14,8 @@ export interface ExchangeRequest {
   /** Answers larger than this are refused while they stream in, before they are held in memory whole. */
   maxBytes: number;
   signal?: AbortSignal | undefined;
+  /** The clock `sentAt`/`receivedAt` are read from (the client's: the server clock is measured against it). */
+  now: Now;
 }
 
 export interface Exchange {
@@ -75,7 +78,7 @@ export async function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Pr
       controller.abort(timedOut);
     }, ms);
 
-  const sentAt = Date.now();
+  const sentAt = req.now();
   let timer = arm('headers', req.headersMs);
   let response: Dispatcher.ResponseData | undefined;
   try {
@@ -93,7 +96,7 @@ export async function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Pr
     clearTimeout(timer);
     timer = arm('body', req.bodyMs);
     const text = await readLimited(response, req.maxBytes);
-    return { status: response.statusCode, headers: response.headers, text, sentAt, receivedAt: Date.now() };
+    return { status: response.statusCode, headers: response.headers, text, sentAt, receivedAt: req.now() };
   } catch (err) {
     if (response && !response.body.destroyed) response.body.destroy();
     throw timedOut ?? (req.signal?.aborted ? req.signal.reason : err);

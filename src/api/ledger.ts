@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { systemNow } from '../../schemas/clock.js';
 import { LIST_CALL_CREDITS, OTHER_CALL_CREDITS } from '../../connectors/service.js';
 import { BudgetExhaustedError } from './errors.js';
 
@@ -132,7 +133,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     this.windowMs = options.windowMs;
     this.reserveCredits = Math.max(0, options.reserveCredits ?? 0);
     this.runBudget = options.runBudget ?? null;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? systemNow;
     this.remaining = this.limit;
   }
 

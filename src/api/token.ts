@@ -1,3 +1,4 @@
+import type { Now } from '../../schemas/clock.js';
 import type { ServerClock } from './clock.js';
 
 export interface Token {
@@ -19,6 +20,7 @@ export class TokenManager {
   constructor(
     private readonly fetchToken: () => Promise<Token>,
     private readonly clock: ServerClock,
+    private readonly now: Now,
     private readonly marginMs: number,
   ) {}
 
@@ -38,7 +40,7 @@ export class TokenManager {
   }
 
   isStale(t: Token): boolean {
-    const now = this.clock.nowMs() ?? Date.now();
+    const now = this.clock.nowMs() ?? this.now();
     // A token shorter-lived than twice the margin would otherwise be refreshed on every call.
     const margin = Math.min(this.marginMs, t.lifetimeMs / 2);
     return now >= t.expiresAt.getTime() - margin;

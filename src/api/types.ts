@@ -1,9 +1,12 @@
 import type { Dispatcher } from 'undici';
+import type { Now } from '../../schemas/clock.js';
 import type { Credentials } from './credentials.js';
 import type { LedgerSnapshot, WaitEvent } from './ledger.js';
 import type { ListQuery } from './query.js';
 
 export interface ClientOptions {
+  /** The clock of every time the client reads (the ledger's window, the server clock's offset, token expiry). */
+  now?: Now;
   /** The service root, ending in `/v1` (e.g. `https://api.swoogo.com/api/v1`). */
   baseUrl: string;
   credentials: Credentials;

@@ -104,6 +104,7 @@ export async function createClient(ctx: Ctx, conn: Connection, flags: ClientFlag
   const client = new ApiClient({
     baseUrl: conn.baseUrl,
     credentials: conn.credentials,
+    now: ctx.now,
     ...(v.rateLimit ? { rateLimit: { limit: v.rateLimit.credits, windowMs: v.rateLimit.windowSeconds * 1000 } } : {}),
     ...(v.reserveCredits !== undefined ? { reserveCredits: v.reserveCredits } : {}),
     ...(wait !== undefined ? { maxWaitMs: wait } : {}),
@@ -146,6 +147,7 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
   try {
     return await Warehouse.open(db, {
       readOnly: opts.readOnly === true,
+      now: ctx.now,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
       ...(opts.memoryLimit ? { memoryLimit: opts.memoryLimit, sameLimitWhileLoading: true } : {}),
     });

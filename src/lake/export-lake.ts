@@ -4,8 +4,10 @@
  * tables are published one by one (publish.ts), each staged, uploaded and committed before the next is staged, so
  * the staging folder holds one table at a time.
  */
+
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type Now, systemNow } from '../../schemas/clock.js';
 import type { Manifest } from '../warehouse/export-manifest.js';
 import type { PartitionSelection } from '../warehouse/index.js';
 import { LakeError } from './errors.js';
@@ -34,6 +36,8 @@ export interface LakeExportOptions {
   runId?: string | null;
   /** How long the lease keeps other writers out without renewal. */
   leaseTtlMs: number;
+  /** The clock of the lease and the manifests (default the machine's). */
+  now?: Now;
   /** Recorded in the lease for whoever is refused (`evsync export`). */
   command: string;
   uploadConcurrency: number;
@@ -101,13 +105,14 @@ async function acquireLease(opts: LakeExportOptions, key: string, log: LakeLog):
     account: opts.account,
     ttlMs: opts.leaseTtlMs,
     command: opts.command,
+    now: opts.now ?? systemNow,
   });
   const replaced = lease.replaced;
   if (replaced) {
     log(
       'warn',
       `took over the lake lease of ${replaced.command} on ${replaced.holder.host} (PID ${replaced.holder.pid}), which had ${
-        Date.parse(replaced.expiresAt) <= Date.now() ? `expired at ${replaced.expiresAt}` : 'exited'
+        Date.parse(replaced.expiresAt) <= (opts.now ?? systemNow)() ? `expired at ${replaced.expiresAt}` : 'exited'
       }; finishing what it left`,
     );
   }
@@ -175,6 +180,7 @@ async function publishTables(
     runId: opts.runId ?? null,
     uploadConcurrency: opts.uploadConcurrency,
     onUploaded: opts.onUploaded,
+    now: opts.now ?? systemNow,
   };
   try {
     for (const { table, remote } of remotes) {

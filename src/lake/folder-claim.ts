@@ -17,8 +17,10 @@
  * Handing a folder over is removing its owner record: the next writer adopts the folder only if its files are that
  * writer's (the rule for folders from before the record), so a folder of another account never is.
  */
+
 import { lstatSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { systemNow } from '../../schemas/clock.js';
 import { ensureFolder } from '../warehouse/export-folder.js';
 import { MARKER_DIR } from '../warehouse/export-manifest.js';
 import {
@@ -174,7 +176,7 @@ export async function checkFolder(opts: FolderClaimOptions): Promise<void> {
   await judge(opts);
   if (!entryAt(join(opts.out, MARKER_DIR))?.isDirectory()) return;
   const store = new FolderLeaseStore(opts.out);
-  const held = await liveLease(store, FOLDER_LEASE_KEY, (opts.now ?? Date.now)());
+  const held = await liveLease(store, FOLDER_LEASE_KEY, (opts.now ?? systemNow)());
   if (held) throw leaseRefusal(store, FOLDER_LEASE_KEY, held, WORDING);
 }
 
@@ -263,7 +265,7 @@ export async function claimFolder(opts: FolderClaimOptions): Promise<FolderClaim
   }
   try {
     const verdict = await judge(opts);
-    const now = new Date((opts.now ?? Date.now)()).toISOString();
+    const now = new Date((opts.now ?? systemNow)()).toISOString();
     const kept = verdict.record === 'write' ? null : verdict.owner;
     const owner: FolderOwner = {
       format: OWNER_FORMAT,

@@ -12,8 +12,10 @@
  * The same lease keeps two writers off one local Parquet folder (`<out>/_evsync/lease.json`, through
  * folder-store.ts): one rule for both places, only the wording differs.
  */
+
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { type Now, systemNow } from '../../schemas/clock.js';
 import { LakeError } from './errors.js';
 import type { ObjectStore } from './store.js';
 
@@ -96,7 +98,7 @@ export interface LeaseOptions {
 }
 
 /** The current lease at `key` if a live writer holds it (for refusing before a sync spends credits). */
-export async function liveLease(store: LeaseStore, key: string, now = Date.now()): Promise<LeaseBody | null> {
+export async function liveLease(store: LeaseStore, key: string, now: number): Promise<LeaseBody | null> {
   const current = await store.get(key);
   if (!current) return null;
   const lease = parseLease(current.body);
@@ -131,7 +133,7 @@ export class Lease {
   }
 
   static async acquire(store: LeaseStore, key: string, options: LeaseOptions): Promise<Lease> {
-    const opts: Required<LeaseOptions> = { now: Date.now, wording: LAKE_LEASE_WORDING, ...options };
+    const opts: Required<LeaseOptions> = { now: systemNow, wording: LAKE_LEASE_WORDING, ...options };
     const token = randomBytes(12).toString('hex');
     const where = `${opts.wording.name} ${store.describe(key)}`;
     // Three tries: a conflict means another writer wrote in between; the next read shows who.

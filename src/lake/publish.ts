@@ -11,9 +11,11 @@
  * Killed anywhere, the previous manifest or the new one is current and every object either names lists exists;
  * the next export removes the leftovers (recoverRemote) before writing.
  */
+
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
+import type { Now } from '../../schemas/clock.js';
 import type { Manifest, ManifestFile } from '../warehouse/export-manifest.js';
 import { readManifest } from '../warehouse/export-manifest.js';
 import type { Warehouse } from '../warehouse/index.js';
@@ -38,6 +40,8 @@ export interface PublishContext {
   includeDeleted: boolean;
   runId: string | null;
   uploadConcurrency: number;
+  /** The clock the manifests' times are read from. */
+  now: Now;
   /** After each object is uploaded (key, bytes, parts), in upload order: progress lines and tests' kill points. */
   onUploaded?: ((key: string, bytes: number, parts: number) => void) | undefined;
 }
@@ -138,7 +142,7 @@ function committedManifest(
     (file.partition[PARTITION_COLUMN] !== undefined && only.includes(Number(file.partition[PARTITION_COLUMN])));
   return {
     ...manifest,
-    updatedAt: new Date().toISOString(),
+    updatedAt: new Date(ctx.now()).toISOString(),
     exportId: staged.exportId,
     runId: ctx.runId,
     partitionBy: staged.partitionBy,
@@ -158,7 +162,7 @@ export async function publishTable(
   requestedOnly: number[] | null,
 ): Promise<TablePublished> {
   const { store, lease } = ctx;
-  let manifest = await recoverRemote(store, remote, table);
+  let manifest = await recoverRemote(store, remote, table, new Date(ctx.now()));
   const only = partitionsToReplace(remote, manifest, requestedOnly, ctx.includeDeleted);
   if (only !== null && only.length === 0) {
     const nothing = { files: 0, bytes: 0, parts: 0 };

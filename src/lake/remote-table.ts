@@ -77,8 +77,13 @@ export async function putManifest(store: ObjectStore, root: string, manifest: Ma
  * exports, replaced objects not yet removed). Those are evsync's by the manifest's own record, so a crash never
  * turns them into "foreign" objects. Writes nothing when there is nothing to finish.
  */
-export async function recoverRemote(store: ObjectStore, remote: RemoteTable, table: string): Promise<Manifest> {
-  if (remote.state !== 'owned') return emptyManifest(table, new Date());
+export async function recoverRemote(
+  store: ObjectStore,
+  remote: RemoteTable,
+  table: string,
+  now: Date,
+): Promise<Manifest> {
+  if (remote.state !== 'owned') return emptyManifest(table, now);
   const m = remote.manifest;
   if (m.pending.length === 0 && m.obsolete.length === 0) return m;
   const rels = remote.objects.map((o) => o.key.slice(remote.root.length));

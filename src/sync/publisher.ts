@@ -16,8 +16,10 @@
  *
  * Call `touched` once the change is committed to its table: the publisher reads tables, never staged pages.
  */
+
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { type Now, systemNow } from '../../schemas/clock.js';
 import { exportToLake } from '../lake/export-lake.js';
 import type { ObjectStore } from '../lake/store.js';
 import { parseTarget } from '../lake/target.js';
@@ -62,6 +64,8 @@ export interface PublisherOptions {
   publishAllAtStart?: boolean;
   /** After each table copied into the snapshot (n from 1), awaited: progress, and a test's kill point or pause. */
   onSnapshotTable?: (table: string, n: number) => void | Promise<void>;
+  /** The daemon's clock (default the machine's). */
+  now?: Now;
 }
 
 /** Numbers for `/metrics` and `status`: what publishing costs and whether it keeps up. */
@@ -106,8 +110,9 @@ export interface Publisher {
 /** Touched partitions: per table, event ids or the whole table. */
 type Touched = Map<string, Set<number> | 'all'>;
 
-function utcText(d = new Date()): string {
-  return d.toISOString().replace('T', ' ').replace('Z', '');
+/** Now as UTC `YYYY-MM-DD HH:MM:SS.mmm`, the form the warehouse writes its times in. */
+function utcText(now: Now): string {
+  return new Date(now()).toISOString().replace('T', ' ').replace('Z', '');
 }
 
 function errorText(err: unknown): string {
@@ -150,6 +155,7 @@ class CadencedPublisher implements Publisher {
   private running: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
+  private readonly now: Now;
   /** The snapshot must be published even with nothing touched (it does not exist yet). */
   private snapshotDue: boolean;
   /** The next snapshot copies every table (until one has been published by this process). */
@@ -181,6 +187,7 @@ class CadencedPublisher implements Publisher {
     private readonly pending: WarehouseSide,
     private readonly lakePrefix: string | null,
   ) {
+    this.now = opts.now ?? systemNow;
     this.snapshotDue = opts.snapshot !== undefined && !existsSync(opts.snapshot);
   }
 
@@ -200,7 +207,7 @@ class CadencedPublisher implements Publisher {
     if (this.stopped) return;
     const ids = eventIds === 'all' ? 'all' : [...eventIds];
     addTouch(this.touchedNow, table, ids);
-    const at = utcText();
+    const at = utcText(this.now);
     if (ids === 'all') this.unrecorded.push({ table, eventId: null, at });
     else for (const id of ids) this.unrecorded.push({ table, eventId: id, at });
     this.scheduleRecord();
@@ -269,7 +276,7 @@ class CadencedPublisher implements Publisher {
       this.opts.log('warn', `publish: no table ${table} in the warehouse; its touches are dropped`);
     }
     // Everything committed before this moment is in what this publish reads.
-    const startedAt = utcText();
+    const startedAt = utcText(this.now);
     const wallStart = performance.now();
     const cpuStart = process.cpuUsage();
     this.s.lastStartedAt = startedAt;
@@ -301,7 +308,7 @@ class CadencedPublisher implements Publisher {
       const wallMs = performance.now() - wallStart;
       const cpuMs = (cpu.user + cpu.system) / 1000;
       this.s.publishes++;
-      this.s.lastFinishedAt = utcText();
+      this.s.lastFinishedAt = utcText(this.now);
       this.s.lastDurationMs = wallMs;
       this.s.lastCpuMs = cpuMs;
       this.s.lastBytes = parquetBytes + snapshotBytes;
@@ -319,7 +326,7 @@ class CadencedPublisher implements Publisher {
       for (const [table, ids] of batch) addTouch(this.touchedNow, table, ids);
       this.s.failures++;
       this.s.lastError = errorText(err);
-      this.s.lastErrorAt = utcText();
+      this.s.lastErrorAt = utcText(this.now);
       this.opts.log('warn', `publish failed (retried at the next cadence): ${errorText(err)}`);
       throw err;
     }
@@ -337,6 +344,7 @@ class CadencedPublisher implements Publisher {
         tables,
         partitions,
         log: this.opts.log,
+        now: this.now,
       });
       for (const warning of result.warnings) this.opts.log('warn', warning);
       return result.uploaded.bytes;

@@ -71,7 +71,7 @@ export async function syncEngine(
   // A daemon's runs list streams one by one that the user selected through a set: only the user's own names count.
   if (o.namedStreams) selection.named = new Set(o.namedStreams);
   const dry = engine.execution === 'dry';
-  const started = new Date();
+  const started = new Date(client.now());
   // The token call is not cancelled by a stop: it is short, and the run it opens records the stop as partial.
   if (!dry) await client.ensureToken();
   await checkAccount(client, warehouse, { bind: !dry });
@@ -115,7 +115,7 @@ async function openRun(
   selection: Selection,
 ): Promise<Run> {
   const dry = engine.execution === 'dry';
-  const serverNow = dry ? new Date() : client.serverNow();
+  const serverNow = dry ? new Date(client.now()) : client.serverNow();
   const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, options.mode);
   const signpost =
     resumable?.signpost ??
@@ -158,7 +158,7 @@ async function planContext(run: Run): Promise<PlanContext> {
   return {
     mode: o.mode,
     signpost: run.signpost,
-    now: run.dry ? new Date() : run.client.serverNow(),
+    now: run.dry ? new Date(run.client.now()) : run.client.serverNow(),
     cursors: new Map((await run.warehouse.cursors.list()).map((c) => [cursorId(c.stream, c.scope), c])),
     resumedStartedAt: run.resumable ? run.resumable.startedAt : null,
     snapshotEveryHours: o.snapshotEveryHours,
@@ -411,7 +411,7 @@ async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<Sy
     );
   }
   const stats = client.stats();
-  const finished = new Date();
+  const finished = new Date(client.now());
   const credits = {
     list: stats.credits.list,
     other: stats.credits.other,

@@ -89,7 +89,7 @@ export async function createBookkeeping(db: Db): Promise<void> {
 // runs and credits
 
 /** A sortable, unique run id: UTC start time plus a random suffix (two runs may start in the same second). */
-export function newRunId(now = new Date()): string {
+export function newRunId(now: Date): string {
   const stamp = now
     .toISOString()
     .replace(/[-:]/g, '')
@@ -110,10 +110,10 @@ function json(value: unknown): string {
 }
 
 export async function startRun(db: Db, kind: string, args: Record<string, unknown>): Promise<string> {
-  const runId = newRunId();
+  const runId = newRunId(new Date(db.now()));
   await db.run(
     `INSERT INTO _evsync.runs (run_id, kind, args, status, started_at, pid) VALUES (?, ?, ?, 'running', ?, ?)`,
-    [runId, kind, json(args), utcNow(), process.pid],
+    [runId, kind, json(args), utcNow(db.now), process.pid],
   );
   return runId;
 }
@@ -124,7 +124,7 @@ export async function finishRun(db: Db, runId: string, s: RunSummary): Promise<v
        streams = ?, error = ? WHERE run_id = ?`,
     [
       s.status,
-      timestampText(s.finishedAt) ?? utcNow(),
+      timestampText(s.finishedAt) ?? utcNow(db.now),
       json(s.credits),
       Math.round(s.requests),
       Math.round(s.waitsMs),
@@ -154,7 +154,7 @@ export async function recordCredits(db: Db, runId: string, snapshot: Record<stri
   const reset = resetAt instanceof Date ? resetAt.toISOString() : typeof resetAt === 'string' ? resetAt : null;
   await db.run(`INSERT INTO _evsync.credits VALUES (?, ?, ?, ?, ?, ?, ?)`, [
     runId,
-    utcNow(),
+    utcNow(db.now),
     numberOf(snapshot.limit),
     numberOf(snapshot.remaining),
     timestampText(reset),
@@ -273,7 +273,7 @@ export async function recordRejected(
   rejected: readonly { raw: unknown; reason: string }[],
 ): Promise<void> {
   if (rejected.length === 0) return;
-  const at = utcNow();
+  const at = utcNow(db.now);
   // One statement for the whole list (usually a handful): a JSON array of [raw, reason] pairs unnested in SQL.
   const payload = duckJson(rejected.map((r) => [rawJson(r.raw), String(r.reason)]));
   // A record rejected again on a later run (the same raw JSON for the same reason in the same scope) is kept once.

@@ -62,6 +62,6 @@ export async function markDeleted(
        FROM (SELECT CAST(v->>0 AS BIGINT) AS id, CAST(v->>1 AS TIMESTAMP) AS at
                FROM (SELECT unnest(CAST(CAST($3 AS JSON) AS JSON[])) AS v)) x
       WHERE t.id = x.id AND t."_deleted_at" IS NULL`,
-    [runId, utcNow(), JSON.stringify(rows.map((r) => [r.id, r.at]))],
+    [runId, utcNow(db.now), JSON.stringify(rows.map((r) => [r.id, r.at]))],
   );
 }

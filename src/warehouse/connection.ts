@@ -2,6 +2,7 @@
  * Opening the database file and talking to it: owner-only permissions, a clear error when another process holds
  * the file, one connection per open warehouse with its operations run one at a time.
  */
+
 import { chmodSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
@@ -12,6 +13,7 @@ import {
   type Json,
   StatementType,
 } from '@duckdb/node-api';
+import { type Now, systemNow } from '../../schemas/clock.js';
 import { DatabaseInUseError, lockHolderPid, WarehouseError } from './errors.js';
 import { exactJsonConverter, exactTextConverter, type ValueForm } from './json-values.js';
 import { ident } from './sql.js';
@@ -401,6 +403,8 @@ export class Db {
     private readonly shared: SharedInstance,
     /** This open created the process's instance on the file (no other warehouse of this process has it open). */
     readonly firstOpen: boolean,
+    /** The clock of every time this connection writes (synced, recorded, started and finished at). */
+    readonly now: Now = systemNow,
   ) {}
 
   /** Opened with a sandbox (see `Sandbox`), and whether it lets SQL reach any folder. */
@@ -413,7 +417,7 @@ export class Db {
   static async open(
     path: string,
     readOnly: boolean,
-    opts: { memoryLimit?: string | undefined; sandbox?: Sandbox | undefined } = {},
+    opts: { memoryLimit?: string | undefined; sandbox?: Sandbox | undefined; now?: Now | undefined } = {},
   ): Promise<Db> {
     const { sandbox, memoryLimit = DEFAULT_MEMORY_LIMIT } = opts;
     const full = isMemory(path) ? ':memory:' : resolve(path);
@@ -430,7 +434,7 @@ export class Db {
     if (!readOnly && !isMemory(full)) restrictPermissions(full);
     const connection = await DuckDBConnection.create(shared.instance);
     if (shared.catalog !== null) await connection.run(`USE ${ident(shared.catalog)}`);
-    return new Db(full, readOnly, connection, shared, shared.refs === 1);
+    return new Db(full, readOnly, connection, shared, shared.refs === 1, opts.now ?? systemNow);
   }
 
   /**

@@ -81,7 +81,7 @@ export interface SchemaChange {
 
 export async function recordSchemaChange(db: Db, runId: string | null, c: SchemaChange): Promise<void> {
   await db.run(`INSERT INTO _evsync.schema_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-    utcNow(),
+    utcNow(db.now),
     runId,
     c.table,
     c.column,

@@ -47,8 +47,8 @@ export async function markMissing(db: Db, input: MarkMissingInput): Promise<{ de
   const scopeParams = scope.column !== null ? [scope.value] : [];
   const seen = `SELECT 1 FROM _evsync.seen s WHERE s.stream = ? AND s.scope = ? AND s.walk_id = ? AND s.id = ${key}`;
   const seenParams = [stream.name, scope.key, walkId];
-  const at = timestampText(input.at) ?? utcNow();
-  const now = utcNow();
+  const at = timestampText(input.at) ?? utcNow(db.now);
+  const now = utcNow(db.now);
 
   return db.transaction(async () => {
     const deleted = await db.run(

@@ -38,7 +38,7 @@ const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PARTITION_COLUMN = 'event_id';
 
 /** Sortable and unique: `20240501T120000Z-1a2b3c4d`. Safe in DuckDB's FILENAME_PATTERN and in file names. */
-export function newExportId(now = new Date()): string {
+export function newExportId(now: Date): string {
   const stamp = now
     .toISOString()
     .replace(/[-:]/g, '')
@@ -114,7 +114,7 @@ async function writeTable(
   opts: ExportOptions,
   exportId: string,
 ): Promise<{ manifest: Manifest; bytes: number }> {
-  const now = new Date();
+  const now = new Date(db.now());
   let manifest = prepareTableFolder(job.folder, job.table, now);
   const dir = job.folder.dir;
   const includeDeleted = opts.includeDeleted === true;
@@ -149,7 +149,7 @@ async function writeTable(
   // The commit: from here the new files are the table; the replaced ones are listed for removal.
   manifest = {
     ...manifest,
-    updatedAt: new Date().toISOString(),
+    updatedAt: new Date(db.now()).toISOString(),
     exportId,
     runId: opts.runId ?? null,
     partitionBy: job.partitioned ? [PARTITION_COLUMN] : [],
@@ -190,7 +190,7 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
   if (unknown.length) {
     throw new Error(`export: no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`);
   }
-  const exportId = newExportId();
+  const exportId = newExportId(new Date(db.now()));
   const force = opts.force === true;
   const release = holdOwnerOnlyUmask();
   try {

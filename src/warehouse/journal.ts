@@ -112,7 +112,7 @@ export async function lastSeq(db: Db): Promise<number> {
  * are on disk once this resolves.
  */
 export async function appendDeliveries(db: Db, entries: readonly NewDelivery[]): Promise<JournaledDelivery[]> {
-  const at = utcNow();
+  const at = utcNow(db.now);
   return db.transaction(async () => {
     const firstSeq = (await lastSeq(db)) + 1;
     const out: JournaledDelivery[] = entries.map((e, i) => ({ ...e, seq: firstSeq + i, receivedAt: at }));
@@ -164,7 +164,7 @@ export async function appliedHashes(db: Db, hashes: readonly string[]): Promise<
     `SELECT DISTINCT body_sha256 AS h FROM _evsync.deliveries
       WHERE status = 'applied' AND received_at >= CAST(? AS TIMESTAMP) - INTERVAL 1 DAY
         AND body_sha256 = ANY(CAST(? AS VARCHAR[]))`,
-    [utcNow(), JSON.stringify(hashes)],
+    [utcNow(db.now), JSON.stringify(hashes)],
   );
   return new Set(r.rows.map((row) => String(row.h)));
 }
@@ -184,7 +184,7 @@ export async function settleDeliveries(
   streams: readonly StreamSettlement[],
 ): Promise<void> {
   if (settlements.length === 0) return;
-  const now = utcNow();
+  const now = utcNow(db.now);
   await db.transaction(async () => {
     const rows = settlements.map((settlement) => [
       settlement.seq,
@@ -224,7 +224,7 @@ export async function settleDeliveries(
 
 /** After a reconciliation run: rows it wrote per webhook stream (what webhooks had not brought). */
 export async function recordReconcile(db: Db, runId: string, found: Readonly<Record<string, number>>): Promise<void> {
-  const now = utcNow();
+  const now = utcNow(db.now);
   await db.transaction(async () => {
     for (const [stream, rows] of Object.entries(found)) {
       await db.run(

@@ -308,7 +308,7 @@ function keysOverlap(groups: readonly PageFile[][]): boolean {
 export async function mergePages(db: Db, pages: readonly PageFile[], target: MergeTarget): Promise<CountsByRun> {
   const out: CountsByRun = new Map();
   if (pages.length === 0) return out;
-  const synced = utcNow();
+  const synced = utcNow(db.now);
   const add = (run: PageFile[], c: MergeCounts) => addCounts(out, new Map([[(run[0] as PageFile).runId, c]]));
   const groups = groupByShape(pages);
   let built = 0;

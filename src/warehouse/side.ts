@@ -7,6 +7,7 @@
  * It never merges staged pages (they belong to the runs of the warehouse that staged them): it reads what is in the
  * tables. Call `touched` on the publisher only once the change is committed to its table.
  */
+import type { Now } from '../../schemas/clock.js';
 import { Db } from './connection.js';
 import { listStreamTables } from './ddl.js';
 import { exportParquet } from './export.js';
@@ -18,8 +19,8 @@ export class WarehouseSide {
   private constructor(private readonly db: Db) {}
 
   /** A new connection on the instance this process holds on `path` (opened by Warehouse.open before). */
-  static async open(path: string, readOnly: boolean): Promise<WarehouseSide> {
-    return new WarehouseSide(await Db.open(path, readOnly));
+  static async open(path: string, readOnly: boolean, now: Now): Promise<WarehouseSide> {
+    return new WarehouseSide(await Db.open(path, readOnly, { now }));
   }
 
   get path(): string {

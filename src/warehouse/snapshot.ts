@@ -243,7 +243,7 @@ async function copyTables(
     await db.run(
       `CREATE TABLE ${to('_evsync', 'snapshot')} AS
          SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables`,
-      [utcNow(), db.path, opts.runId ?? null, tables.length],
+      [utcNow(db.now), db.path, opts.runId ?? null, tables.length],
     );
   });
   return { copied, rows };

@@ -1,3 +1,4 @@
+import type { Now } from '../../schemas/clock.js';
 /**
  * SQL text helpers. Column names come from the API (custom fields, schema evolution), so every identifier is
  * quoted, and the few literals we splice into SQL text (paths, names in DDL) are quoted too. Values otherwise
@@ -20,8 +21,8 @@ export function identList(names: readonly string[]): string {
 }
 
 /** Now as UTC `YYYY-MM-DD HH:MM:SS.mmm` (the form TIMESTAMP columns take as text). */
-export function utcNow(): string {
-  return new Date().toISOString().replace('T', ' ').replace('Z', '');
+export function utcNow(now: Now): string {
+  return new Date(now()).toISOString().replace('T', ' ').replace('Z', '');
 }
 
 /**

@@ -70,7 +70,7 @@ export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise
     page.keys === null ? null : JSON.stringify(page.keys),
     page.runId,
     page.walkId,
-    utcNow(),
+    utcNow(db.now),
   ]);
 }
 

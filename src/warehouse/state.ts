@@ -75,7 +75,7 @@ export async function markUnavailable(
   db: Db,
   input: { stream: string; path: string; status: number; detail: string | null; runId: string },
 ): Promise<void> {
-  const now = utcNow();
+  const now = utcNow(db.now);
   // The first sighting is kept while the same path keeps being refused; a new path starts a new record.
   await db.run(
     `INSERT INTO _evsync.unavailable (stream, path, status, detail, first_seen_at, last_seen_at, run_id)
@@ -172,7 +172,7 @@ export async function markInterrupted(db: Db, runId: string, credits: Record<str
   await db.run(
     `UPDATE _evsync.runs SET status = 'interrupted', finished_at = coalesce(finished_at, ?),
        credits = coalesce(credits, CAST(? AS JSON)) WHERE run_id = ? AND status = 'running'`,
-    [utcNow(), credits ? JSON.stringify(credits) : null, runId],
+    [utcNow(db.now), credits ? JSON.stringify(credits) : null, runId],
   );
 }
 

@@ -2,7 +2,9 @@
  * The warehouse: one DuckDB file holding a typed table per stream (schema `main`), bookkeeping (`_evsync`) and
  * views (`analytics`). Every public method runs exclusively (one at a time, in call order) on one connection.
  */
+
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
+import type { Now } from '../../schemas/clock.js';
 import { AccountRecord } from './account.js';
 import * as bookkeeping from './bookkeeping.js';
 import { CaptureStore } from './capture.js';
@@ -66,6 +68,8 @@ export interface OpenOptions {
    * beside its loads on the same instance (the daemon's publisher), which a lower limit set for a load would starve.
    */
   sameLimitWhileLoading?: boolean;
+  /** The clock of every time the warehouse records (default the machine's; see schemas/clock.ts). */
+  now?: Now;
 }
 
 const DEFAULT_MERGE_ROWS = 100_000;
@@ -153,7 +157,11 @@ export class Warehouse {
     if (!Number.isSafeInteger(mergeRows) || mergeRows < 0) {
       throw new Error(`mergeRows must be a non-negative integer, got ${mergeRows}`);
     }
-    const db = await Db.open(path, opts.readOnly === true, { memoryLimit: opts.memoryLimit, sandbox: opts.sandbox });
+    const db = await Db.open(path, opts.readOnly === true, {
+      memoryLimit: opts.memoryLimit,
+      sandbox: opts.sandbox,
+      now: opts.now,
+    });
     let warehouse: Warehouse | null = null;
     try {
       if (!db.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
@@ -447,7 +455,7 @@ export class Warehouse {
   /** A second connection to this warehouse for work beside its queue (side.ts): the daemon's publisher. */
   openSide(): Promise<WarehouseSide> {
     if (this.closed) return Promise.reject(new Error(`warehouse ${this.path} is closed`));
-    return WarehouseSide.open(this.db.path, this.db.readOnly);
+    return WarehouseSide.open(this.db.path, this.db.readOnly, this.db.now);
   }
 
   /** Change capture's journal and the row versions it compares (capture.ts), in this warehouse's queue. */

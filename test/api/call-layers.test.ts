@@ -2,10 +2,12 @@
  * The three layers of a call, each alone around a real exchange with a real loopback server (node:http on
  * 127.0.0.1, real sockets): the server counts requests and stages its faults by count, never by time.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemNow } from '../../schemas/clock.js';
 import { type Bearer, withCredits } from '../../src/api/call-credits.js';
 import { withFreshToken } from '../../src/api/call-retoken.js';
 import { type CallErrors, withRetries } from '../../src/api/call-retry.js';
@@ -73,6 +75,7 @@ function exchangeWith(origin: string): Step {
       path: state.spec.path,
       method: state.spec.method,
       headers: state.token ? { authorization: `Bearer ${state.token.accessToken}` } : {},
+      now: systemNow,
       body: state.spec.body,
       headersMs: 2_000,
       bodyMs: 2_000,
@@ -165,11 +168,12 @@ function tokenManager(origin: string): TokenManager {
       headersMs: 2_000,
       bodyMs: 2_000,
       maxBytes: 65_536,
+      now: systemNow,
     });
     const body = JSON.parse(ex.text) as { access_token: string };
     return { accessToken: body.access_token, expiresAt: new Date(Date.now() + 1_800_000), lifetimeMs: 1_800_000 };
   };
-  return new TokenManager(fetchToken, new ServerClock(), 60_000);
+  return new TokenManager(fetchToken, new ServerClock(systemNow), systemNow, 60_000);
 }
 
 /** The step the re-token layer wraps in these tests: takes the current token (as the credits layer does), sends. */
@@ -228,7 +232,10 @@ function ledger(runBudget: number | null = null): CreditLedger {
 }
 
 function credits(l: CreditLedger, report: CallReporter, origin: string, bearer: Bearer = NO_BEARER): Step {
-  return withCredits({ ledger: l, maxWaitMs: 60_000, policy: POLICY, bearer, report }, exchangeWith(origin));
+  return withCredits(
+    { ledger: l, maxWaitMs: 60_000, policy: POLICY, bearer, report, now: systemNow },
+    exchangeWith(origin),
+  );
 }
 
 describe('credits layer (innermost)', () => {

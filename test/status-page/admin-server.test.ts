@@ -25,7 +25,7 @@ afterEach(async () => {
 async function start(token?: string, status?: () => Promise<StatusReport>): Promise<AdminServer> {
   t = await openTemp();
   const w = t.w;
-  const metrics = new CaptureMetrics();
+  const metrics = new CaptureMetrics(() => Date.now());
   metrics.deliveries.add({ outcome: 'journaled' }, 3);
   server = await startAdminServer({
     listen: '127.0.0.1:0',

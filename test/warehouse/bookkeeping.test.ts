@@ -66,7 +66,8 @@ describe('runs and credits', () => {
     const a = newRunId(new Date('2024-01-01T00:00:00Z'));
     const b = newRunId(new Date('2024-01-01T00:00:01Z'));
     expect(a < b).toBe(true);
-    expect(newRunId()).not.toBe(newRunId());
+    const at = new Date('2024-01-01T00:00:00Z');
+    expect(newRunId(at)).not.toBe(newRunId(at));
   });
 });
 

@@ -104,12 +104,12 @@ export function serviceProblem(err: unknown, baseUrl: string): string | null {
 }
 
 /** The list call was not made because the window's credits are spent: how long until the next, and what is usable. */
-function budgetSpent(err: unknown): { ms: number; usable: number } | null {
+function budgetSpent(err: unknown, nowMs: number): { ms: number; usable: number } | null {
   if (!(err instanceof Error) || err.name !== 'BudgetExhaustedError') return null;
   const e = err as Error & { reason?: unknown; resetAt?: unknown; remaining?: unknown };
   if (e.reason !== 'max-wait' || !(e.resetAt instanceof Date)) return null;
   return {
-    ms: Math.max(0, e.resetAt.getTime() - Date.now()),
+    ms: Math.max(0, e.resetAt.getTime() - nowMs),
     usable: typeof e.remaining === 'number' ? e.remaining : 0,
   };
 }
@@ -204,7 +204,7 @@ async function checkListCall(ctx: Ctx, client: ApiClient, add: AddCheck, report:
     checkRecordZone(ctx, client, page, add, report);
     return { answered, waitMs: null };
   } catch (err) {
-    const wait = budgetSpent(err);
+    const wait = budgetSpent(err, ctx.now());
     if (!wait) {
       add('list call', 'fail', errorMessage(err));
       return { answered, waitMs: null };
@@ -219,7 +219,7 @@ async function checkListCall(ctx: Ctx, client: ApiClient, add: AddCheck, report:
 }
 
 /** The rate-limit state as the list call's headers (or the spent budget) reported it, and the credits spent. */
-function checkRateLimit(client: ApiClient, list: ListOutcome, add: AddCheck, report: CheckReport): void {
+function checkRateLimit(ctx: Ctx, client: ApiClient, list: ListOutcome, add: AddCheck, report: CheckReport): void {
   const ledger = client.ledger.snapshot();
   const credits = `${formatNumber(ledger.remaining)} of ${formatNumber(ledger.limit)} credits left`;
   if (list.answered) {
@@ -228,7 +228,7 @@ function checkRateLimit(client: ApiClient, list: ListOutcome, add: AddCheck, rep
       remaining: ledger.remaining,
       resetAt: ledger.resetAt?.toISOString() ?? null,
     };
-    const reset = ledger.resetAt ? `, window resets in ${formatDuration(ledger.resetAt.getTime() - Date.now())}` : '';
+    const reset = ledger.resetAt ? `, window resets in ${formatDuration(ledger.resetAt.getTime() - ctx.now())}` : '';
     add(
       'rate limit',
       ledger.remaining < 10 ? 'warn' : 'ok',
@@ -238,7 +238,7 @@ function checkRateLimit(client: ApiClient, list: ListOutcome, add: AddCheck, rep
     report.rateLimit = {
       limit: ledger.limit,
       remaining: ledger.remaining,
-      resetAt: new Date(Date.now() + list.waitMs).toISOString(),
+      resetAt: new Date(ctx.now() + list.waitMs).toISOString(),
     };
     add(
       'rate limit',
@@ -303,7 +303,7 @@ async function check(ctx: Ctx): Promise<number> {
   let list: ListOutcome = { answered: false, waitMs: null };
   try {
     if (await checkToken(client, conn, add, report)) list = await checkListCall(ctx, client, add, report);
-    checkRateLimit(client, list, add, report);
+    checkRateLimit(ctx, client, list, add, report);
     await checkDatabase(ctx, add);
     const memory = describeMemory();
     add('memory', memory.fits ? 'ok' : 'warn', memory.message);

@@ -172,6 +172,7 @@ export async function startDaemonPublisher(
       // A snapshot readers have never had is published whole at once, not at the first change.
       publishAllAtStart: snapshot !== null && !existsSync(snapshot),
       log: (level, message) => ctx.log[level](message),
+      now: ctx.now,
     });
   } catch (err) {
     lake?.store.close();

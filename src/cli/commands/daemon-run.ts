@@ -345,6 +345,7 @@ async function openCore(
     catchUp: setup.catchUp,
     retentionDays: settings.retentionDays,
     log: (level, message) => ctx.log[level](message),
+    now: ctx.now,
   });
   if (setup.receiving) {
     const publisher = held.publisher;
@@ -376,6 +377,7 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
     },
     ...(flags.queryWorkers ? { workers: flags.queryWorkers } : {}),
     ...(flags.queryQueue !== undefined ? { queueLength: flags.queryQueue } : {}),
+    now: ctx.now,
   });
   const status = daemonStatus(ctx, kind, held, loop);
   held.socket = await startSocket(ctx, status, held.queries);
@@ -411,6 +413,7 @@ async function startRuns(
   const { Heartbeat } = await import('../../sync/daemon/heartbeat.js');
   const warehouse = held.warehouse as Warehouse;
   held.heartbeat = await Heartbeat.start(warehouse, {
+    now: ctx.now,
     onError: (err) => ctx.log.warn(`heartbeat: ${errorMessage(err)}`),
   });
   await loop.start(held.heartbeat.previous);

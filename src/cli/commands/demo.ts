@@ -95,6 +95,7 @@ async function startDemoService(ctx: Ctx) {
   const client = new ApiClient({
     baseUrl: sim.baseUrl,
     credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+    now: ctx.now,
   });
   ctx.out.addSecrets([account.clientSecret, account.encoded]);
   ctx.err.addSecrets([account.clientSecret, account.encoded]);
@@ -143,12 +144,12 @@ function printDemo(
   }
   if (hooks && webhooks) out(`\n${style.bold('Change capture')}\n${hooks.describeWebhookDemo(webhooks)}`);
   out(
-    `\nDone in ${formatDuration(Date.now() - started)}. Explore: evsync query --db ${ctx.config.dbSource === 'flag' ? db : DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((view) => (view.includes('.') ? view : `analytics.${view}`)).join(', ')}\n` : ''}`,
+    `\nDone in ${formatDuration(ctx.now() - started)}. Explore: evsync query --db ${ctx.config.dbSource === 'flag' ? db : DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((view) => (view.includes('.') ? view : `analytics.${view}`)).join(', ')}\n` : ''}`,
   );
 }
 
 async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<number> {
-  const started = Date.now();
+  const started = ctx.now();
   // The demo deletes its database first, so it must never be the user's warehouse (see demoDatabase).
   const db = await demoDatabase(ctx);
   for (const file of [db, `${db}.wal`]) rmSync(file, { force: true });
@@ -158,9 +159,9 @@ async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<numbe
   let warehouse: Warehouse | null = null;
   const progress = attachProgress(ctx, client);
   try {
-    warehouse = await Warehouse.open(db);
+    warehouse = await Warehouse.open(db, { now: ctx.now });
     // Marked before the backfill, so that even an interrupted demo's database can be replaced by the next demo.
-    await warehouse.marks.set(DEMO_MARK, new Date().toISOString());
+    await warehouse.marks.set(DEMO_MARK, new Date(ctx.now()).toISOString());
     const { runSync } = await import('../../sync/index.js');
     progress.log.info(`${sim.baseUrl} (account "${account.name}"): backfill of the core streams into ${db}`);
     const result = await runSync(client, warehouse, { mode: 'backfill', streams: 'core' });

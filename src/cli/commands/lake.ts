@@ -76,7 +76,7 @@ export async function refuseIfLeaseHeld(ctx: Ctx, target: S3Target): Promise<voi
   try {
     store = await openLakeStore(ctx, target);
     const key = leaseKey({ prefix: target.prefix, account: lakeAccount(ctx) });
-    const held = await liveLease(store, key);
+    const held = await liveLease(store, key, ctx.now());
     if (held) throw leaseRefusal(store, key, held);
   } catch (err) {
     throw lakeCliError(err);
@@ -108,6 +108,7 @@ export async function exportToLakeTarget(
       force: run.force === true,
       runId: run.runId ?? null,
       leaseTtlMs: leaseTtlMs(ctx),
+      now: ctx.now,
       command: run.command,
       uploadConcurrency: lake.uploadConcurrency ?? DEFAULT_UPLOADS,
       log: (level, message) => ctx.log[level](message),

@@ -87,7 +87,7 @@ export async function claimOutputFolder(
   if (stale) {
     ctx.log.warn(
       `${flag} ${out}: took over the folder lease of ${stale.command} on ${stale.holder.host} (PID ${stale.holder.pid}), which ${
-        Date.parse(stale.expiresAt) <= Date.now() ? `expired at ${stale.expiresAt}` : 'has exited'
+        Date.parse(stale.expiresAt) <= ctx.now() ? `expired at ${stale.expiresAt}` : 'has exited'
       }`,
     );
   }

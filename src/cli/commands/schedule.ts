@@ -315,7 +315,7 @@ function reportRun(ctx: Ctx, label: string, runNumber: number, result: SyncResul
 /** One scheduled sync, with the plan's extra options; a failure is logged, never thrown (see the catch). */
 async function runScheduledSync(setup: RunSetup, runNumber: number, extra: Partial<SyncOptions>): Promise<void> {
   const { ctx, hooks, label } = setup;
-  const startedAt = new Date();
+  const startedAt = new Date(ctx.now());
   ctx.log.info(`${label} #${runNumber} started at ${startedAt.toISOString()}`);
   let warehouse: Warehouse | null = null;
   try {
@@ -364,6 +364,7 @@ class SkipWatcher {
         this.log.warn(`tick at ${new Date(nextAt).toISOString()} skipped: the previous sync is still running`);
         this.watch(this.nextTickAt());
       },
+      // The cron library times its ticks on the machine's clock: the watch that mirrors them reads the same one.
       Math.max(0, nextAt - Date.now()) + 20,
     );
     this.timer.unref();

@@ -4,7 +4,9 @@
  * the service) stays pending and is tried again after a backoff; meanwhile the daemon reports itself unhealthy and
  * reconciliation polls every stream.
  */
+
 import type { StreamOverride } from '../../../connectors/index.js';
+import type { Now } from '../../../schemas/clock.js';
 import { type ApiClient, EvsyncApiError } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
@@ -86,12 +88,17 @@ export class Applier {
       signal: this.stop$.signal,
       ...(o.onTouched ? { onTouched: o.onTouched } : {}),
     };
-    this.credits = new CreditWait(o.client.ledger, () => this.notify(), o.log);
+    this.credits = new CreditWait(o.client.ledger, o.client.now, () => this.notify(), o.log);
   }
 
   /** Whether deliveries wait for credits, how many, since when, and when the window resets. */
-  waitState(now = Date.now()): WaitState {
+  waitState(now = this.o.client.now()): WaitState {
     return this.credits.state(now);
+  }
+
+  /** The clock the applier reads (its client's). */
+  get now(): Now {
+    return this.o.client.now;
   }
 
   /** Starts applying (what is pending now, then each delivery as it is journaled). */
@@ -169,7 +176,7 @@ export class Applier {
         m?.applied.add({ stream: entry?.stream ?? 'unknown', outcome: s.outcome });
       }
       for (const l of r.lags) m?.observeLag(l.stream, l.seconds);
-      for (const s of streamOf.values()) m?.lastDelivery.set(s.stream, Date.now());
+      for (const s of streamOf.values()) m?.lastDelivery.set(s.stream, this.o.client.now());
       this.applied += r.settlements.length;
       // Deferred re-reads wait for credits, not for the next delivery.
       this.credits.note(r.deferred, r.oldestDeferred);

@@ -221,7 +221,7 @@ function serviceNowMs(ctx: BatchContext): number {
   try {
     return ctx.client.serverNow().getTime();
   } catch {
-    return Date.now();
+    return ctx.client.now();
   }
 }
 
@@ -251,6 +251,7 @@ function settleDecisions(
   decisions: readonly Decision[],
   itemOf: (seq: number) => Item,
   rereads: Rereads,
+  nowMs: number,
 ): void {
   for (const d of decisions) {
     const entry = itemOf(d.winner.seq).entry;
@@ -266,7 +267,7 @@ function settleDecisions(
       tally.settle(entry, 'applied', outcome);
       const applied = outcome === 'payload' || outcome === 'reread' || outcome === 'deleted' || outcome === 'tombstone';
       if (applied && d.winner.datetimeMs !== null) {
-        tally.lags.push({ stream: name, seconds: Math.max(0, (Date.now() - d.winner.datetimeMs) / 1000) });
+        tally.lags.push({ stream: name, seconds: Math.max(0, (nowMs - d.winner.datetimeMs) / 1000) });
       }
     }
     for (const l of d.losers) tally.settle(itemOf(l.seq).entry, 'applied', 'superseded');
@@ -293,10 +294,15 @@ async function applyStream(ctx: BatchContext, tally: Tally, name: string, items:
     for (const eventId of new Set(deleted.map((d) => d.winner.eventId))) ctx.onTouched(name, eventId);
     if (rereads.gone.size > 0) for (const d of decisions) ctx.onTouched(name, d.winner.eventId);
   }
-  settleDecisions(tally, name, decisions, itemOf, rereads);
+  settleDecisions(tally, name, decisions, itemOf, rereads, ctx.client.now());
 }
 
-function summarize(items: readonly Item[], settlements: readonly Settlement[], zone: string): StreamSettlement[] {
+function summarize(
+  items: readonly Item[],
+  settlements: readonly Settlement[],
+  zone: string,
+  nowMs: number,
+): StreamSettlement[] {
   const bySeq = new Map(items.map((i) => [i.entry.seq, i]));
   const out = new Map<string, StreamSettlement>();
   for (const s of settlements) {
@@ -311,7 +317,7 @@ function summarize(items: readonly Item[], settlements: readonly Settlement[], z
       st.last = {
         receivedAt: it.entry.receivedAt,
         datetime: it.delivery.datetime,
-        lagMs: dt !== null ? Math.max(0, Date.now() - dt) : null,
+        lagMs: dt !== null ? Math.max(0, nowMs - dt) : null,
       };
     }
     out.set(stream, st);
@@ -366,7 +372,7 @@ export async function applyBatch(ctx: BatchContext, entries: readonly JournaledD
   for (const [name, list] of byStream) await applyStream(ctx, tally, name, list);
   return {
     settlements: tally.settlements,
-    streams: summarize(items, tally.settlements, ctx.recordTimezone),
+    streams: summarize(items, tally.settlements, ctx.recordTimezone, ctx.client.now()),
     calls: tally.calls,
     lags: tally.lags,
     eventsChanged,

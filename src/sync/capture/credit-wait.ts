@@ -4,6 +4,7 @@
  * `/healthz`, `/metrics` and `status` show) and wakes the applier when credits are back: at once when an answer says
  * so (the ledger's `update`), else when the window resets.
  */
+import type { Now } from '../../../schemas/clock.js';
 import { type CreditLedger, LIST_COST } from '../../api/index.js';
 import { utcMs } from './time.js';
 
@@ -46,6 +47,7 @@ export class CreditWait {
 
   constructor(
     private readonly ledger: CreditLedger,
+    private readonly now: Now,
     /** Makes the applier look at pending deliveries again. */
     private readonly wake: () => void,
     private readonly log?: (level: 'info', message: string) => void,
@@ -53,7 +55,7 @@ export class CreditWait {
     ledger.on('update', this.onLedger);
   }
 
-  state(now = Date.now()): WaitState {
+  state(now = this.now()): WaitState {
     const ledger = this.ledger.snapshot();
     const w = this.waiting;
     const resetMs = ledger.resetAt?.getTime();
@@ -72,14 +74,14 @@ export class CreditWait {
   note(deferred: number, oldest: string | null): void {
     if (deferred === 0) {
       if (this.waiting) {
-        const waited = Math.round((Date.now() - this.waiting.since) / 1000);
+        const waited = Math.round((this.now() - this.waiting.since) / 1000);
         this.log?.('info', `deliveries resumed: credits are back after ${waited} s of waiting`);
       }
       this.waiting = null;
       return;
     }
     const first = this.waiting === null;
-    this.waiting = { since: this.waiting?.since ?? Date.now(), pending: deferred, oldestMs: utcMs(oldest) };
+    this.waiting = { since: this.waiting?.since ?? this.now(), pending: deferred, oldestMs: utcMs(oldest) };
     const state = this.state();
     if (first) {
       const reset =
@@ -97,7 +99,7 @@ export class CreditWait {
     const wait =
       resetMs === undefined
         ? UNKNOWN_RESET_RETRY_MS
-        : Math.min(MAX_RESET_WAIT_MS, Math.max(MIN_RESET_WAIT_MS, resetMs - Date.now()));
+        : Math.min(MAX_RESET_WAIT_MS, Math.max(MIN_RESET_WAIT_MS, resetMs - this.now()));
     this.timer = setTimeout(() => {
       this.timer = null;
       this.wake();

@@ -1,3 +1,5 @@
+import type { Now } from '../../../schemas/clock.js';
+
 /**
  * What `GET /metrics` says, in the Prometheus text format: deliveries by outcome, what applying them did, the lag
  * from a change at the service to its row, credits, reconciliation runs. Labels hold stream names and outcomes only.
@@ -26,6 +28,11 @@ class Counter {
 }
 
 export class CaptureMetrics {
+  /** The daemon's clock. */
+  constructor(private readonly now: Now) {
+    this.startedAt = now();
+  }
+
   /** Deliveries the receiver answered, by outcome: journaled, rejected, unauthorized, too_large, unavailable. */
   readonly deliveries = new Counter();
   /** Deliveries the applier settled, by stream and outcome (payload, reread, deleted, stale, duplicate, ...). */
@@ -45,7 +52,7 @@ export class CaptureMetrics {
   /** Credits the daemon's client may spend in the window now (null before it knows). */
   creditsRemaining: number | null = null;
   readonly lastDelivery = new Map<string, number>();
-  startedAt = Date.now();
+  startedAt: number;
 
   /** Seconds from a change at the service (its `datetime`) to its row in the warehouse. */
   observeLag(stream: string, seconds: number): void {
@@ -119,7 +126,7 @@ export class CaptureMetrics {
     lines.push(
       '# HELP evsync_uptime_seconds Seconds since this process started.',
       '# TYPE evsync_uptime_seconds gauge',
-      `evsync_uptime_seconds ${Math.round((Date.now() - this.startedAt) / 1000)}`,
+      `evsync_uptime_seconds ${Math.round((this.now() - this.startedAt) / 1000)}`,
     );
     return `${lines.join('\n')}\n`;
   }

@@ -4,7 +4,9 @@
  * `everyHours` while deliveries are healthy, and at every run while applying them fails. A run with nothing to poll
  * is skipped: it would cost credits for nothing.
  */
+
 import { selectStreams } from '../../../connectors/index.js';
+import { systemNow } from '../../../schemas/clock.js';
 import { isCaptured } from './objects.js';
 
 export interface ReconcileOptions {
@@ -31,7 +33,7 @@ export class ReconcilePolicy {
     const fed = o.webhooks === false ? () => false : isCaptured;
     this.captured = selected.filter(fed).map((s) => s.name);
     this.polled = selected.filter((s) => !fed(s)).map((s) => s.name);
-    this.now = o.now ?? Date.now;
+    this.now = o.now ?? systemNow;
     this.lastFullAt = o.catchUp === false ? this.now() : null;
   }
 

@@ -155,7 +155,7 @@ export async function captureMetricsText(r: RunningCapture, w: Warehouse): Promi
     const [counts, [oldest]] = await Promise.all([w.capture.counts(), w.capture.pending(1)]);
     r.metrics.pending = counts.pending;
     const at = utcMs(oldest?.receivedAt);
-    r.metrics.oldestPendingSeconds = at === null ? 0 : Math.max(0, Math.round((Date.now() - at) / 1000));
+    r.metrics.oldestPendingSeconds = at === null ? 0 : Math.max(0, Math.round((r.applier.now() - at) / 1000));
   } catch {
     // The last known figures stay.
   }
@@ -189,7 +189,7 @@ export async function listenOn(server: Server, listen: string): Promise<string> 
 export async function startCapture(options: CaptureOptions): Promise<RunningCapture> {
   const path = options.path ?? DEFAULT_PATH;
   if (!path.startsWith('/')) throw new Error(`delivery path ${path}: must start with /`);
-  const metrics = new CaptureMetrics();
+  const metrics = new CaptureMetrics(options.client.now);
   const log = options.log ?? (() => undefined);
   const applier = createApplier(options, metrics, log);
   const receiver = createWiredReceiver(options, metrics, log, applier);

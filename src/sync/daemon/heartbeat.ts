@@ -3,6 +3,7 @@
  * a clean stop. The next start reads it to say how long nothing listened (deliveries the service sent meanwhile
  * may be lost: its retry schedule is undocumented), and `status` shows it.
  */
+import { systemNow } from '../../../schemas/clock.js';
 import type { Warehouse } from '../../warehouse/index.js';
 
 export const HEARTBEAT_MARK = 'daemon_heartbeat_at';
@@ -23,7 +24,7 @@ export class Heartbeat {
     warehouse: Warehouse,
     o: { everyMs?: number; now?: () => number; onError?: (err: unknown) => void } = {},
   ): Promise<Heartbeat> {
-    const now = o.now ?? Date.now;
+    const now = o.now ?? systemNow;
     const text = await warehouse.marks.get(HEARTBEAT_MARK);
     const previous = text ? new Date(text) : null;
     const beat = new Heartbeat(warehouse, previous && !Number.isNaN(previous.getTime()) ? previous : null, now);

@@ -12,7 +12,9 @@
  *   client is told at once that the daemon is busy, and when a place is sure to free), and cancelled when its client
  *   goes away or the daemon stops.
  */
+
 import { rmSync } from 'node:fs';
+import { systemNow } from '../../../schemas/clock.js';
 import {
   type JsonQueryResult,
   QueryCancelledError,
@@ -97,7 +99,7 @@ export class QueryService {
     this.bounds = { ...DEFAULT_QUERY_BOUNDS, ...o.bounds };
     this.workers = Math.max(1, o.workers ?? DEFAULT_QUERY_WORKERS);
     this.queueLength = Math.max(0, o.queueLength ?? DEFAULT_QUERY_QUEUE);
-    this.now = o.now ?? Date.now;
+    this.now = o.now ?? systemNow;
     this.pool = new QueryPool({ size: this.workers, killGraceMs: QUERY_KILL_GRACE_MS });
     removeQueryCopyLeftovers(o.copyPath);
   }

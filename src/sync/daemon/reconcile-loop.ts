@@ -14,6 +14,7 @@
  * own names are handed to the engine).
  */
 
+import { systemNow } from '../../../schemas/clock.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { RunningCapture } from '../capture/index.js';
 import { ReconcilePolicy } from '../capture/reconcile.js';
@@ -59,7 +60,7 @@ export class ReconcileLoop {
       now: o.now,
     });
     this.named = [...resolveSelection(o.streams, { customFields: false }).named];
-    this.now = o.now ?? Date.now;
+    this.now = o.now ?? systemNow;
     this.catchingUp = o.catchUp;
   }
 
