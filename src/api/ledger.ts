@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { systemNow } from '../../schemas/clock.js';
 import { LIST_CALL_CREDITS, OTHER_CALL_CREDITS } from '../../connectors/service.js';
+import { systemNow } from '../../schemas/clock.js';
 import { BudgetExhaustedError } from './errors.js';
 
 /** What a call is charged as: list calls cost 10 credits, everything else (the token call too) 1. */
