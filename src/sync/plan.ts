@@ -62,6 +62,7 @@ const MODE_RANK: Record<WalkMode, number> = {
   backfill: 1,
   snapshot: 1,
   sweep: 3,
+  check: 3,
 };
 
 function price(pages: number | null | undefined): number {
@@ -89,9 +90,17 @@ export type SweepPlanner = (
   stream: ResolvedStream,
   scope: ScopeRef,
   ctx: PlanContext,
-  policy: { force: boolean; everyHours: number },
+  policy: SweepPolicy,
   event?: EventInfo,
 ) => WorkItem | null;
+
+/** When a scope's delete sweep is planned: `force` (now), when due every `everyHours`, or checked (`check`). */
+export interface SweepPolicy {
+  force: boolean;
+  everyHours: number;
+  /** Where no sweep is due, a delete check (one call) instead of nothing. */
+  check?: boolean;
+}
 
 /**
  * The item for one stream and scope, or null when there is nothing to do. The rules every kind shares come first
@@ -203,14 +212,26 @@ export const planIdSweep: SweepPlanner = (stream, scope, ctx, policy, event) => 
       .pop();
     if (!main?.watermark) return null; // never read completely: nothing stored to sweep yet
     const due = policy.force || !last || hoursBetween(last, ctx.now) >= policy.everyHours;
-    if (!due) return null;
+    if (!due && !policy.check) return null;
     if (ctx.resumedStartedAt !== null && cursor !== null && completedAt(cursor) >= ctx.resumedStartedAt) return null;
+    if (!due) return { ...sweepItem(stream, scope, ctx, cursor, open, event), mode: 'check', price: price(1) };
   }
+  return sweepItem(stream, scope, ctx, cursor, open, event);
+};
+
+function sweepItem(
+  stream: ResolvedStream,
+  scope: ScopeRef,
+  ctx: PlanContext,
+  cursor: CursorState | null,
+  open: CursorState['walk'],
+  event: EventInfo | undefined,
+): WorkItem {
   return {
     stream,
     scope,
     mode: 'sweep',
-    cursorKey: key,
+    cursorKey: sweepScopeKey(scope),
     from: null,
     to: ctx.signpost,
     resume: open,
@@ -218,7 +239,7 @@ export const planIdSweep: SweepPlanner = (stream, scope, ctx, policy, event) => 
     price: price(cursor?.lastPages),
     priority: 30 + eventRank(event, ctx),
   };
-};
+}
 
 export function byPriority(a: WorkItem, b: WorkItem): number {
   return a.priority - b.priority;

@@ -318,17 +318,24 @@ async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void>
   if (o.deletes === false || run.exec.stopping) return;
   const ctx = await planContext(run);
   const items: WorkItem[] = [];
-  const policy = { force: o.deletes === true, everyHours: o.sweepEveryHours };
+  const checked = new Set(o.deleteChecks ?? []);
   for (const { name } of run.selection.requested) {
     const stream = run.resolved.get(name);
     if (!stream?.cursor) continue;
+    const policy = { force: o.deletes === true, everyHours: o.sweepEveryHours, check: checked.has(name) };
     if (stream.scope === 'account') keep(run, planSweep(stream, ACCOUNT_SCOPE, ctx, policy), items);
     else if (stream.scope === 'event') {
       for (const e of events) keep(run, planSweep(stream, eventScope(e.id), ctx, policy, e), items);
     }
   }
-  // 'auto' sweeps with spare credits only; 'due' treats the due ones as work the run owes (a daemon's catch-up).
-  await run.exec.execute(items, o.deletes !== true && o.deletes !== 'due');
+  // 'auto' sweeps with spare credits only; 'due' treats the due ones as work the run owes (a daemon's catch-up), and
+  // delete checks are owed whatever `deletes` says (a lost delete delivery is seen by nothing else).
+  const spareOnly = o.deletes !== true && o.deletes !== 'due';
+  await run.exec.execute(items.filter((i) => i.mode === 'check'));
+  await run.exec.execute(
+    items.filter((i) => i.mode !== 'check'),
+    spareOnly,
+  );
 }
 
 /** Views are a convenience over the data: a view that cannot be built is reported (it alone), not a failed sync. */

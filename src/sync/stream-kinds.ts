@@ -15,6 +15,7 @@ import {
   planItemWith,
   planListItem,
   type SweepPlanner,
+  type SweepPolicy,
 } from './plan.js';
 import { walkAudit, walkKeyset } from './walk.js';
 import type { WorkItem } from './work-item.js';
@@ -48,7 +49,7 @@ export function planSweep(
   stream: ResolvedStream,
   scope: ScopeRef,
   ctx: PlanContext,
-  policy: { force: boolean; everyHours: number },
+  policy: SweepPolicy,
   event?: EventInfo,
 ): WorkItem | null {
   return STREAM_KINDS[stream.kind].sweep?.(stream, scope, ctx, policy, event) ?? null;

@@ -1,6 +1,7 @@
 import type { StreamOverride } from '../../connectors/index.js';
 import type { EngineTuning } from '../../schemas/engine-options.js';
 import type { RunStreamSummary } from '../warehouse/index.js';
+import type { DeleteCheckVerdict } from './delete-check.js';
 
 export type SyncMode = 'incremental' | 'backfill';
 
@@ -25,6 +26,12 @@ export interface SyncOptions extends Partial<EngineTuning> {
    * never.
    */
   deletes?: boolean | 'auto' | 'due';
+  /**
+   * Streams whose scopes get a delete check (one call, delete-check.ts) where no sweep is due: the daemon's catch-up
+   * after a silence, for the webhook-fed streams whose delete deliveries may have been lost. A check that does not
+   * pass is walked on as a sweep, as owed work whatever `deletes` says.
+   */
+  deleteChecks?: readonly string[];
   /** Per-stream path, page cap and expand overrides (from evsync.config.json). */
   overrides?: Readonly<Record<string, StreamOverride>>;
   /** Where the audit log starts for an event never read before: its `created_at` (default) or a timestamp. */
@@ -65,9 +72,11 @@ export type ProgressEvent =
       rows: number;
       deleted: number;
     }
-  | { type: 'item-failed'; stream: string; scope: string; error: string };
+  | { type: 'item-failed'; stream: string; scope: string; error: string }
+  | ({ type: 'delete-check'; stream: string; scope: string } & DeleteCheckVerdict);
 
-export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'audit' | 'refresh';
+/** How an item reads its scope; `check` is a delete check (delete-check.ts), a sweep when it does not pass. */
+export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'check' | 'audit' | 'refresh';
 
 /** What one run did to one stream: the counts the warehouse records with the run (`RunSummary.streams`). */
 export type StreamStats = RunStreamSummary;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { requestFields } from '../../schemas/columns.js';
+import { walkDeleteCheck } from './delete-check.js';
 import {
   closedCursor,
   pageLoop,
@@ -54,7 +55,9 @@ export async function* keysetSource(
 const FRESH = 'fresh-';
 
 async function keysetWalk(item: WorkItem, ctx: WalkContext): Promise<Walk> {
-  if (item.mode === 'refresh' || item.mode === 'audit') throw new Error(`${item.mode} items are not keyset walks`);
+  if (item.mode === 'refresh' || item.mode === 'audit' || item.mode === 'check') {
+    throw new Error(`${item.mode} items are not keyset walks`);
+  }
   if (item.resume) return { ...item.resume };
   // A sweep reads only ids, of rows that exist by definition: never fresh.
   const fresh =
@@ -66,6 +69,7 @@ async function keysetWalk(item: WorkItem, ctx: WalkContext): Promise<Walk> {
 
 /** Walks one list item by keyset over `id`, checkpointing after every page in the page's own transaction. */
 export async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<WalkOutcome> {
+  if (item.mode === 'check') return walkDeleteCheck(item, ctx, walkKeyset);
   const { stream, scope } = item;
   const idsOnly = item.mode === 'sweep';
   const walk = await keysetWalk(item, ctx);

@@ -30,6 +30,11 @@ export class CurrentRows {
     return this.afterMerge(() => state.scopeHoldsRows(this.db, table, scope), { stream: table, scope: scope.key });
   }
 
+  /** The scope's live rows and which of `ids` are among them: what a delete check compares (sync/delete-check.ts). */
+  liveCount(table: string, scope: ScopeRef, ids: readonly number[]): Promise<state.LiveCount> {
+    return this.afterMerge(() => state.liveCount(this.db, table, scope, ids), { stream: table, scope: scope.key });
+  }
+
   /** Every current event (for the engine's event-scope rule). */
   events(): Promise<state.EventRow[]> {
     return this.afterMerge(() => state.currentEvents(this.db));

@@ -274,6 +274,33 @@ export async function scopeHoldsRows(db: Db, table: string, scope: ScopeRef): Pr
   return r.rows.length > 0;
 }
 
+/** What a delete check compares with the service's count: the scope's live rows, and which of `ids` are live. */
+export interface LiveCount {
+  /** Rows of the scope not marked deleted. */
+  live: number;
+  /** The ids among those given that are live rows of the scope. */
+  liveAmong: Set<number>;
+}
+
+export async function liveCount(db: Db, table: string, scope: ScopeRef, ids: readonly number[]): Promise<LiveCount> {
+  if (!(await tableExists(db, 'main', table))) return { live: 0, liveAmong: new Set() };
+  const where = scope.column === null ? '' : `AND ${ident(scope.column)} = CAST(? AS BIGINT)`;
+  const params = scope.column === null ? [] : [scope.value];
+  const base = `FROM main.${ident(table)} WHERE _deleted_at IS NULL ${where}`;
+  const count = await db.query(`SELECT count(*) AS n ${base}`, params);
+  const among =
+    ids.length === 0
+      ? { rows: [] }
+      : await db.query(`SELECT id ${base} AND id IN (SELECT unnest(CAST(? AS BIGINT[])))`, [
+          ...params,
+          JSON.stringify(ids),
+        ]);
+  return {
+    live: num(count.rows[0]?.n) ?? 0,
+    liveAmong: new Set(among.rows.map((row) => num(row.id)).filter((n): n is number => n !== null)),
+  };
+}
+
 /** The current rows of a definitions table (custom fields), as stored. */
 export async function currentRows(db: Db, table: string): Promise<ResultRow[]> {
   if (!(await tableExists(db, 'main', table))) return [];

@@ -1,7 +1,8 @@
 /**
  * What the daemon's catch-up asks of the engine (sync/daemon/reconcile-loop.ts), on a real warehouse: past events
- * always; the owed delete sweeps only after a daemon's silence (its heartbeat), not at a first start; owed again by
- * a daemon that starts where a catch-up was left pending; done once a run of it completes.
+ * always; after a daemon's silence (its heartbeat) the sweeps due by their schedule as owed work and a delete check
+ * of each webhook-fed scope, not at a first start; owed again by a daemon that starts where a catch-up was left
+ * pending; done once a run of it completes.
  */
 import { describe, expect, it } from 'vitest';
 import { CATCH_UP_MARK, ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
@@ -44,13 +45,16 @@ describe('the catch-up', () => {
     }
   });
 
-  it('after a silence: the sweeps not run since the last heartbeat, as owed work; done when a run completes', async () => {
+  it('after a silence: due sweeps as owed work and delete checks of the webhook-fed streams; done when a run completes', async () => {
     const t = await openTemp();
     try {
       const now = Date.parse('2026-11-26T12:00:00Z');
       const l = loop(t.w, now);
       await l.start(new Date(now - 3 * HOUR));
-      expect(l.plan()).toMatchObject({ pastEventPollHours: 0, deletes: 'due', sweepEveryHours: 3 });
+      const plan = l.plan();
+      expect(plan).toMatchObject({ pastEventPollHours: 0, deletes: 'due', deleteChecks: ['registrants', 'sessions'] });
+      // The sweeps' own schedule decides which are due: a short silence does not make every sweep due.
+      expect(plan?.sweepEveryHours).toBeUndefined();
       expect(await t.w.marks.get(CATCH_UP_MARK)).toBe(new Date(now).toISOString());
       await l.after(result('partial'), new Date(now));
       expect(l.pending).toBe(true);
@@ -64,15 +68,15 @@ describe('the catch-up', () => {
     }
   });
 
-  it('left pending by a killed daemon: owed by the next one from the earlier of the mark and the heartbeat', async () => {
+  it('left pending by a killed daemon: owed by the next one, checks included, even with no heartbeat', async () => {
     const t = await openTemp();
     try {
       const now = Date.parse('2026-11-26T12:00:00Z');
       await t.w.marks.set(CATCH_UP_MARK, new Date(now - 5 * HOUR).toISOString());
       const l = loop(t.w, now);
-      await l.start(new Date(now - HOUR));
+      await l.start(null);
       expect(l.pending).toBe(true);
-      expect(l.plan()).toMatchObject({ deletes: 'due', sweepEveryHours: 5 });
+      expect(l.plan()).toMatchObject({ deletes: 'due', deleteChecks: ['registrants', 'sessions'] });
     } finally {
       await t.cleanup();
     }

@@ -108,15 +108,17 @@ export class ReconcileLoop {
 
   /**
    * What a catch-up adds to a run: past events too (a change to one while nothing listened is otherwise missed for a
-   * day). After a daemon ran here (its heartbeat says since when nothing listened), also the delete sweeps not run
-   * since then, as owed work: a delete delivery the service gave up on is seen by no poll, only by a sweep; one the
-   * user ran since (`sync --deletes`) is not paid for again. At a first start no delivery was ever missed: the sweeps
-   * keep the cadence one-shot syncs had (`sweepEveryHours`, with spare credits), and the catch-up is one pass.
+   * day). After a daemon ran here (its heartbeat says since when nothing listened), what the silence owes and no
+   * more: the delete sweeps whose schedule fell due (owed work, not spare-credit work), and for each scope of a
+   * webhook-fed stream a delete check (one call, delete-check.ts) where no sweep is due: a delete delivery the
+   * service gave up on is seen by no poll, and the check says whether the scope lost any record, a sweep following
+   * only where it did. (Sweeping every scope instead made a two-minute silence cost more than a first start.) At a
+   * first start no delivery was ever missed: the sweeps keep the cadence one-shot syncs had, and the catch-up is one
+   * pass.
    */
   private catchUpOptions(): Partial<SyncOptions> {
     if (this.silentSince === null) return { pastEventPollHours: 0 };
-    const silentHours = Math.max(0, (this.now() - this.silentSince) / 3_600_000);
-    return { pastEventPollHours: 0, deletes: 'due', sweepEveryHours: silentHours };
+    return { pastEventPollHours: 0, deletes: 'due', deleteChecks: this.policy.captured };
   }
 
   /**
