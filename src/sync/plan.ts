@@ -46,13 +46,25 @@ function isPastEvent(event: EventInfo | undefined, ctx: PlanContext): boolean {
   return (ctx.now.getTime() - ended.getTime()) / 86_400_000 > ctx.pastEventDays;
 }
 
-/** Live and upcoming events first, then the most recent past ones. */
+/** Live and upcoming events first (0), then recent past ones (1), then those past `pastEventDays` (2). */
 export function eventRank(event: EventInfo | undefined, ctx: PlanContext): number {
   if (!event) return 0;
   const today = ctx.now.toISOString().slice(0, 10);
   const upcoming = event.status === 'live' || (event.startDate !== null && event.startDate.slice(0, 10) >= today);
   if (upcoming) return 0;
   return isPastEvent(event, ctx) ? 2 : 1;
+}
+
+/**
+ * The order of an event's work: its rank, then, among past events, the one that ended most recently first (a
+ * fraction below 1 growing with the days since it ended): what a reader of a catch-up wants exact soonest.
+ */
+export function eventOrder(event: EventInfo | undefined, ctx: PlanContext): number {
+  const rank = eventRank(event, ctx);
+  if (rank === 0 || !event?.endDate) return rank;
+  const ended = parseTimestampUtc(event.endDate.length === 10 ? `${event.endDate} 23:59:59` : event.endDate);
+  const days = Math.max(0, (ctx.now.getTime() - ended.getTime()) / 86_400_000);
+  return rank + days / (days + 365);
 }
 
 const MODE_RANK: Record<WalkMode, number> = {
@@ -79,6 +91,7 @@ export interface KindPlanInput {
   ctx: PlanContext;
   event: EventInfo | undefined;
   base: ItemBase;
+  /** The event's order (eventOrder): live and upcoming first, then past events by how recently they ended. */
   rank: number;
 }
 
@@ -127,7 +140,7 @@ export function planItemWith(
     previous: cursor,
     customFieldNames: extra.customFieldNames,
   };
-  const rank = eventRank(extra.event, ctx);
+  const rank = eventOrder(extra.event, ctx);
 
   if (open) {
     // An earlier run stopped inside this walk: finish it, in its own window.
@@ -143,7 +156,8 @@ export function planItemWith(
   }
 
   const incrementalTier = ctx.mode === 'incremental' && cursor !== null;
-  if (incrementalTier && rank === 2 && hoursBetween(cursor.updatedAt, ctx.now) < ctx.pastEventPollHours) return null;
+  if (incrementalTier && Math.floor(rank) === 2 && hoursBetween(cursor.updatedAt, ctx.now) < ctx.pastEventPollHours)
+    return null;
   return planKind({ stream, cursor, ctx, event: extra.event, base, rank });
 }
 
@@ -237,7 +251,7 @@ function sweepItem(
     resume: open,
     previous: cursor,
     price: price(cursor?.lastPages),
-    priority: 30 + eventRank(event, ctx),
+    priority: 30 + eventOrder(event, ctx),
   };
 }
 

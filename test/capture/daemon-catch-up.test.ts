@@ -82,11 +82,17 @@ describe('the daemon after an outage', () => {
     const behindInPast = registrantsBehind.filter((key) => past.has(truth.get(String(key)) ?? -1));
     expect(behindInPast.length).toBeGreaterThan(0);
 
-    // The restart: the catch-up runs by itself, says how long nothing listened, and ends equal to the source.
+    // The restart: the catch-up runs by itself, says how long nothing listened and what it will cost (a lower
+    // bound: pages it has not seen are priced at one), and ends equal to the source.
+    const credits = sim.counters().credits;
     const second = await daemons.start(argv, env);
     expect(second.stderr()).toMatch(/previous daemon's last heartbeat was .* ago/);
+    const said = /catch-up: (\d+) work items, at least ([\d,]+) credits/.exec(second.stderr());
+    expect(said, second.stderr()).not.toBeNull();
     await eventually(() => second.stderr().includes('catch-up complete'));
     expect(second.stderr()).toMatch(/reconcile #1: done/);
+    const spent = sim.counters().credits - credits;
+    expect(Number(said![2]!.replaceAll(',', ''))).toBeLessThanOrEqual(spent);
     expect(await second.stop()).toEqual({ code: 0, signal: null });
     const after = await differences(env.EVSYNC_DB!);
     for (const s of CAPTURED) expect({ s, ...after[s] }).toEqual({ s, missing: [], extra: [], changed: [] });

@@ -400,6 +400,20 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
   }
 }
 
+/** What the catch-up owed at start will cost and how long it takes at the reported limit (a dry plan: no call). */
+async function sayCatchUpCost(ctx: Ctx, setup: DaemonSetup, held: Held, loop: ReconcileLoop): Promise<void> {
+  const planned = loop.plan();
+  if (!planned) return;
+  try {
+    const { estimateCatchUp, estimateLine } = await import('../../sync/daemon/catch-up-estimate.js');
+    const options = { ...setup.options, ...planned };
+    ctx.log.info(estimateLine(await estimateCatchUp(held.client as ApiClient, held.warehouse as Warehouse, options)));
+  } catch (err) {
+    // A figure for the user, not a condition of the catch-up: it runs whatever the estimate met.
+    ctx.log.debug(`catch-up estimate: ${errorMessage(err)}`);
+  }
+}
+
 /** The heartbeat, the catch-up owed since the last one, and the cron loop of runs. */
 async function startRuns(
   ctx: Ctx,
@@ -418,6 +432,7 @@ async function startRuns(
   });
   await loop.start(held.heartbeat.previous);
   reportSilence(ctx.log, held.heartbeat, setup.catchUp);
+  if (loop.pending) await sayCatchUpCost(ctx, setup, held, loop);
   announce(ctx, kind, held, loop);
   held.scheduler = await startScheduler(
     ctx,
