@@ -57,15 +57,18 @@ export function spreadPositions(n: number, k: number): number[] {
 
 /**
  * The events to count: `k` of those in scope, spread over them ordered by size (largest first: the largest events
- * hold the pages beyond the first) or, without a size figure, grouped by status (largest groups first), so the
- * sample covers small and large events, or as many statuses as it can.
+ * hold the pages beyond the first; those of size 0 last) or, without a size figure, grouped by status (largest
+ * groups first), so the sample covers small and large events, or as many statuses as it can.
  */
 export function chooseSample(events: readonly EventInfo[], sizes: readonly EventSize[], k: number): EventSample {
   const figures = sizeFigures(events, sizes);
   if (figures) {
     const ordered = [...events].sort((a, b) => figures.values.get(b.id)! - figures.values.get(a.id)! || a.id - b.id);
+    // An event whose figure is 0 says nothing of the rows per unit: picked only when the others do not fill k.
+    const positive = ordered.filter((e) => figures.values.get(e.id)! > 0).length;
+    const picks = k <= positive ? spreadPositions(positive, k) : spreadPositions(ordered.length, k);
     return {
-      events: spreadPositions(ordered.length, k).map((i) => ordered[i]!.id),
+      events: picks.map((i) => ordered[i]!.id),
       by: figures.field,
       keys: figures.values,
     };

@@ -71,11 +71,16 @@ function estimateLines(report: PlanReport, e: PlanEstimate): string[] {
   lines.push(
     e.extrapolatedCredits === 0
       ? `nothing extrapolated: records added or changed before the ${kind} are all that can move the figure`
-      : `range: ${n(e.lowCredits)} to ${n(e.highCredits)} credits, the extrapolated events priced at the smallest and largest rate the counted ones show (${n(e.exactCredits)} of the total come from counted answers or history, ${n(e.extrapolatedCredits)} are extrapolated); records added or changed before the ${kind} are not foreseen`,
+      : `range: ${n(e.lowCredits)} to ${n(e.highCredits)} credits: the ${n(e.extrapolatedCredits)} extrapolated priced at the smallest and largest rate the counted events show (the other ${n(e.exactCredits)} are counted or from history); records added or changed before the ${kind} are not foreseen`,
   );
-  if (e.spreadUnknown.length > 0)
+  const extrapolated = Object.values(e.streams).filter((s) => s.extrapolated > 0).length;
+  if (e.spreadUnknown.length > 0 && e.spreadUnknown.length === extrapolated)
     lines.push(
-      `the range says nothing for ${e.spreadUnknown.join(', ')}: fewer than two counted events inform them (--sample with more events narrows that)`,
+      'the range rests on a single counted event with rows to scale by: it cannot show how events differ (a larger --sample can)',
+    );
+  else if (e.spreadUnknown.length > 0)
+    lines.push(
+      `for ${e.spreadUnknown.join(', ')} the range rests on a single counted event with rows to scale by: it cannot show how events differ`,
     );
   for (const reason of e.lowerBound) lines.push(`lower bound: ${reason}`);
   return lines;
