@@ -132,23 +132,23 @@ const sumOf = (streams: StreamEntries, pick: (s: StreamEntries[string]) => numbe
  */
 export async function planSync(client: ApiClient, warehouse: Warehouse, options: PlanOptions): Promise<PlanReport> {
   const priced: PricedItem[] = [];
-  const sampler = options.estimate
+  const estimating = options.estimate
     ? new EstimateCounting(warehouse, options.estimate.sampleEvents ?? DEFAULT_SAMPLE_EVENTS)
     : null;
-  const counting = options.count === true || sampler !== null;
+  const counting = options.count === true || estimating !== null;
   const result = await syncEngine(client, warehouse, options, {
     execution: counting ? 'count' : 'dry',
     onItem: (item, counted) => priced.push({ item, counted }),
-    ...(sampler ? { counts: sampler.counts, eventsKnown: sampler.eventsKnown } : {}),
+    ...(estimating ? { counts: estimating.counts, eventsKnown: estimating.eventsKnown } : {}),
   });
   const streams: StreamEntries = {};
-  const left = priceItems(priced, streams, sampler !== null);
+  const left = priceItems(priced, streams, estimating !== null);
   const rate = rateLimitView(client.ledger.snapshot());
   const timeOf = (credits: number) =>
     timeAtLimit(credits, credits / LIST_CALL_CREDITS, rate, Math.max(1, options.concurrency ?? 2));
-  const sample = sampler?.sample;
+  const sample = estimating?.sample;
   const estimate = sample
-    ? estimateOf(streams, left, { events: sampler.events, sample }, (c) => timeOf(c).seconds)
+    ? estimateOf(streams, left, { events: estimating.events, sample }, (c) => timeOf(c).seconds)
     : null;
   const time = timeOf(sumOf(streams, (s) => s.credits));
   return reportOf(options, result, { streams, estimate, counting, events: eventsOf(priced), rate, time });
