@@ -67,13 +67,14 @@ export interface PlanReport {
   /**
    * When no events are known: the streams listed once per event that the totals leave out, and what `--count`
    * (page 1 of every item: the items priced now, then one per such stream and event) or `--estimate` (the same on
-   * DEFAULT_SAMPLE_EVENTS events at most) would spend to price everything.
+   * DEFAULT_SAMPLE_EVENTS events; more when the events list takes more than a page, less with fewer events) would
+   * spend to price everything.
    */
   unpriced: {
     perEventStreams: number;
     countCreditsNow: number;
     countCreditsPerEvent: number;
-    estimateCreditsAtMost: number;
+    estimateCredits: number;
   } | null;
   /** With --estimate: how the figures were reached and how sure they are. */
   estimate: PlanEstimate | null;
@@ -216,7 +217,7 @@ function reportOf(options: PlanOptions, result: SyncResult, got: Priced): PlanRe
           perEventStreams: perEvent,
           countCreditsNow: items * LIST_CALL_CREDITS,
           countCreditsPerEvent: perEventCredits,
-          estimateCreditsAtMost: items * LIST_CALL_CREDITS + DEFAULT_SAMPLE_EVENTS * perEventCredits,
+          estimateCredits: items * LIST_CALL_CREDITS + DEFAULT_SAMPLE_EVENTS * perEventCredits,
         },
     estimate,
     countRunId: counting ? result.runId : null,

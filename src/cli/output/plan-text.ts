@@ -91,7 +91,7 @@ function lowerBoundLines(report: PlanReport, u: NonNullable<PlanReport['unpriced
   const kind = report.mode === 'backfill' ? 'backfill' : 'sync';
   return [
     `lower bound only: no events are known yet, so the ${u.perEventStreams} streams listed per event are not priced (at least ${n(u.countCreditsPerEvent)} credits per event, more for long lists; a real account's backfill can cost many times the figure above)`,
-    `\`evsync plan${flag} --estimate\` estimates everything for at most ${n(u.estimateCreditsAtMost)} credits (the events list, page 1 of each account stream, and page 1 of the per-event streams on 3 events), and says how sure it is`,
+    `\`evsync plan${flag} --estimate\` estimates everything for ${n(u.estimateCredits)} credits (page 1 of the events list and of each account stream, and of the per-event streams on 3 events; 10 more per further 1,000 events, fewer with fewer than 3 events), and says how sure it is`,
     `\`evsync plan${flag} --count\` prices everything exactly: it spends ${n(u.countCreditsNow)} credits now plus ${n(u.countCreditsPerEvent)} per event (page 1 of every item), and the pages it reads are kept: the ${kind} resumes from them and does not buy them again (so are --estimate's)`,
   ];
 }
