@@ -30,7 +30,7 @@ export interface ExecutorOptions {
   concurrency: number;
   signal?: AbortSignal | undefined;
   onProgress?: ((event: ProgressEvent) => void) | undefined;
-  /** 'dry': list items without a call; 'count': walk one page per item (or what `pageLimit` says). */
+  /** 'dry': list items without a call; 'count': walk one page per item (or what `countPages` says). */
   execution: 'run' | 'dry' | 'count';
   /** With 'count': the pages an item's walk stops after (undefined: the whole walk). Default 1. */
   countPages?: ((item: WorkItem) => number | undefined) | undefined;
