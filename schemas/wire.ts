@@ -19,7 +19,8 @@ export const tokenAnswerSchema = z.looseObject({
 export type TokenAnswer = z.infer<typeof tokenAnswerSchema>;
 
 export const pageMetaSchema = z.looseObject({
-  totalCount: count,
+  // The spec lists it, but a service that leaves it out still pages by `pageCount`: only counting needs it.
+  totalCount: count.optional(),
   pageCount: count,
   currentPage: count,
   perPage: count,

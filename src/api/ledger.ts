@@ -49,6 +49,10 @@ export interface LedgerSnapshot {
   remaining: number;
   /** Estimated window reset (server-rounded seconds tightened over answers); null before the first call. */
   resetAt: Date | null;
+  /** Milliseconds until `resetAt` on the ledger's own clock (null with it): what a caller on another clock uses. */
+  resetInMs: number | null;
+  /** `reported` once an answer's X-Rate-Limit-Limit set `limit`; `configured` while it is the configured value. */
+  limitSource: 'reported' | 'configured';
   spent: { list: number; other: number; token: number };
   waitedMs: number;
   rejected429: number;
@@ -121,6 +125,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   private announcedUntil: number | null = null;
   private blockReason: 'window' | '429' = 'window';
   private rejected = 0;
+  private limitReported = false;
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | null = null;
   private nextId = 1;
@@ -168,6 +173,8 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
       limit: this.limit,
       remaining: Math.max(0, this.remaining - this.reserveCredits),
       resetAt: this.resetAt === null ? null : new Date(this.resetAt),
+      resetInMs: this.resetAt === null ? null : Math.max(0, this.resetAt - now),
+      limitSource: this.limitReported ? 'reported' : 'configured',
       spent: { ...this.spentBy },
       waitedMs: this.waited + (this.waitingSince === null ? 0 : now - this.waitingSince),
       rejected429: this.rejected,
@@ -313,7 +320,10 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     this.inflight.delete(reservation);
     const current = reservation.windowId === this.windowId;
     if (current) this.answeredInWindow += reservation.cost;
-    if (headers.limit !== undefined && Number.isInteger(headers.limit) && headers.limit > 0) this.limit = headers.limit;
+    if (headers.limit !== undefined && Number.isInteger(headers.limit) && headers.limit > 0) {
+      this.limit = headers.limit;
+      this.limitReported = true;
+    }
     const resetSeconds = validReset(headers.resetSeconds);
     const candidate = resetSeconds === null ? null : receivedAt + resetSeconds * 1000;
 

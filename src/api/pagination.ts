@@ -35,20 +35,26 @@ export async function* offsetPages<T>(
  * Offset pages are the one walk whose progress the answers alone vouch for: a page must not repeat the one before
  * (a service that ignores `page` would be paid forever; the Singer SDK's paginator refuses a repeated page the same
  * way), and no more pages are asked than the first answer's `totalCount` justifies (`ceil(totalCount / perPage)`
- * from the first page asked, plus one allowing for rows added meanwhile).
+ * from the first page asked, plus one allowing for rows added meanwhile; its `pageCount` when it gives no total).
  */
 class OffsetGuard {
   private previous: string | null = null;
   private maxPage: number | null = null;
+  private bound = '';
 
   /** Why this answer for `page` must not be followed, or null when it may. */
   refuse(page: number, answer: ListPage<unknown>): string | null {
-    const { totalCount, perPage } = answer.meta;
+    const { totalCount, perPage, pageCount } = answer.meta;
     if (this.maxPage === null && perPage > 0) {
-      this.maxPage = page + Math.ceil(Math.max(0, totalCount - (page - 1) * perPage) / perPage);
+      // Without a totalCount, the page count the first answer gave (plus one, as above) bounds the walk.
+      this.maxPage =
+        totalCount === null
+          ? Math.max(page, pageCount) + 1
+          : page + Math.ceil(Math.max(0, totalCount - (page - 1) * perPage) / perPage);
+      this.bound = totalCount === null ? `pageCount ${pageCount}` : `totalCount ${totalCount} at ${perPage} per page`;
     }
     if (this.maxPage !== null && page > this.maxPage) {
-      return `the service keeps answering (page ${page}) past what its first answer's totalCount ${totalCount} at ${perPage} per page allows: stopped`;
+      return `the service keeps answering (page ${page}) past what its first answer's ${this.bound} allows: stopped`;
     }
     const fingerprint = answer.items.length
       ? createHash('sha1').update(JSON.stringify(answer.items)).digest('hex')

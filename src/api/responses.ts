@@ -62,7 +62,7 @@ function pickEnvelope(body: unknown): { items: Record<string, unknown>[]; meta: 
     throw new MalformedBody(`list envelope invalid at ${where}`);
   }
   const { totalCount, pageCount, currentPage, perPage } = parsed.data._meta;
-  return { items: parsed.data.items, meta: { totalCount, pageCount, currentPage, perPage } };
+  return { items: parsed.data.items, meta: { totalCount: totalCount ?? null, pageCount, currentPage, perPage } };
 }
 
 function metaFromHeaders(ex: Exchange): PageMeta | null {
@@ -70,10 +70,8 @@ function metaFromHeaders(ex: Exchange): PageMeta | null {
   const pageCount = intHeader(ex.headers, 'x-pagination-page-count');
   const currentPage = intHeader(ex.headers, 'x-pagination-current-page');
   const perPage = intHeader(ex.headers, 'x-pagination-per-page');
-  if (totalCount === undefined || pageCount === undefined || currentPage === undefined || perPage === undefined) {
-    return null;
-  }
-  return { totalCount, pageCount, currentPage, perPage };
+  if (pageCount === undefined || currentPage === undefined || perPage === undefined) return null;
+  return { totalCount: totalCount ?? null, pageCount, currentPage, perPage };
 }
 
 interface ErrorContext {

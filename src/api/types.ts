@@ -44,7 +44,8 @@ export interface SendOptions extends CallOptions {
 }
 
 export interface PageMeta {
-  totalCount: number;
+  /** Null when the answer does not say (the spec lists it; paging never needs it, counting does). */
+  totalCount: number | null;
   pageCount: number;
   currentPage: number;
   perPage: number;

@@ -15,7 +15,7 @@ import { byPriority } from './plan.js';
 import { runRefresh } from './refresh.js';
 import { runWalk } from './stream-kinds.js';
 import type { ProgressEvent, StreamStats, UnavailableReport } from './types.js';
-import type { WorkItem } from './work-item.js';
+import type { CountedItem, WorkItem } from './work-item.js';
 
 /** After this many 403 answers for a stream with no success, it is recorded unavailable (a 404 is one answer). */
 const FORBIDDEN_BEFORE_UNAVAILABLE = 2;
@@ -30,11 +30,14 @@ export interface ExecutorOptions {
   concurrency: number;
   signal?: AbortSignal | undefined;
   onProgress?: ((event: ProgressEvent) => void) | undefined;
-  /** 'dry': list items without a call; 'count': walk one page per item. */
+  /** 'dry': list items without a call; 'count': walk one page per item (or what `countPages` says). */
   execution: 'run' | 'dry' | 'count';
-  onItem?:
-    | ((item: WorkItem, firstPage: { totalCount: number | null; perPage: number | null } | null) => void)
-    | undefined;
+  /** With 'count': the pages an item's walk stops after (undefined: the whole walk). Default 1. */
+  countPages?: ((item: WorkItem) => number | undefined) | undefined;
+  /** With 'count': items only listed, as in a dry run (an estimate counts a sample of the events). */
+  listOnly?: ((item: WorkItem) => boolean) | undefined;
+  /** Told of every item listed or walked; with 'count', of what its walk learned (null: only listed). */
+  onItem?: ((item: WorkItem, counted: CountedItem | null) => void) | undefined;
   /** Streams recorded unavailable by earlier runs and not yet due for a retry: skipped without a call. */
   knownUnavailable: ReadonlyMap<string, UnavailableStream>;
   /** After every walked item: the credits and stream figures so far (a killed run's row keeps them). */
@@ -51,6 +54,22 @@ interface Refused {
 
 function emptyStats(): StreamStats {
   return { inserted: 0, updated: 0, deleted: 0, rejected: 0, pages: 0 };
+}
+
+/** What one walk's pages tell a counting plan: the first answer's `_meta`, and the pages this walk read. */
+class PageCounter {
+  private first: Pick<CountedItem, 'totalCount' | 'pageCount' | 'perPage'> | null = null;
+  private read = 0;
+
+  see(event: ProgressEvent): void {
+    if (event.type !== 'page') return;
+    this.read += 1;
+    this.first ??= { totalCount: event.totalCount, pageCount: event.pageCount, perPage: event.perPage };
+  }
+
+  counted(complete: boolean): CountedItem | null {
+    return this.first && { ...this.first, pagesRead: this.read, complete };
+  }
 }
 
 export class Executor {
@@ -101,7 +120,8 @@ export class Executor {
     const rest: WorkItem[] = [];
     const probed = new Set<string>();
     for (const item of sorted) {
-      const first = !this.answered.has(item.stream.name) && !probed.has(item.stream.name);
+      // An item only listed (not in an estimate's sample) makes no call: it cannot tell whether the path is served.
+      const first = !this.o.listOnly?.(item) && !this.answered.has(item.stream.name) && !probed.has(item.stream.name);
       if (first) probed.add(item.stream.name);
       (first ? probes : rest).push(item);
     }
@@ -135,7 +155,7 @@ export class Executor {
       this.counts.skipped += 1;
       return;
     }
-    if (this.o.execution === 'dry') {
+    if (this.o.execution === 'dry' || this.o.listOnly?.(item)) {
       this.o.onItem?.(item, null);
       this.counts.done += 1;
       return;
@@ -146,7 +166,7 @@ export class Executor {
   private async walkItem(item: WorkItem): Promise<void> {
     const name = item.stream.name;
     const stats = this.statsOf(name);
-    let firstPage: { totalCount: number | null; perPage: number | null } | null = null;
+    const counter = new PageCounter();
     this.o.onProgress?.({ type: 'item-start', stream: name, scope: item.cursorKey, mode: item.mode });
     try {
       const walk = item.mode === 'refresh' ? runRefresh : runWalk;
@@ -156,14 +176,13 @@ export class Executor {
         stats,
         signal: this.o.signal,
         onProgress: (event) => {
-          if (event.type === 'page' && firstPage === null)
-            firstPage = { totalCount: event.totalCount, perPage: event.perPage };
+          counter.see(event);
           this.o.onProgress?.(event);
         },
         now: () => this.o.client.serverNow(),
-        pageLimit: this.o.execution === 'count' ? 1 : undefined,
+        pageLimit: this.o.execution === 'count' ? (this.o.countPages ? this.o.countPages(item) : 1) : undefined,
       });
-      this.o.onItem?.(item, firstPage);
+      this.o.onItem?.(item, counter.counted(outcome.complete));
       this.transportRun = 0;
       await this.heardFrom(item.stream);
       if (outcome.complete) {

@@ -1,7 +1,14 @@
 export { formatTimestamp } from './clock.js';
 export { AccountMismatchError, SyncUsageError } from './errors.js';
 export { type EventFilters, eventsInScope } from './event-scope.js';
-export { LOWER_BOUND_WARNING, type PlanReport, planSync } from './plan-report.js';
+export {
+  LOWER_BOUND_WARNING,
+  type PlanEstimate,
+  type PlanOptions,
+  type PlanReport,
+  planSync,
+  type RateLimitView,
+} from './plan-report.js';
 export {
   type Publisher,
   type PublisherLake,

@@ -134,6 +134,7 @@ export async function pageLoop(
         pages: walk?.pages ?? pages,
         rows: walk?.rows ?? rows,
         totalCount: page.meta.totalCount,
+        pageCount: page.meta.pageCount,
         perPage: page.meta.perPage,
       });
       if (page.done) return { pages, rows, complete: true };

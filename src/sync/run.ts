@@ -22,17 +22,29 @@ import { ACCOUNT_SCOPE, eventScope, parentScope } from './scope.js';
 import { resolveSelection, type Selection } from './selection.js';
 import { planItem, planSweep } from './stream-kinds.js';
 import type { SyncOptions, SyncResult, UnavailableReport } from './types.js';
-import type { WorkItem } from './work-item.js';
+import type { CountedItem, WorkItem } from './work-item.js';
 
 const DEFAULTS = { streams: 'core', ...ENGINE_DEFAULTS };
 
 type Options = SyncOptions & typeof DEFAULTS;
 
-/** How the engine treats planned items: walk them, only list them (no call), or walk one page each to count. */
+/**
+ * How the engine treats planned items: walk them, only list them (no call), or walk one page each to count (the
+ * events list whole: it gives every event scope).
+ */
 export interface EngineMode {
   execution: 'run' | 'dry' | 'count';
-  /** Told of every planned item; with 'count', also of the first page's total count. */
-  onItem?: (item: WorkItem, firstPage: { totalCount: number | null; perPage: number | null } | null) => void;
+  /** Told of every planned item; with 'count', also of what its walk learned (the first answer's `_meta`). */
+  onItem?: (item: WorkItem, counted: CountedItem | null) => void;
+  /** With 'count': the items to count; the others are only listed, as in a dry run. Every item when absent. */
+  counts?: (item: WorkItem) => boolean;
+  /** With 'count': told of the events in scope once they are known, before any event-scoped item runs. */
+  eventsKnown?: (events: readonly EventInfo[]) => Promise<void>;
+}
+
+/** The pages a counting walk reads: the events list whole (every event scope comes from it), one of the rest. */
+function countPages(item: WorkItem): number | undefined {
+  return item.stream.name === 'events' ? undefined : 1;
 }
 
 /** Everything one run shares between its phases. */
@@ -77,7 +89,7 @@ export async function syncEngine(
   await checkAccount(client, warehouse, { bind: !dry });
   const run = await openRun(client, warehouse, o, engine, selection);
   try {
-    await runPhases(run);
+    await runPhases(run, engine);
   } catch (err) {
     run.exec.fatal ??= err;
   }
@@ -136,6 +148,7 @@ async function openRun(
           resumable?.startedAt ?? new Date(Math.floor(serverNow.getTime() / 1000) * 1000)
         ).toISOString(),
       });
+  const counts = engine.execution === 'count' ? engine.counts : undefined;
   const exec = new Executor({
     client,
     warehouse,
@@ -145,12 +158,26 @@ async function openRun(
     signal: options.signal,
     onProgress: options.onProgress,
     execution: engine.execution,
+    countPages,
+    listOnly: counts && ((item) => !counts(item)),
     onItem: engine.onItem,
     knownUnavailable: await knownUnavailable(warehouse, options, selection, serverNow),
     onItemSettled: dry ? undefined : (credits, streams) => warehouse.runs.recordProgress(runId, { credits, streams }),
   });
   const resolved = new Map<string, ResolvedStream>();
-  return { client, warehouse, o: options, dry, selection, runId, signpost, resumable, exec, resolved, warnings: [] };
+  return {
+    client,
+    warehouse,
+    o: options,
+    dry,
+    selection,
+    runId,
+    signpost,
+    resumable,
+    exec,
+    resolved,
+    warnings: [],
+  };
 }
 
 async function planContext(run: Run): Promise<PlanContext> {
@@ -204,9 +231,10 @@ function keep(run: Run, item: WorkItem | null, list: WorkItem[]): void {
   else run.exec.counts.skipped += 1;
 }
 
-async function runPhases(run: Run): Promise<void> {
+async function runPhases(run: Run, engine: EngineMode): Promise<void> {
   await accountPhase(run);
   const events = await eventsPhase(run);
+  if (engine.execution === 'count') await engine.eventsKnown?.(events);
   await dependentPhase(run, events);
   await eventPhase(run, events);
   await sweepPhase(run, events);

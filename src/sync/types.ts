@@ -61,6 +61,7 @@ export type ProgressEvent =
       pages: number;
       rows: number;
       totalCount: number | null;
+      pageCount: number | null;
       perPage: number | null;
     }
   | {

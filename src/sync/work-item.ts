@@ -25,6 +25,18 @@ export interface WorkItem {
   priority: number;
 }
 
+/** What a counting walk learned of an item: its first answer's `_meta`, and how far it read (the pages are kept). */
+export interface CountedItem {
+  /** Null when the answer gave none (the spec lists it; the service may leave it out). */
+  totalCount: number | null;
+  pageCount: number | null;
+  /** The page size granted (`_meta.perPage`): it may be smaller than the one asked for. */
+  perPage: number | null;
+  pagesRead: number;
+  /** The walk read the whole item (nothing left for the run it prices). */
+  complete: boolean;
+}
+
 export function itemLabel(item: WorkItem): string {
   return `${item.stream.name}[${item.cursorKey}]`;
 }

@@ -40,6 +40,11 @@ export class CurrentRows {
     return this.afterMerge(() => state.currentEvents(this.db));
   }
 
+  /** The size figures the current events carry (an estimate extrapolates over the events by them). */
+  eventSizes(): Promise<state.EventSize[]> {
+    return this.afterMerge(() => state.eventSizes(this.db));
+  }
+
   /** Ids of the current rows of a stream table, ascending (parents of a parent-scoped stream). */
   ids(table: string): Promise<number[]> {
     return this.afterMerge(() => state.liveIds(this.db, table));

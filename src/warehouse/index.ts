@@ -37,6 +37,7 @@ export { snapshotTargetProblem } from './snapshot-target.js';
 export type {
   AccountBinding,
   EventRow,
+  EventSize,
   ExportOrigins,
   LedgerRecord,
   RunRecord,

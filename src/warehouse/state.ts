@@ -11,6 +11,7 @@
  *                      signpost and completed scopes carry over to the next run, like a partial run's)
  */
 import type { Db, ResultRow } from './connection.js';
+import { readTableColumns } from './ddl.js';
 import { ident, utcNow } from './sql.js';
 import type { ScopeRef } from './types.js';
 
@@ -252,6 +253,28 @@ export async function currentEvents(db: Db): Promise<EventRow[]> {
         createdAt: str(row.created_at)?.slice(0, 19) ?? null,
       },
     ];
+  });
+}
+
+/** What an event's own record says of its size: the documented `target_attendance` and `capacity` (null: not given). */
+export interface EventSize {
+  id: number;
+  targetAttendance: number | null;
+  capacity: number | null;
+}
+
+/** The size figures of every current event, by id (a column the table lacks reads as null). */
+export async function eventSizes(db: Db): Promise<EventSize[]> {
+  const columns = await readTableColumns(db, 'events');
+  if (!columns) return [];
+  const pick = (c: string) => (columns.has(c) ? `TRY_CAST(${ident(c)} AS DOUBLE)` : 'NULL');
+  const r = await db.query(
+    `SELECT id, ${pick('target_attendance')} AS target_attendance, ${pick('capacity')} AS capacity
+       FROM main.events WHERE _deleted_at IS NULL ORDER BY id`,
+  );
+  return r.rows.flatMap((row) => {
+    const id = num(row.id);
+    return id === null ? [] : [{ id, targetAttendance: num(row.target_attendance), capacity: num(row.capacity) }];
   });
 }
 

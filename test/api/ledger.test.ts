@@ -38,6 +38,15 @@ describe('CreditLedger', () => {
     expect(l.snapshot().remaining).toBe(1960);
   });
 
+  it('says how long until the reset on its own clock, and whether the limit is the one the service reported', async () => {
+    const { l, clock } = ledger({ limit: 2000 });
+    expect(l.snapshot()).toMatchObject({ limitSource: 'configured', resetInMs: null });
+    const r = await l.acquire('list', ctx);
+    l.settle(r, { limit: 1500, remaining: 1490, resetSeconds: 300 }, clock.t);
+    clock.t += 100_000;
+    expect(l.snapshot()).toMatchObject({ limit: 1500, limitSource: 'reported', remaining: 1490, resetInMs: 200_000 });
+  });
+
   it('lowers the count when another process spends on the credential', async () => {
     const { l, clock } = ledger();
     const r = await l.acquire('list', ctx);

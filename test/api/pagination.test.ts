@@ -250,6 +250,32 @@ describe('offset pages', () => {
     // Pages 1 and 2 as counted, page 3 for rows added meanwhile, page 4 refused.
     expect(svc.dataCalls()).toHaveLength(4);
   });
+
+  it('an answer without _meta.totalCount pages by pageCount, bounded by the first answer’s', async () => {
+    const dropTotal = (body: Record<string, unknown>) => {
+      const { totalCount: _, ...meta } = body._meta as Record<string, number>;
+      return { body: { ...body, _meta: meta } };
+    };
+    const client = makeClient(fakeService(withToken((req) => dropTotal(rowsEndpoint(25, 1000)(req).body))));
+    const pages = await collect(client.pages('/registrants', { perPage: 10 }));
+    expect(pages.map((p) => [p.page, p.meta.totalCount, p.done])).toEqual([
+      [1, null, false],
+      [2, null, false],
+      [3, null, true],
+    ]);
+    // Without a total, the first answer's page count (plus one for rows added meanwhile) bounds the walk.
+    const growing = fakeService(
+      withToken((req) => {
+        const page = Number(queryOf(req).get('page'));
+        const pageCount = page === 1 ? 2 : 1e9;
+        return dropTotal(envelope([{ id: page }], { totalCount: 0, pageCount, currentPage: page, perPage: 1 }));
+      }),
+    );
+    await expect(collect(makeClient(growing).pages('/registrants', { perPage: 1 }))).rejects.toThrow(
+      /keeps answering \(page 4\) past what its first answer's pageCount 2 allows/,
+    );
+    expect(growing.dataCalls()).toHaveLength(4);
+  });
 });
 
 describe('query string', () => {

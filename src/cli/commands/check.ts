@@ -198,7 +198,7 @@ async function checkListCall(ctx: Ctx, client: ApiClient, add: AddCheck, report:
     add(
       'list call',
       'ok',
-      `GET /events answered (${formatNumber(page.meta.totalCount)} events; this call cost 10 credits)`,
+      `GET /events answered (${page.meta.totalCount === null ? 'no total count given' : `${formatNumber(page.meta.totalCount)} events`}; this call cost 10 credits)`,
     );
     checkClock(client, add, report);
     checkRecordZone(ctx, client, page, add, report);
