@@ -19,8 +19,8 @@ import { scopedRequest } from './scope.js';
 import type { WorkItem } from './work-item.js';
 
 export interface DeleteCheckVerdict {
-  /** The service's count of the scope's records. */
-  serviceCount: number;
+  /** The service's count of the scope's records (null: the answer carried none, so the check decides nothing). */
+  serviceCount: number | null;
   /** The scope's live rows in the warehouse. */
   live: number;
   /** Ids on the page the warehouse does not hold live (records created since, or restored). */
@@ -33,7 +33,7 @@ export interface DeleteCheckVerdict {
 
 /** The verdict on one answer: pure, so the rule is tested on its own. */
 export function deleteCheckVerdict(
-  page: { ids: readonly number[]; totalCount: number; pageCount: number },
+  page: { ids: readonly number[]; totalCount: number | null; pageCount: number },
   stored: { live: number; liveAmong: ReadonlySet<number> },
 ): DeleteCheckVerdict {
   const unknownOnPage = page.ids.filter((id) => !stored.liveAmong.has(id)).length;
@@ -44,7 +44,7 @@ export function deleteCheckVerdict(
     live: stored.live,
     unknownOnPage,
     pageCoversNew,
-    missed: pageCoversNew ? stored.live + unknownOnPage - page.totalCount : null,
+    missed: pageCoversNew && page.totalCount !== null ? stored.live + unknownOnPage - page.totalCount : null,
   };
 }
 

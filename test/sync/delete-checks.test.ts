@@ -49,6 +49,11 @@ describe('the delete check rule', () => {
     expect(v).toMatchObject({ pageCoversNew: false, missed: null });
   });
 
+  it('an answer without a count decides nothing (the spec lets it leave totalCount out)', () => {
+    const v = deleteCheckVerdict({ ids: [3, 2], totalCount: null, pageCount: 1 }, stored(2, [3, 2]));
+    expect(v.missed).toBeNull();
+  });
+
   it('a page that holds the whole scope decides on its own', () => {
     const v = deleteCheckVerdict({ ids: [3, 2], totalCount: 2, pageCount: 1 }, stored(3, [3, 2]));
     expect(v).toMatchObject({ pageCoversNew: true, missed: 1 });
