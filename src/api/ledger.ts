@@ -37,6 +37,8 @@ export interface Reservation {
   readonly id: number;
   readonly cost: number;
   readonly kind: CreditKind;
+  /** The run (startRun) its credits are counted in: a refund after the next run started is not taken from that one. */
+  readonly run: number;
   /** The ledger window it was charged to; an answer to an older window's call cannot lower this window's count. */
   windowId: number;
   /** Cost of this window's answers received before it was sent: those calls were surely processed before it. */
@@ -131,6 +133,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | null = null;
   private nextId = 1;
+  private run = 0;
 
   constructor(options: LedgerOptions) {
     super();
@@ -155,10 +158,11 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   /**
    * Starts a new run on this ledger (a daemon reusing one client across runs): spending, waits and 429 counts, and
    * with them the run budget, start again from 0; the window (credits left, reset time) is kept: it is the
-   * service's, not the run's. Only between runs: refused while a call is in flight.
+   * service's, not the run's. Calls in flight meanwhile (a daemon's webhook re-reads share the client) stay counted
+   * in the run they were reserved in.
    */
   startRun(): void {
-    if (this.inflight.size > 0) throw new RangeError('startRun: calls are still in flight');
+    this.run += 1;
     this.spentBy.list = 0;
     this.spentBy.other = 0;
     this.spentBy.token = 0;
@@ -257,7 +261,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     if (!r.open) return;
     r.open = false;
     this.inflight.delete(r);
-    this.spentBy[r.kind] -= r.cost;
+    if (r.run === this.run) this.spentBy[r.kind] -= r.cost;
     this.remaining += r.cost;
     this.reservedInWindow -= r.cost;
     this.pump();
@@ -288,7 +292,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     backoff: { fallbackMs: number; transientMs: number },
   ): { until: Date; blocked: boolean } {
     this.applyAnswer(r, h, receivedAt);
-    this.spentBy[r.kind] -= r.cost;
+    if (r.run === this.run) this.spentBy[r.kind] -= r.cost;
     this.rejected += 1;
     const R = h.remaining;
     if (R !== undefined && Number.isFinite(R) && R - this.reserveCredits >= r.cost) {
@@ -473,6 +477,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
       id: this.nextId++,
       cost,
       kind,
+      run: this.run,
       windowId: this.windowId,
       answeredAtSend: this.answeredInWindow,
       open: true,

@@ -174,3 +174,16 @@ describe('the bulk lane', () => {
     }
   });
 });
+
+describe('runs on one ledger', () => {
+  it("a run starts while another caller's call is in flight; a refund stays with the run it was charged to", async () => {
+    const l = ledger(100);
+    const reread = await l.acquire('list', call); // the applier's, in flight when the next run starts
+    l.startRun();
+    const mine = await l.acquire('list', call);
+    l.release(reread); // never sent: its credits come back to the window, not off this run's count
+    expect(l.snapshot()).toMatchObject({ remaining: 90, spent: { list: 10 } });
+    l.release(mine);
+    expect(l.snapshot()).toMatchObject({ remaining: 100, spent: { list: 0 } });
+  });
+});
