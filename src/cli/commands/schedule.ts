@@ -1,6 +1,7 @@
 /**
  * `evsync schedule --cron "<expr>"`: a long-running process that runs the incremental sync on a cron schedule.
- * Never two runs at once (cron's waitForCompletion; a tick that falls during a run is skipped and logged), a
+ * Never two runs at once (cron's waitForCompletion; a tick that falls during a run is skipped and logged, unless the
+ * run is a slice of bulk work, a daemon's catch-up: that yields to the tick, whose runs follow at once), a
  * warning at start when the schedule cannot fit the credit budget, and a clean stop on SIGINT/SIGTERM: the running
  * sync finishes the page in flight and saves state, then the process exits 0.
  *

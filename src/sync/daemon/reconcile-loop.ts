@@ -7,7 +7,8 @@
  * is undocumented; a delivery it gave up is lost), so the first run polls every selected stream over every event,
  * past ones included, live events first (the engine's priority), from where the last poll ended. A catch-up the
  * budget cannot finish stays pending: every following run polls the same way (and resumes where the last one
- * stopped) until one completes; `status` shows it pending, and since when.
+ * stopped) until one completes; `status` shows it pending, and since when. It runs as bulk work in slices (`tick`):
+ * it leaves a share of each window to the ticks and the re-reads, and each tick stops it for the tick's own polls.
  *
  * Runs go through the same engine as `sync`, with the same rules: a path that answers 404 is recorded unavailable
  * unless the user named that stream one by one (the daemon's lists name streams of a set one by one, so the user's
