@@ -103,6 +103,9 @@ type LedgerEvents = { wait: [WaitEvent]; update: [] };
  * left after that call; our calls still unanswered may or may not be in it, so the truth lies in [R - U, R] where U
  * bounds the cost of our calls possibly processed after it. The count is clamped into that interval: exact when the
  * process is alone, lowered when someone else spends, raised when the server charged less or its window rolled.
+ *
+ * Calls that do not fit wait in one queue, first come first served (the token call first), except bulk work
+ * (lane.ts): it waits behind everyone and keeps its share of the window free, and interactive calls pass it.
  */
 export class CreditLedger extends EventEmitter<LedgerEvents> {
   limit: number;
