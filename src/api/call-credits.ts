@@ -44,6 +44,7 @@ async function reserve(deps: CreditsDeps, state: CallState): Promise<{ reservati
     signal: spec.signal,
     maxWaitMs: deps.maxWaitMs - state.waitedMs,
     priority: spec.kind === 'token',
+    lane: spec.lane,
   });
   const waitedMs = deps.now() - started;
   state.waitedMs += waitedMs;

@@ -3,6 +3,7 @@
  * layers keep for it. Each field of the state is written by one layer.
  */
 import type { Exchange } from './http.js';
+import type { BulkLane } from './lane.js';
 import type { CreditKind, WaitEvent } from './ledger.js';
 import type { Token } from './token.js';
 import type { CallTraits } from './verdict.js';
@@ -20,6 +21,8 @@ export interface CallSpec<T> {
   idempotent: boolean;
   parse: (ex: Exchange) => T;
   signal?: AbortSignal | undefined;
+  /** Bulk work's lane (lane.ts); none: an interactive call. */
+  lane?: BulkLane | undefined;
 }
 
 export interface CallState<T = unknown> {

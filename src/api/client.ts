@@ -19,6 +19,7 @@ import { parseApiTimestamp, parseHttpDate, ServerClock } from './clock.js';
 import { clientIdOf, encodeCredentials, secretsOf } from './credentials.js';
 import { ApiUsageError, type EvsyncApiError, MalformedResponseError, NetworkError, TimeoutError } from './errors.js';
 import { ExchangeTimeout, errorCode, exchange, header } from './http.js';
+import type { BulkLane } from './lane.js';
 import { CreditLedger, costOf } from './ledger.js';
 import { keysetPages, offsetPages } from './pagination.js';
 import { type ListQuery, listQueryPairs, toQueryString } from './query.js';
@@ -122,7 +123,11 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
   readonly now: Now;
   private readonly clock: ServerClock;
   private readonly tokens: TokenManager;
+  /** Calls in flight at once, per lane: a bulk call waiting for its share of the window holds no interactive slot. */
   private readonly limit: LimitFunction;
+  private readonly bulkLimit: LimitFunction;
+  /** The lane of calls that name none: set on a view made by `inBulkLane`, absent (interactive) on the client. */
+  private defaultLane: BulkLane | undefined;
   private readonly headersMs: number;
   private readonly bodyMs: number;
   private readonly maxResponseBytes: number;
@@ -144,6 +149,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
 
     const concurrency = Math.floor(positive('concurrency', options.concurrency, DEFAULTS.concurrency));
     this.limit = pLimit(concurrency);
+    this.bulkLimit = pLimit(concurrency);
     const maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
     if (!(maxWaitMs >= 0)) throw new ApiUsageError(`maxWaitMs must be >= 0, got ${options.maxWaitMs}`);
     this.headersMs = positive('timeouts.headersMs', options.timeouts?.headersMs, DEFAULTS.headersMs);
@@ -178,8 +184,9 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
       this.dispatcher = options.dispatcher;
       this.ownsDispatcher = false;
     } else {
-      // One keep-alive pool; +1 connection so the token call never queues behind data calls.
-      this.dispatcher = new Agent({ connections: concurrency + 1, keepAliveTimeout: 30_000 });
+      // One keep-alive pool with room for both lanes (the exchange's timeout starts before the pool hands it a
+      // connection); +1 so the token call never queues behind data calls.
+      this.dispatcher = new Agent({ connections: 2 * concurrency + 1, keepAliveTimeout: 30_000 });
       this.ownsDispatcher = true;
     }
   }
@@ -187,19 +194,16 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
   /** ONE list call (10 credits). `path` is relative to the base URL, e.g. `/registrants`. */
   list<T = Record<string, unknown>>(path: string, query: ListQuery = {}, opts: CallOptions = {}): Promise<ListPage<T>> {
     const rel = this.relativePath(path, listQueryPairs(query));
-    return this.limit(() =>
-      this.call({
-        kind: 'list',
-        method: 'GET',
-        path: rel,
-        idempotent: true,
-        signal: opts.signal,
-        parse: (ex) => {
-          const { items, meta } = parseListEnvelope(ex);
-          return { items: items as T[], meta, serverDate: parseHttpDate(header(ex.headers, 'date')), path: rel };
-        },
-      }),
-    );
+    return this.call(opts, {
+      kind: 'list',
+      method: 'GET',
+      path: rel,
+      idempotent: true,
+      parse: (ex) => {
+        const { items, meta } = parseListEnvelope(ex);
+        return { items: items as T[], meta, serverDate: parseHttpDate(header(ex.headers, 'date')), path: rel };
+      },
+    });
   }
 
   /** One non-list GET (1 credit); an empty body is null. */
@@ -209,16 +213,13 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     opts: CallOptions = {},
   ): Promise<{ body: T; serverDate: Date | null }> {
     const rel = this.relativePath(path, Object.entries(params));
-    return this.limit(() =>
-      this.call({
-        kind: 'other',
-        method: 'GET',
-        path: rel,
-        idempotent: true,
-        signal: opts.signal,
-        parse: (ex) => ({ body: parseJson(ex.text) as T, serverDate: parseHttpDate(header(ex.headers, 'date')) }),
-      }),
-    );
+    return this.call(opts, {
+      kind: 'other',
+      method: 'GET',
+      path: rel,
+      idempotent: true,
+      parse: (ex) => ({ body: parseJson(ex.text) as T, serverDate: parseHttpDate(header(ex.headers, 'date')) }),
+    });
   }
 
   /**
@@ -247,18 +248,15 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
         contentType = 'application/json';
       }
     }
-    return this.limit(() =>
-      this.call({
-        kind: 'other',
-        method,
-        path: rel,
-        body: encoded,
-        contentType,
-        idempotent: false,
-        signal: opts.signal,
-        parse: (ex) => ({ status: ex.status, body: parseJson(ex.text) as T | null }),
-      }),
-    );
+    return this.call(opts, {
+      kind: 'other',
+      method,
+      path: rel,
+      body: encoded,
+      contentType,
+      idempotent: false,
+      parse: (ex) => ({ status: ex.status, body: parseJson(ex.text) as T | null }),
+    });
   }
 
   /**
@@ -331,6 +329,17 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
   }
 
   /**
+   * This client with every call that names no lane in `lane` (bulk work: see lane.ts), for code that makes many
+   * calls through a client it is handed (the engine's walks). A view, not a copy: the same ledger, token,
+   * connections, counters and events. Close the client, not the view.
+   */
+  inBulkLane(lane: BulkLane): ApiClient {
+    const view = Object.create(this) as ApiClient;
+    view.defaultLane = lane;
+    return view;
+  }
+
+  /**
    * Starts a new run on this client: stats and the run budget restart from 0 (see CreditLedger.startRun), while the
    * token, the credit window and the connections are kept, so a daemon does not fetch a token per run.
    */
@@ -363,7 +372,7 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
   }
 
   private async fetchToken(): Promise<Token> {
-    const token = await this.call<Token>({
+    const token = await this.throughLayers<Token>({
       kind: 'token',
       method: 'POST',
       path: '/oauth2/token',
@@ -399,8 +408,14 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
     });
   }
 
+  /** One data call in its lane, within that lane's calls in flight. */
+  private call<T>(opts: CallOptions, spec: Omit<CallSpec<T>, 'signal' | 'lane'>): Promise<T> {
+    const lane = opts.lane ?? this.defaultLane;
+    return (lane ? this.bulkLimit : this.limit)(() => this.throughLayers({ ...spec, signal: opts.signal, lane }));
+  }
+
   /** One call through the layers (call-retry, call-retoken, call-credits) around the exchange. */
-  private call<T>(spec: CallSpec<T>): Promise<T> {
+  private throughLayers<T>(spec: CallSpec<T>): Promise<T> {
     if (this.closed) return Promise.reject(new ApiUsageError('the API client is closed'));
     return this.layers(callState(spec));
   }

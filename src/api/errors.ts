@@ -124,12 +124,13 @@ export class TimeoutError extends EvsyncApiError {
   }
 }
 
-export type BudgetReason = 'run-budget' | 'max-wait';
+export type BudgetReason = 'run-budget' | 'max-wait' | 'lane-closed';
 
 /**
  * Not a failure: the credits ran out for now. `run-budget`: the per-run cap would be exceeded (`remaining` = what is
  * left of it). `max-wait`: the window resets later than the caller may wait (`resetAt` = when it will,
- * `remaining` = credits left in the window). The engine saves state and exits 3; nothing was sent for this call.
+ * `remaining` = credits left in the window). `lane-closed`: bulk work's lane closed (lane.ts: a daemon's catch-up
+ * slice yields to the tick). The engine saves state and exits 3; nothing was sent for this call.
  */
 export class BudgetExhaustedError extends EvsyncApiError {
   readonly reason: BudgetReason;

@@ -20,6 +20,7 @@ export {
   UnauthorizedError,
   ValidationError,
 } from './errors.js';
+export type { BulkLane } from './lane.js';
 export {
   type CreditKind,
   CreditLedger,

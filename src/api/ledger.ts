@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { LIST_CALL_CREDITS, OTHER_CALL_CREDITS } from '../../connectors/service.js';
 import { systemNow } from '../../schemas/clock.js';
 import { BudgetExhaustedError } from './errors.js';
+import { type BulkLane, checkLane, closedLaneError, isClosed, leftToOthers } from './lane.js';
 
 /** What a call is charged as: list calls cost 10 credits, everything else (the token call too) 1. */
 export type CreditKind = 'list' | 'other' | 'token';
@@ -36,6 +37,8 @@ export interface Reservation {
   readonly id: number;
   readonly cost: number;
   readonly kind: CreditKind;
+  /** The run (startRun) its credits are counted in: a refund after the next run started is not taken from that one. */
+  readonly run: number;
   /** The ledger window it was charged to; an answer to an older window's call cannot lower this window's count. */
   windowId: number;
   /** Cost of this window's answers received before it was sent: those calls were surely processed before it. */
@@ -65,7 +68,10 @@ export interface LedgerSnapshot {
 export interface WaitEvent {
   ms: number;
   until: Date;
-  reason: 'window' | '429';
+  /** `share`: only bulk work waits, for the share of the window it leaves to other calls (see lane.ts). */
+  reason: 'window' | '429' | 'share';
+  /** With `share`: the bulk work that waits, and what it leaves of the window's limit. */
+  lane?: { name: string; leave: number; limit: number };
 }
 
 export interface AcquireOptions {
@@ -76,6 +82,8 @@ export interface AcquireOptions {
   maxWaitMs?: number;
   /** Jump the queue (the token call: every queued call needs it). */
   priority?: boolean;
+  /** Bulk work (lane.ts): waits while it would take the share it leaves to others; interactive calls pass it. */
+  lane?: BulkLane | undefined;
 }
 
 interface Waiter {
@@ -99,6 +107,9 @@ type LedgerEvents = { wait: [WaitEvent]; update: [] };
  * left after that call; our calls still unanswered may or may not be in it, so the truth lies in [R - U, R] where U
  * bounds the cost of our calls possibly processed after it. The count is clamped into that interval: exact when the
  * process is alone, lowered when someone else spends, raised when the server charged less or its window rolled.
+ *
+ * Calls that do not fit wait in one queue, first come first served (the token call first), except bulk work
+ * (lane.ts): it waits behind everyone and keeps its share of the window free, and interactive calls pass it.
  */
 export class CreditLedger extends EventEmitter<LedgerEvents> {
   limit: number;
@@ -123,12 +134,14 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   private waited = 0;
   private waitingSince: number | null = null;
   private announcedUntil: number | null = null;
+  private announcedReason: WaitEvent['reason'] | null = null;
   private blockReason: 'window' | '429' = 'window';
   private rejected = 0;
   private limitReported = false;
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | null = null;
   private nextId = 1;
+  private run = 0;
 
   constructor(options: LedgerOptions) {
     super();
@@ -153,10 +166,11 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   /**
    * Starts a new run on this ledger (a daemon reusing one client across runs): spending, waits and 429 counts, and
    * with them the run budget, start again from 0; the window (credits left, reset time) is kept: it is the
-   * service's, not the run's. Only between runs: refused while a call is in flight.
+   * service's, not the run's. Calls in flight meanwhile (a daemon's webhook re-reads share the client) stay counted
+   * in the run they were reserved in.
    */
   startRun(): void {
-    if (this.inflight.size > 0) throw new RangeError('startRun: calls are still in flight');
+    this.run += 1;
     this.spentBy.list = 0;
     this.spentBy.other = 0;
     this.spentBy.token = 0;
@@ -191,10 +205,12 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   acquire(kind: CreditKind, opts: AcquireOptions): Promise<Reservation> {
     const cost = costOf(kind);
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
+    if (opts.lane) checkLane(opts.lane);
     this.roll();
     const refusal = this.refusal(cost, opts);
     if (refusal) return Promise.reject(refusal);
-    if ((opts.priority || this.waiters.length === 0) && this.fits(cost)) return Promise.resolve(this.grant(kind));
+    if ((opts.priority || !this.queuedAhead(opts.lane)) && this.fits(cost, opts.lane))
+      return Promise.resolve(this.grant(kind));
 
     const now = this.now();
     const until = this.resetAt ?? now + this.windowMs;
@@ -208,6 +224,11 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
         this.dropWaiter(waiter);
         reject(opts.signal?.reason);
       };
+      // A closed lane refuses what it has waiting at once (its work stops), not at the next answer or reset.
+      const onClose = () => {
+        this.dropWaiter(waiter);
+        reject(this.refusal(cost, opts));
+      };
       const waiter: Waiter = {
         cost,
         kind,
@@ -217,10 +238,12 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
         reject,
         cleanup: () => {
           opts.signal?.removeEventListener('abort', onAbort);
+          opts.lane?.closes?.removeEventListener('abort', onClose);
           if (deadlineTimer) clearTimeout(deadlineTimer);
         },
       };
       opts.signal?.addEventListener('abort', onAbort, { once: true });
+      opts.lane?.closes?.addEventListener('abort', onClose, { once: true });
       if (Number.isFinite(deadline)) {
         // Backstop: the reset estimate may move past the deadline without any answer arriving to notice it.
         deadlineTimer = setTimeout(
@@ -248,7 +271,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     if (!r.open) return;
     r.open = false;
     this.inflight.delete(r);
-    this.spentBy[r.kind] -= r.cost;
+    if (r.run === this.run) this.spentBy[r.kind] -= r.cost;
     this.remaining += r.cost;
     this.reservedInWindow -= r.cost;
     this.pump();
@@ -279,7 +302,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     backoff: { fallbackMs: number; transientMs: number },
   ): { until: Date; blocked: boolean } {
     this.applyAnswer(r, h, receivedAt);
-    this.spentBy[r.kind] -= r.cost;
+    if (r.run === this.run) this.spentBy[r.kind] -= r.cost;
     this.rejected += 1;
     const R = h.remaining;
     if (R !== undefined && Number.isFinite(R) && R - this.reserveCredits >= r.cost) {
@@ -391,11 +414,21 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     this.emit('update');
   }
 
-  private fits(cost: number): boolean {
-    return this.remaining - this.reserveCredits >= cost;
+  /** Whether a call of `lane` would fit now: a bulk call leaves its share of the window to the others. */
+  private fits(cost: number, lane?: BulkLane): boolean {
+    return this.remaining - this.reserveCredits - leftToOthers(lane, this.limit) >= cost;
+  }
+
+  /** Whether a new call must queue behind waiters: a bulk call behind every one, an interactive one behind its own. */
+  private queuedAhead(lane: BulkLane | undefined): boolean {
+    return lane ? this.waiters.length > 0 : this.waiters.some((w) => !w.opts.lane);
   }
 
   private refusal(cost: number, opts: AcquireOptions): BudgetExhaustedError | null {
+    if (opts.lane && isClosed(opts.lane)) {
+      const remaining = Math.max(0, this.remaining - this.reserveCredits);
+      return closedLaneError(opts.lane, { method: opts.method, path: opts.path, cost, remaining });
+    }
     if (this.runBudget !== null && this.spentTotal + cost > this.runBudget) {
       const left = Math.max(0, this.runBudget - this.spentTotal);
       return new BudgetExhaustedError(
@@ -410,9 +443,10 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
         },
       );
     }
-    if (cost > this.limit - this.reserveCredits) {
+    const held = this.reserveCredits + leftToOthers(opts.lane, this.limit);
+    if (cost > this.limit - held) {
       return new BudgetExhaustedError(
-        `a call costing ${cost} credits never fits a window of ${this.limit} minus a reserve of ${this.reserveCredits}`,
+        `a call costing ${cost} credits never fits a window of ${this.limit} minus the ${held} credits it leaves`,
         {
           method: opts.method,
           path: opts.path,
@@ -456,6 +490,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
       id: this.nextId++,
       cost,
       kind,
+      run: this.run,
       windowId: this.windowId,
       answeredAtSend: this.answeredInWindow,
       open: true,
@@ -473,22 +508,26 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     this.pump();
   }
 
-  /** Serves queued calls in order while they fit (FIFO, so small calls cannot starve a list call). */
+  /**
+   * Serves queued calls in order while they fit (FIFO, so small calls cannot starve a list call). A bulk call that
+   * does not fit (the share it leaves) holds up the bulk calls behind it, not the interactive ones: they need less.
+   */
   private pump(): void {
     this.roll();
-    while (this.waiters.length > 0) {
-      const waiter = this.waiters[0]!;
+    let bulkHeld = false;
+    for (const waiter of [...this.waiters]) {
       const refusal = this.refusal(waiter.cost, waiter.opts);
-      if (refusal) {
-        this.waiters.shift();
-        waiter.cleanup();
-        waiter.reject(refusal);
+      const bulk = waiter.opts.lane !== undefined;
+      if (!refusal && bulk && bulkHeld) continue;
+      if (!refusal && !this.fits(waiter.cost, waiter.opts.lane)) {
+        if (!bulk) break;
+        bulkHeld = true;
         continue;
       }
-      if (!this.fits(waiter.cost)) break;
-      this.waiters.shift();
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
       waiter.cleanup();
-      waiter.resolve(this.grant(waiter.kind));
+      if (refusal) waiter.reject(refusal);
+      else waiter.resolve(this.grant(waiter.kind));
     }
     if (this.resetAt !== null) {
       const resetAt = this.resetAt;
@@ -523,15 +562,21 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     );
   }
 
+  /** Announces a wait once per reset and reason (bulk work waiting for its share is said apart: others go on). */
   private beginWaiting(): void {
     const now = this.now();
     if (this.waitingSince === null) this.waitingSince = now;
-    if (this.resetAt !== null && this.announcedUntil !== this.resetAt) {
+    const head = this.waiters[0];
+    const lane = this.waiters.every((w) => w.opts.lane) && head && this.fits(head.cost) ? head.opts.lane : undefined;
+    const reason = this.blockReason === 'window' && lane ? 'share' : this.blockReason;
+    if (this.resetAt !== null && (this.announcedUntil !== this.resetAt || this.announcedReason !== reason)) {
       this.announcedUntil = this.resetAt;
+      this.announcedReason = reason;
       this.emit('wait', {
         ms: Math.max(0, this.resetAt - now),
         until: new Date(this.resetAt),
-        reason: this.blockReason,
+        reason,
+        ...(lane ? { lane: { name: lane.name, leave: leftToOthers(lane, this.limit), limit: this.limit } } : {}),
       });
     }
   }
@@ -540,6 +585,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     if (this.waitingSince !== null) this.waited += this.now() - this.waitingSince;
     this.waitingSince = null;
     this.announcedUntil = null;
+    this.announcedReason = null;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { Now } from '../../schemas/clock.js';
 import type { Credentials } from './credentials.js';
+import type { BulkLane } from './lane.js';
 import type { LedgerSnapshot, WaitEvent } from './ledger.js';
 import type { ListQuery } from './query.js';
 
@@ -35,6 +36,8 @@ export interface ClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+  /** Bulk work's lane (lane.ts): the call leaves a share of each window to the others. Default: interactive. */
+  lane?: BulkLane | undefined;
 }
 
 export interface SendOptions extends CallOptions {

@@ -128,14 +128,15 @@ async function openRun(
 ): Promise<Run> {
   const dry = engine.execution === 'dry';
   const serverNow = dry ? new Date(client.now()) : client.serverNow();
-  const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, options.mode);
+  const kind = options.runKind ?? options.mode;
+  const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, kind);
   const signpost =
     resumable?.signpost ??
     formatTimestamp(new Date(serverNow.getTime() - options.lagSeconds * 1000), options.recordTimezone);
   // A counting plan is recorded as a run of the kind it prices, so that run resumes it and reuses every page read.
   const runId = dry
     ? 'dry-run'
-    : await warehouse.runs.start(options.mode, {
+    : await warehouse.runs.start(kind, {
         signpost,
         streams: options.streams,
         events: options.events ?? null,
@@ -150,7 +151,8 @@ async function openRun(
       });
   const counts = engine.execution === 'count' ? engine.counts : undefined;
   const exec = new Executor({
-    client,
+    // The walks' calls: in the run's lane when it is bulk work.
+    client: options.lane ? client.inBulkLane(options.lane) : client,
     warehouse,
     loader: dry ? null : new PageLoader(warehouse, runId),
     runId,

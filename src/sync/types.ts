@@ -1,5 +1,6 @@
 import type { StreamOverride } from '../../connectors/index.js';
 import type { EngineTuning } from '../../schemas/engine-options.js';
+import type { BulkLane } from '../api/index.js';
 import type { RunStreamSummary } from '../warehouse/index.js';
 import type { DeleteCheckVerdict } from './delete-check.js';
 
@@ -46,6 +47,17 @@ export interface SyncOptions extends Partial<EngineTuning> {
   namedStreams?: readonly string[];
   /** Stop after the page in flight (clean shutdown); calls and waits in flight are cancelled. */
   signal?: AbortSignal;
+  /**
+   * Run as bulk work (api/lane.ts): every call of its walks leaves a share of each window to other calls, and when
+   * the lane closes the run stops after its pages in flight (none cancelled), partial, its state saved. Default
+   * none: interactive, as one-shot `sync` and `backfill` always are.
+   */
+  lane?: BulkLane;
+  /**
+   * What the run is recorded as and which earlier run it resumes (default: the mode). A daemon's catch-up is
+   * `catch-up`: the incremental runs of the ticks between its slices neither resume it nor end its resumption.
+   */
+  runKind?: string;
   onProgress?: (event: ProgressEvent) => void;
 }
 

@@ -5,7 +5,7 @@
  * pending; done once a run of it completes.
  */
 import { describe, expect, it } from 'vitest';
-import { CATCH_UP_MARK, ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
+import { CATCH_UP_KIND, CATCH_UP_LEAVES, CATCH_UP_MARK, ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
 import type { SyncResult } from '../../src/sync/index.js';
 import { openTemp } from '../warehouse/helpers.js';
 
@@ -77,6 +77,48 @@ describe('the catch-up', () => {
       await l.start(null);
       expect(l.pending).toBe(true);
       expect(l.plan()).toMatchObject({ deletes: 'due', deleteChecks: ['registrants', 'sessions'] });
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe('ticks during the catch-up', () => {
+  it('the catch-up runs in slices of bulk work; from the second on, each tick polls its own streams first', async () => {
+    const t = await openTemp();
+    try {
+      const now = Date.parse('2026-11-26T12:00:00Z');
+      const l = new ReconcileLoop({
+        warehouse: t.w,
+        streams: 'registrants,transactions',
+        webhooks: true,
+        everyHours: 6,
+        catchUp: true,
+        retentionDays: 7,
+        log: () => undefined,
+        now: () => now,
+      });
+      await l.start(null);
+      const slice = {
+        streams: 'transactions,registrants',
+        namedStreams: ['registrants', 'transactions'],
+        pastEventPollHours: 0,
+        runKind: CATCH_UP_KIND,
+        lane: { name: 'the catch-up', leaveShare: CATCH_UP_LEAVES },
+      };
+      expect(l.tick()).toEqual([slice]);
+      await l.after(result('partial'), new Date(now), slice);
+      const tick = { streams: 'transactions', namedStreams: ['registrants', 'transactions'] };
+      expect(l.tick()).toEqual([tick, slice]);
+      // The tick's own run completing is not the catch-up completing.
+      await l.after(result('done'), new Date(now), tick);
+      expect(l.pending).toBe(true);
+      expect(await t.w.marks.get(CATCH_UP_MARK)).toBe(new Date(now).toISOString());
+      await l.after(result('done'), new Date(now), slice);
+      expect(l.pending).toBe(false);
+      expect(await t.w.marks.get(CATCH_UP_MARK)).toBe('');
+      // Then ticks are ordinary again: the streams no webhook feeds, interactive.
+      expect(l.tick()).toEqual([tick]);
     } finally {
       await t.cleanup();
     }

@@ -444,12 +444,12 @@ async function startRuns(
       label: setup.receiving ? 'reconcile' : 'run',
       ...(setup.catchUp ? { firstRunDelayMs: catchUpDelayMs(setup, ctx) } : {}),
       ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
-      plan: () => loop.plan(),
+      plan: () => loop.tick(),
       ...(held.publisher ? { onProgress: held.publisher.onProgress } : {}),
-      onResult: async (result, startedAt) => {
+      onResult: async (result, startedAt, planned) => {
         run.state.cutShort = result.status === 'partial' && run.signal.aborted;
         held.publisher?.afterRun();
-        await loop.after(result, startedAt);
+        await loop.after(result, startedAt, planned);
       },
     },
     (busy) => {

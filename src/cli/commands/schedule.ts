@@ -1,6 +1,7 @@
 /**
  * `evsync schedule --cron "<expr>"`: a long-running process that runs the incremental sync on a cron schedule.
- * Never two runs at once (cron's waitForCompletion; a tick that falls during a run is skipped and logged), a
+ * Never two runs at once (cron's waitForCompletion; a tick that falls during a run is skipped and logged, unless the
+ * run is a slice of bulk work, a daemon's catch-up: that yields to the tick, whose runs follow at once), a
  * warning at start when the schedule cannot fit the credit budget, and a clean stop on SIGINT/SIGTERM: the running
  * sync finishes the page in flight and saves state, then the process exits 0.
  *
@@ -159,10 +160,13 @@ export interface SchedulerHooks {
   warehouse?: Warehouse;
   /** The client every run uses (default: one made for the daemon, reused across runs). */
   client?: ApiClient;
-  /** Options of the next run over the command's, or null to skip it. */
-  plan?: () => Partial<SyncOptions> | null;
-  /** After each run (not skipped), with when it started. */
-  onResult?: (result: SyncResult, startedAt: Date) => Promise<void>;
+  /**
+   * The runs of the next tick over the command's options, in order (none: the tick is skipped). A run with a `lane`
+   * is a slice of bulk work: its lane closes when the next tick is due, and that tick's runs then follow at once.
+   */
+  plan?: () => Partial<SyncOptions>[];
+  /** After each run (not skipped), with when it started and the options it was planned with. */
+  onResult?: (result: SyncResult, startedAt: Date, planned: Partial<SyncOptions>) => Promise<void>;
   /** With --run-now (or a daemon's catch-up): wait this long before that first run (default 0). */
   firstRunDelayMs?: number;
   /** Every progress event of every run (which partitions a run wrote, for the daemon's publisher). */
@@ -300,50 +304,84 @@ interface RunSetup {
   signal: AbortSignal;
   clients: RunClients;
   budget: BudgetWatch;
+  /** The slice of bulk work running now, which the next tick closes (null when none runs). */
+  slice: { name: string; closing: AbortController } | null;
 }
 
-/** The log line of a finished run, at the level its status calls for. */
-function reportRun(ctx: Ctx, label: string, runNumber: number, result: SyncResult): void {
+/** The log line of a finished run, at the level its status calls for (a slice that yielded to a tick is no alarm). */
+function reportRun(ctx: Ctx, label: string, runNumber: number, result: SyncResult, yielded: boolean): void {
   // One JSON line per run: a daemon's output is read line by line (jq, log shippers).
   if (ctx.json) ctx.out.write(`${toJson({ run: runNumber, ...result })}\n`);
   const line = `${label} #${runNumber}: ${statusLine(result)}`;
   if (result.status === 'failed') ctx.log.error(`${line}; ${result.errors.join('; ')}`);
-  else if (result.status === 'partial') ctx.log.warn(`${line}; ${result.reason ?? ''} (the next run resumes)`);
+  else if (result.status === 'partial')
+    ctx.log[yielded ? 'info' : 'warn'](`${line}; ${result.reason ?? ''} (the next run resumes)`);
   else ctx.log.ok(line);
 }
 
-/** One scheduled sync, with the plan's extra options; a failure is logged, never thrown (see the catch). */
-async function runScheduledSync(setup: RunSetup, runNumber: number, extra: Partial<SyncOptions>): Promise<void> {
+/**
+ * One scheduled sync, with the plan's extra options; a failure is logged, never thrown (see the catch). Returns
+ * whether it was a slice that stopped for a tick (that tick's runs are then owed at once).
+ */
+async function runScheduledSync(setup: RunSetup, runNumber: number, extra: Partial<SyncOptions>): Promise<boolean> {
   const { ctx, hooks, label } = setup;
   const startedAt = new Date(ctx.now());
   ctx.log.info(`${label} #${runNumber} started at ${startedAt.toISOString()}`);
   let warehouse: Warehouse | null = null;
+  const closing = new AbortController();
+  const planned = extra.lane ? { ...extra, lane: { ...extra.lane, closes: closing.signal } } : extra;
+  if (extra.lane) setup.slice = { name: extra.lane.name, closing };
   try {
     const client = await setup.clients.forRun();
     warehouse = hooks.warehouse ?? (await openWarehouse(ctx));
     const { runSync } = await import('../../sync/index.js');
     const result = await runSync(client, warehouse, {
       ...setup.options,
-      ...extra,
+      ...planned,
       signal: setup.signal,
       onProgress: (event) => {
         if (event.type === 'item-failed') ctx.log.warn(event.error);
         hooks.onProgress?.(event);
       },
     });
-    reportRun(ctx, label, runNumber, result);
+    const yielded = result.status === 'partial' && extra.lane !== undefined && closing.signal.aborted;
+    reportRun(ctx, label, runNumber, result, yielded);
     await setup.budget.recheck(client, warehouse);
-    await hooks.onResult?.(result, startedAt);
+    await hooks.onResult?.(result, startedAt, planned);
+    return yielded && !setup.signal.aborted;
   } catch (err) {
     // One failed run must not end the daemon: the next tick tries again.
     if (ctx.json) ctx.out.write(`${toJson({ run: runNumber, status: 'failed', error: errorMessage(err) })}\n`);
     ctx.log.error(`${label} #${runNumber} failed: ${errorMessage(err)}`);
+    return false;
   } finally {
+    setup.slice = null;
     if (!hooks.warehouse) await warehouse?.close().catch(() => undefined);
   }
 }
 
-/** cron skips a tick silently while the previous run is still going: watch the tick times ourselves to log them. */
+/**
+ * A tick falls while a slice of bulk work runs: the slice yields (its lane closes: it stops after its pages in
+ * flight, state saved) and the tick's runs follow it. False when no slice runs (the tick is then skipped).
+ */
+function yieldToTick(setup: RunSetup, tickAt: number): boolean {
+  const slice = setup.slice;
+  if (!slice || slice.closing.signal.aborted) return false;
+  const at = new Date(tickAt).toISOString();
+  setup.ctx.log.info(
+    `tick at ${at} during ${slice.name}: it stops after its pages in flight (state saved), the tick's runs come first`,
+  );
+  slice.closing.abort(`the tick at ${at} is due`);
+  return true;
+}
+
+/** The longest a Node timer waits (about 24.8 days); a tick further off is watched in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * cron skips a tick silently while the previous run is still going: watch the tick times ourselves to log them, or
+ * to have a slice of bulk work yield to them (`yieldTo`: true when one did; the tick is then not skipped).
+ */
 class SkipWatcher {
   skipped = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -353,19 +391,25 @@ class SkipWatcher {
     private readonly signal: AbortSignal,
     private readonly isRunning: () => boolean,
     private readonly nextTickAt: () => number,
+    private readonly yieldTo: (tickAt: number) => boolean,
   ) {}
 
   watch(nextAt: number): void {
+    // The cron library times its ticks on the machine's clock: the watch that mirrors them reads the same one.
+    const delay = Math.max(0, nextAt - Date.now()) + 20;
     this.timer = setTimeout(
       () => {
+        if (Date.now() < nextAt) return this.watch(nextAt);
         // After a stop request the run is winding down: more "skipped" lines would only be noise.
         if (!this.isRunning() || this.signal.aborted) return;
-        this.skipped += 1;
-        this.log.warn(`tick at ${new Date(nextAt).toISOString()} skipped: the previous sync is still running`);
+        if (!this.yieldTo(nextAt)) {
+          this.skipped += 1;
+          this.log.warn(`tick at ${new Date(nextAt).toISOString()} skipped: the previous sync is still running`);
+        }
         this.watch(this.nextTickAt());
       },
-      // The cron library times its ticks on the machine's clock: the watch that mirrors them reads the same one.
-      Math.max(0, nextAt - Date.now()) + 20,
+      // A longer delay would overflow and fire at once.
+      Math.min(delay, MAX_TIMER_MS),
     );
     this.timer.unref();
   }
@@ -385,6 +429,7 @@ async function createCronJob(
   signal: AbortSignal,
   runOnce: () => Promise<void>,
   onBusy: (running: boolean) => void,
+  yieldTo: (tickAt: number) => boolean,
 ) {
   const { CronJob } = await import('cron');
   const state: { inFlight: Promise<void> | null } = { inFlight: null };
@@ -413,6 +458,7 @@ async function createCronJob(
     signal,
     () => state.inFlight !== null,
     () => job.nextDate().toMillis(),
+    yieldTo,
   );
   return { job, skips, inFlight: () => state.inFlight };
 }
@@ -437,17 +483,23 @@ export async function startScheduler(
   const facts = await warehouseFacts(ctx, flags, hooks.warehouse);
   const rate = rateLimitFor(facts.learnedLimit, ctx.config.values.rateLimit);
   const budget = new BudgetWatch(log, flags, selectStreams(options.streams ?? 'core'), rate);
-  const setup: RunSetup = { ctx, options, hooks, label: hooks.label ?? 'run', signal, clients, budget };
+  const setup: RunSetup = { ctx, options, hooks, label: hooks.label ?? 'run', signal, clients, budget, slice: null };
 
   let runs = 0;
   const runOnce = async (): Promise<void> => {
-    if (signal.aborted) return;
-    const extra = hooks.plan ? hooks.plan() : {};
-    if (extra === null) return;
-    runs += 1;
-    await runScheduledSync(setup, runs, extra);
+    // A slice that yielded to a tick hands over to it: that tick's runs follow at once (cron skipped it meanwhile).
+    let handOver = true;
+    while (handOver && !signal.aborted) {
+      handOver = false;
+      for (const extra of hooks.plan ? hooks.plan() : [{}]) {
+        if (signal.aborted) return;
+        runs += 1;
+        handOver = await runScheduledSync(setup, runs, extra);
+      }
+    }
   };
-  const { job, skips, inFlight } = await createCronJob(schedule, log, signal, runOnce, onBusy);
+  const yieldTo = (tickAt: number) => yieldToTick(setup, tickAt);
+  const { job, skips, inFlight } = await createCronJob(schedule, log, signal, runOnce, onBusy, yieldTo);
 
   const never = neverFires(job);
   if (never) throw new UsageError(`${schedule.where}: "${cronTime}" ${never}`);

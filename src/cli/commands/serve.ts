@@ -51,7 +51,9 @@ It holds the database for its whole life (a second writer such as \`evsync sync\
 runs, \`evsync status\` and \`evsync query\` from another shell are answered by it (a socket beside the database):
 queries read a copy of the warehouse made for them, bounded by --query-timeout and --query-max-rows, and are
 cancelled when the client goes away; deliveries never wait for them. At start it catches up on what may have been
-missed while it was stopped (every selected stream, past events included; --no-catch-up skips it).
+missed while it was stopped (every selected stream, past events included; --no-catch-up skips it). The catch-up
+leaves a quarter of each rate-limit window to the ticks and webhook re-reads, and stops at each tick (after its
+pages in flight) for the tick's own polls, then goes on.
 With --parquet-out and --snapshot it keeps Parquet and a read-only DuckDB copy fresh for other tools (every
 --publish-every seconds, 60), which cannot open the warehouse while it runs; a local --parquet-out is this
 warehouse's alone (its owner record) and held by the daemon until it stops, and the snapshot may not lie inside it.

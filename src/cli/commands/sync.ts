@@ -52,10 +52,16 @@ export interface RateLimitWait {
   ms: number;
   until: Date;
   reason: string;
+  /** Bulk work waiting for the share of the window it leaves to other calls (reason `share`). */
+  lane?: { name: string; leave: number; limit: number } | undefined;
 }
 
 /** The log line of a wait for the rate-limit window (sync's, and the daemon's for its whole life). */
 export function waitLine(w: RateLimitWait): string {
+  if (w.reason === 'share' && w.lane) {
+    const { name, leave, limit } = w.lane;
+    return `${name} waits ${formatDuration(w.ms)} for the rate-limit window, until ${w.until.toISOString()}: it leaves ${formatNumber(leave)} of the window's ${formatNumber(limit)} credits to other calls`;
+  }
   const why = w.reason === '429' ? 'the service answered 429' : 'credits used up for this window';
   return `waiting ${formatDuration(w.ms)} for the rate-limit window (${why}), until ${w.until.toISOString()}`;
 }

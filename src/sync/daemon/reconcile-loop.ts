@@ -7,7 +7,8 @@
  * is undocumented; a delivery it gave up is lost), so the first run polls every selected stream over every event,
  * past ones included, live events first (the engine's priority), from where the last poll ended. A catch-up the
  * budget cannot finish stays pending: every following run polls the same way (and resumes where the last one
- * stopped) until one completes; `status` shows it pending, and since when.
+ * stopped) until one completes; `status` shows it pending, and since when. It runs as bulk work in slices (`tick`):
+ * it leaves a share of each window to the ticks and the re-reads, and each tick stops it for the tick's own polls.
  *
  * Runs go through the same engine as `sync`, with the same rules: a path that answers 404 is recorded unavailable
  * unless the user named that stream one by one (the daemon's lists name streams of a set one by one, so the user's
@@ -23,6 +24,19 @@ import type { SyncOptions, SyncResult } from '../types.js';
 
 /** `_evsync.meta` key: when a catch-up started that has not completed yet (absent when none is pending). */
 export const CATCH_UP_MARK = 'daemon_catch_up_pending_since';
+
+/** What the catch-up's slices are recorded as (`_evsync.runs.kind`): each resumes the last, whatever ran between. */
+export const CATCH_UP_KIND = 'catch-up';
+
+/**
+ * The share of each window the catch-up leaves to everything else (the ticks' runs, webhook re-reads), of the limit
+ * the service reports. A quarter: at the real limit (2,000 credits per 10 minutes) 500 credits, 50 list calls a
+ * window: a tick of up to 50 scopes, or re-reads of some 3,000 changes (about 150 credits per 1,000). A bigger tick
+ * (a `core` tick on `medium` polls 66 scopes) gets the quarter at once and the rest when the window resets. The
+ * price is time, not credits: a catch-up that waits for windows gets three quarters of each, less what the ticks
+ * take beyond the quarter (measured on `medium`: 7,180 credits over 60 minutes in slices, 7,200 over 30 alone).
+ */
+export const CATCH_UP_LEAVES = 0.25;
 
 export interface ReconcileLoopOptions {
   warehouse: Warehouse;
@@ -50,6 +64,8 @@ export class ReconcileLoop {
   private silentSince: number | null = null;
   /** The running receiver and applier (null until attached, and always without webhooks). */
   private capture: RunningCapture | null = null;
+  /** A slice of the catch-up ran in this process: from now on each tick polls its own streams first. */
+  private sliced = false;
 
   constructor(private readonly o: ReconcileLoopOptions) {
     this.policy = new ReconcilePolicy({
@@ -107,6 +123,23 @@ export class ReconcileLoop {
   }
 
   /**
+   * The runs of the next tick, in order (none: the tick is skipped, no credit spent). During a catch-up the catch-up
+   * runs as bulk work, in slices the scheduler ends when the next tick is due (`lane`), and from the second slice on
+   * each tick first polls what a tick polls, the streams no webhook feeds, in an ordinary incremental run with a
+   * fresh signpost: their cadence holds however long the catch-up takes. (The first slice polls them itself, live
+   * events first; a slice skips the scopes a tick's run completed since the catch-up began.)
+   */
+  tick(): Partial<SyncOptions>[] {
+    const run = this.plan();
+    if (run === null || !this.catchingUp) return run === null ? [] : [run];
+    const slice = { ...run, runKind: CATCH_UP_KIND, lane: { name: 'the catch-up', leaveShare: CATCH_UP_LEAVES } };
+    const polled = this.policy.polled;
+    if (!this.sliced || polled.length === 0) return [slice];
+    this.o.log('info', `tick during the catch-up: ${polled.join(', ')} polled first, then the catch-up goes on`);
+    return [{ streams: polled.join(','), namedStreams: this.named }, slice];
+  }
+
+  /**
    * What a catch-up adds to a run: past events too (a change to one while nothing listened is otherwise missed for a
    * day). After a daemon ran here (its heartbeat says since when nothing listened), what the silence owes and no
    * more: the delete sweeps whose schedule fell due (owed work, not spare-credit work), and for each scope of a
@@ -122,24 +155,28 @@ export class ReconcileLoop {
   }
 
   /**
-   * After each run: count what it found that webhooks had missed, mark the webhook-fed streams reconciled when it
-   * completed (and the catch-up done), apply again what was applied during the run, prune old settled deliveries.
+   * After each run (`planned`: the options `tick` gave it): count what it found that webhooks had missed, mark the
+   * webhook-fed streams reconciled when it completed (and the catch-up done when it was the catch-up's), apply again
+   * what was applied during the run, prune old settled deliveries.
    */
-  async after(result: SyncResult, startedAt: Date): Promise<void> {
+  async after(result: SyncResult, startedAt: Date, planned?: Partial<SyncOptions>): Promise<void> {
     const warehouse = this.o.warehouse;
     const capture = this.capture;
     const polledCaptured = this.policy.captured.filter((name) => result.streams[name]);
+    // A tick's run between two slices is not the catch-up: its end neither completes the catch-up nor owes it.
+    const slice = planned ? planned.runKind === CATCH_UP_KIND : this.catchingUp;
+    this.sliced ||= slice;
     if (result.status === 'done') {
-      if (polledCaptured.length > 0 || this.policy.captured.length === 0) this.policy.reconciled(startedAt.getTime());
-      if (this.catchingUp) {
+      if (polledCaptured.length > 0 || this.policy.captured.length === 0) {
+        this.policy.reconciled(startedAt.getTime());
+        if (capture) capture.applier.failuresSinceReconcile = 0;
+      }
+      if (this.catchingUp && slice) {
         this.catchingUp = false;
         await warehouse.marks.set(CATCH_UP_MARK, '');
         this.o.log('info', 'catch-up complete: every selected stream was polled, past events included');
       }
-      if (capture) capture.applier.failuresSinceReconcile = 0;
-    } else if (this.catchingUp) {
-      this.o.log('warn', `catch-up not complete (${result.status}): the next run goes on with it`);
-    }
+    } else if (this.catchingUp && slice) this.notComplete(result, planned);
     if (!capture) return;
     capture.metrics.runs.add({ status: result.status });
     capture.metrics.credits.add({ by: 'reconcile' }, result.credits.total);
@@ -158,5 +195,16 @@ export class ReconcileLoop {
     const before = new Date(this.now() - this.o.retentionDays * 86_400_000).toISOString().replace('T', ' ');
     const pruned = await warehouse.capture.prune(before.slice(0, 23));
     if (pruned) this.o.log('debug', `${pruned} settled deliveries older than ${this.o.retentionDays} days removed`);
+  }
+
+  /** Says why a slice of the catch-up ended before it: a tick came due (the way it yields), or it ran out. */
+  private notComplete(result: SyncResult, planned: Partial<SyncOptions> | undefined): void {
+    if (result.status === 'partial' && planned?.lane?.closes?.aborted) {
+      const { done, total } = result.items;
+      this.o.log(
+        'info',
+        `catch-up not complete (partial): it stopped for the tick after its pages in flight (${done} of ${total} items of this slice done); the tick's runs come first, then it goes on`,
+      );
+    } else this.o.log('warn', `catch-up not complete (${result.status}): the next run goes on with it`);
   }
 }
