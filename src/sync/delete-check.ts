@@ -14,7 +14,8 @@
  * settled by the sweep itself, walked at once by the same item: the check never decides on a guess.
  */
 
-import { stamp, type WalkContext, type WalkOutcome } from './page-loop.js';
+import { randomUUID } from 'node:crypto';
+import { openCursor, stamp, type Walk, type WalkContext, type WalkOutcome } from './page-loop.js';
 import { scopedRequest } from './scope.js';
 import type { WorkItem } from './work-item.js';
 
@@ -73,7 +74,19 @@ export async function walkDeleteCheck(
   ctx.stats.pages += 1;
   ctx.onProgress?.({ type: 'delete-check', stream: stream.name, scope: item.cursorKey, ...verdict });
   if (verdict.missed !== 0) {
-    const swept = await sweep({ ...item, mode: 'sweep', resume: null }, ctx);
+    // The sweep is recorded as begun before its first page: a run stopped now resumes the sweep, and never pays for
+    // the check again.
+    const walk: Walk = {
+      mode: 'sweep',
+      walkId: randomUUID(),
+      from: null,
+      to: item.to,
+      lastKey: null,
+      pages: 0,
+      rows: 0,
+    };
+    await ctx.loader.warehouse.cursors.save(openCursor(item, walk, ctx));
+    const swept = await sweep({ ...item, mode: 'sweep', resume: walk }, ctx);
     return { ...swept, pages: swept.pages + 1 };
   }
   const prev = item.previous;
