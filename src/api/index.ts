@@ -25,7 +25,9 @@ export {
   CreditLedger,
   costOf,
   type LedgerSnapshot,
+  type LedgerWait,
   LIST_COST,
+  type LimitReading,
   OTHER_COST,
   type WaitEvent,
 } from './ledger.js';

@@ -106,6 +106,10 @@ export class Executor {
       (first ? probes : rest).push(item);
     }
     this.counts.total += items.length;
+    if (items.length > 0) {
+      const credits = items.reduce((sum, item) => sum + item.price, 0);
+      this.o.onProgress?.({ type: 'queued', items: items.length, credits });
+    }
     const limit = pLimit(Math.max(1, this.o.concurrency));
     for (const batch of [probes, rest]) {
       await Promise.all(batch.map((item) => limit(() => this.runItem(item, spareOnly))));
@@ -127,12 +131,12 @@ export class Executor {
     const unavailable = this.unavailable.get(name);
     if (unavailable && !this.answered.has(name)) {
       unavailable.skipped += 1;
-      this.counts.skipped += 1;
+      this.skipped(item);
       return;
     }
     // Sweeps in 'auto' mode use spare credits only: never wait for a window for them.
     if (spareOnly && this.o.client.ledger.snapshot().remaining < item.price) {
-      this.counts.skipped += 1;
+      this.skipped(item);
       return;
     }
     if (this.o.execution === 'dry') {
@@ -143,11 +147,23 @@ export class Executor {
     await this.walkItem(item);
   }
 
+  private skipped(item: WorkItem): void {
+    this.counts.skipped += 1;
+    this.o.onProgress?.({ type: 'item-skipped', stream: item.stream.name, scope: item.cursorKey, price: item.price });
+  }
+
   private async walkItem(item: WorkItem): Promise<void> {
     const name = item.stream.name;
     const stats = this.statsOf(name);
     let firstPage: { totalCount: number | null; perPage: number | null } | null = null;
-    this.o.onProgress?.({ type: 'item-start', stream: name, scope: item.cursorKey, mode: item.mode });
+    const start = {
+      type: 'item-start',
+      stream: name,
+      scope: item.cursorKey,
+      mode: item.mode,
+      price: item.price,
+    } as const;
+    this.o.onProgress?.(start);
     try {
       const walk = item.mode === 'refresh' ? runRefresh : runWalk;
       const outcome = await walk(item, {
@@ -255,7 +271,7 @@ export class Executor {
     const list = this.refused.get(name) ?? [];
     list.push({ item, status, message });
     this.refused.set(name, list);
-    this.counts.skipped += 1;
+    this.skipped(item);
     const forbidden = list.filter((r) => r.status === 403).length;
     if (status === 404 || forbidden >= FORBIDDEN_BEFORE_UNAVAILABLE) await this.markUnavailable(item.stream, status);
   }
