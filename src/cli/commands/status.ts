@@ -296,16 +296,24 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
 export function registerStatusCommand(program: Command, app: App): void {
   program
     .command('status')
-    .description('last runs, cursors and their age, rejected records, budget state (no API calls)')
+    .description(
+      'the state first (waiting for the credit window, failing, stale), runs, cursors, rejected records, the credit window as the service last reported it (no API calls)',
+    )
     .option('--runs <n>', 'how many recent runs to show (default 10)', positiveInt())
     .option('--all-cursors', 'list every cursor (stream and scope) even when there are many')
     .option('--html <file>', 'write the status page as one self-contained HTML file (0600) instead')
     .addHelpText(
       'after',
       `
+While a daemon (serve, schedule) or a one-shot sync or backfill holds the warehouse, that process answers: a
+one-shot run with its progress, the credits it spent, the window as the service last reported it, what it waits
+for and when it should end.
+
 Examples:
   $ evsync status
-  $ evsync status --json | jq '.runs[0].status'
+  $ evsync status --json | jq '.state.summary'          # waiting for the window until 10:26 UTC ...; or all fresh
+  $ evsync status --json | jq '.credits.current'        # the window as the service last reported it, and when
+  $ evsync status --json | jq '.progress.eta'           # while a backfill runs: when it should end, and why
   $ evsync status --html report.html     # the status page as a file: opens offline in any browser`,
     )
     .action(action<StatusFlags>(app, status));
