@@ -11,25 +11,20 @@ import type { StatusState } from '../status-page/state.js';
 import type { CursorInfo, DaemonStatus, StatusReport } from './status.js';
 import { renderCapture } from './status-capture.js';
 
-const LEVEL_WORD: Record<StatusState['level'], string> = {
-  failing: 'FAILING',
-  waiting: 'WAITING',
-  stale: 'STALE',
-  fresh: 'ok',
-  unjudged: 'ok',
-  empty: 'empty',
-  running: 'RUNNING',
+/** The state's word, and its colour (the word says it without colour too). */
+const LEVEL_WORD: Record<StatusState['level'], { word: string; tone: 'red' | 'yellow' | 'green' | 'dim' }> = {
+  failing: { word: 'FAILING', tone: 'red' },
+  waiting: { word: 'WAITING', tone: 'yellow' },
+  stale: { word: 'STALE', tone: 'yellow' },
+  fresh: { word: 'FRESH', tone: 'green' },
+  unjudged: { word: 'NOT JUDGED', tone: 'dim' },
+  empty: { word: 'EMPTY', tone: 'dim' },
+  running: { word: 'RUNNING', tone: 'green' },
 };
 
 function stateLine(s: Style, state: StatusState): string {
-  const word = LEVEL_WORD[state.level];
-  const shown =
-    state.level === 'failing'
-      ? s.red(word)
-      : state.level === 'fresh' || state.level === 'unjudged'
-        ? s.green(word)
-        : s.yellow(word);
-  return `${s.bold('State')}: ${shown}: ${state.summary}`;
+  const { word, tone } = LEVEL_WORD[state.level];
+  return `${s.bold('State')}: ${s[tone](word)}: ${state.summary}`;
 }
 
 const utcClock = (text: string | null) => (text ? `${text.slice(0, 19).replace('T', ' ')} UTC` : null);
