@@ -26,7 +26,9 @@ export {
   CreditLedger,
   costOf,
   type LedgerSnapshot,
+  type LedgerWait,
   LIST_COST,
+  type LimitReading,
   OTHER_COST,
   type WaitEvent,
 } from './ledger.js';

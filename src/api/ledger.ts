@@ -74,6 +74,32 @@ export interface WaitEvent {
   lane?: { name: string; leave: number; limit: number };
 }
 
+/**
+ * The credit window as the service last reported it: the `X-Rate-Limit-*` headers of the latest answer that carried
+ * them (a 429's too), with when that answer arrived. Not the ledger's estimate: no call in flight, reserve or local
+ * roll-over is counted in, so every reader (status, the page, `/metrics`) can say exactly what the service said.
+ */
+export interface LimitReading {
+  /** X-Rate-Limit-Limit (the ledger's limit when the answer did not say). */
+  limit: number;
+  /** X-Rate-Limit-Remaining. */
+  remaining: number;
+  /** When the window resets: the answer's arrival plus X-Rate-Limit-Reset; null when the answer had no usable Reset. */
+  resetAt: Date | null;
+  /** When the answer arrived. */
+  seenAt: Date;
+}
+
+/** Calls of this ledger waiting for credits now: since when, until the reset expected, and why. */
+export interface LedgerWait {
+  since: Date;
+  /** The reset the ledger waits for (its estimate); null when unknown. */
+  until: Date | null;
+  reason: 'window' | '429';
+  /** Calls queued. */
+  calls: number;
+}
+
 export interface AcquireOptions {
   method: string;
   path: string;
@@ -96,7 +122,7 @@ interface Waiter {
   cleanup: () => void;
 }
 
-type LedgerEvents = { wait: [WaitEvent]; update: [] };
+type LedgerEvents = { wait: [WaitEvent]; update: []; reading: [LimitReading] };
 
 /**
  * The credit ledger of one credential. Credits are reserved before a call is sent, so concurrent calls never
@@ -142,6 +168,9 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   private timer: NodeJS.Timeout | null = null;
   private nextId = 1;
   private run = 0;
+  private lastReading: LimitReading | null = null;
+  /** Credits spent through this ledger since it was made: unlike `spent`, never restarted by startRun. */
+  private spentEver = 0;
 
   constructor(options: LedgerOptions) {
     super();
@@ -161,6 +190,27 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
 
   get rejected429(): number {
     return this.rejected;
+  }
+
+  /** Credits spent through this ledger since it was made (startRun does not restart it): a recorder's running count. */
+  get spentSinceCreated(): number {
+    return this.spentEver;
+  }
+
+  /** The window as the service last reported it (null before any answer carried the headers); see LimitReading. */
+  reading(): LimitReading | null {
+    return this.lastReading;
+  }
+
+  /** Whether calls wait for credits now, since when and until when; null when none does. */
+  waiting(): LedgerWait | null {
+    if (this.waiters.length === 0 || this.waitingSince === null) return null;
+    return {
+      since: new Date(this.waitingSince),
+      until: this.resetAt === null ? null : new Date(this.resetAt),
+      reason: this.blockReason,
+      calls: this.waiters.length,
+    };
   }
 
   /**
@@ -272,6 +322,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     r.open = false;
     this.inflight.delete(r);
     if (r.run === this.run) this.spentBy[r.kind] -= r.cost;
+    this.spentEver -= r.cost;
     this.remaining += r.cost;
     this.reservedInWindow -= r.cost;
     this.pump();
@@ -303,6 +354,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
   ): { until: Date; blocked: boolean } {
     this.applyAnswer(r, h, receivedAt);
     if (r.run === this.run) this.spentBy[r.kind] -= r.cost;
+    this.spentEver -= r.cost;
     this.rejected += 1;
     const R = h.remaining;
     if (R !== undefined && Number.isFinite(R) && R - this.reserveCredits >= r.cost) {
@@ -341,6 +393,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     if (!reservation.open) return;
     reservation.open = false;
     this.inflight.delete(reservation);
+    const read = this.noteReading(headers, receivedAt);
     const current = reservation.windowId === this.windowId;
     if (current) this.answeredInWindow += reservation.cost;
     if (headers.limit !== undefined && Number.isInteger(headers.limit) && headers.limit > 0) {
@@ -385,6 +438,27 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
       }
     }
     this.emit('update');
+    if (read) this.emit('reading', read);
+  }
+
+  /**
+   * Keeps what the latest answer said (answers of concurrent calls may arrive out of order: the last to arrive wins);
+   * returns it when it is new, for the `reading` event (emitted once the answer is applied).
+   */
+  private noteReading(headers: RateLimitHeaders, receivedAt: number): LimitReading | null {
+    const remaining = headers.remaining;
+    if (remaining === undefined || !Number.isFinite(remaining) || remaining < 0) return null;
+    if (this.lastReading && receivedAt < this.lastReading.seenAt.getTime()) return null;
+    const limit =
+      headers.limit !== undefined && Number.isInteger(headers.limit) && headers.limit > 0 ? headers.limit : null;
+    const reset = validReset(headers.resetSeconds);
+    this.lastReading = {
+      limit: limit ?? this.limit,
+      remaining,
+      resetAt: reset === null ? null : new Date(receivedAt + reset * 1000),
+      seenAt: new Date(receivedAt),
+    };
+    return this.lastReading;
   }
 
   private inflightCost(): number {
@@ -481,6 +555,7 @@ export class CreditLedger extends EventEmitter<LedgerEvents> {
     this.remaining -= cost;
     this.reservedInWindow += cost;
     this.spentBy[kind] += cost;
+    this.spentEver += cost;
     if (this.resetAt === null) {
       // The window began at or before now, so it resets by now + windowMs at the latest.
       this.resetAt = now + this.windowMs;

@@ -1,13 +1,14 @@
 /**
- * The local socket of `evsync serve`. DuckDB lets one process hold the database file, so while `serve` runs,
- * `evsync status` and `evsync query` from another shell ask it instead: a unix socket beside the database (or, when
- * that path is too long for a socket, in the temporary folder under a name derived from it), owner-only (0600).
- * The database's path is resolved first (symbolic links, relative parts), where the daemon listens and where
- * clients ask alike: one file has one socket whatever path names it.
+ * The local socket of the process holding the warehouse. DuckDB lets one process hold the database file, so while
+ * a daemon (`serve`, `schedule`) or a one-shot `sync`/`backfill` runs, `evsync status` and `evsync query` from
+ * another shell ask it instead: a unix socket beside the database (or, when that path is too long for a socket, in
+ * the temporary folder under a name derived from it), owner-only (0600). The database's path is resolved first
+ * (symbolic links, relative parts), where the holder listens and where clients ask alike: one file has one socket
+ * whatever path names it.
  *
- * One request per connection, one JSON line each way: `{"op":"status","runs":10}` or
- * `{"op":"query","sql":"...","form":"json","allowRead":["/abs/dir"]}`; the answer is `{"ok":true,"result":...}` or
- * `{"ok":false,"error":"..."}`. Queries run under the same sandbox and statement check as `evsync query`.
+ * One request per connection, one JSON line each way (the messages: socket-protocol.ts). A daemon answers status
+ * and queries (under the same sandbox and statement check as `evsync query`); a one-shot run answers status with
+ * its progress and refuses queries.
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, realpathSync, unlinkSync } from 'node:fs';
@@ -16,6 +17,9 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-settings.js';
 import { socketPathBeside } from '../warehouse/own-files.js';
+import { type DaemonAnswer, type DaemonRequest, parseRequest } from './socket-protocol.js';
+
+export type { DaemonAnswer, DaemonRequest } from './socket-protocol.js';
 
 /** Longest unix socket path Linux and macOS take (sun_path, with its NUL). */
 const MAX_SOCKET_PATH = 103;
@@ -50,47 +54,6 @@ export function socketPathFor(db: string): string {
   if (Buffer.byteLength(beside) <= MAX_SOCKET_PATH) return beside;
   const tag = createHash('sha256').update(real).digest('hex').slice(0, 16);
   return join(tmpdir(), `evsync-${process.getuid?.() ?? 'u'}-${tag}.sock`);
-}
-
-export type DaemonRequest =
-  | { op: 'status'; runs: number }
-  | {
-      op: 'query';
-      sql: string;
-      form: 'json' | 'text';
-      allowRead: string[];
-      /** The client's own bounds (the daemon's apply when smaller). */
-      maxRows?: number;
-      timeoutMs?: number;
-    };
-
-export type DaemonAnswer = { ok: true; result: unknown } | { ok: false; error: string };
-
-function parseRequest(line: string): DaemonRequest | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (!v || typeof v !== 'object') return null;
-  const r = v as Record<string, unknown>;
-  if (r.op === 'status') return { op: 'status', runs: typeof r.runs === 'number' && r.runs > 0 ? r.runs : 10 };
-  if (r.op === 'query' && typeof r.sql === 'string') {
-    const allowRead = Array.isArray(r.allowRead) ? r.allowRead.filter((d): d is string => typeof d === 'string') : [];
-    const positive = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
-    const maxRows = positive(r.maxRows);
-    const timeoutMs = positive(r.timeoutMs);
-    return {
-      op: 'query',
-      sql: r.sql,
-      form: r.form === 'text' ? 'text' : 'json',
-      allowRead,
-      ...(maxRows ? { maxRows } : {}),
-      ...(timeoutMs ? { timeoutMs } : {}),
-    };
-  }
-  return null;
 }
 
 /**

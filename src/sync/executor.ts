@@ -126,6 +126,10 @@ export class Executor {
       (first ? probes : rest).push(item);
     }
     this.counts.total += items.length;
+    if (items.length > 0) {
+      const credits = items.reduce((sum, item) => sum + item.price, 0);
+      this.o.onProgress?.({ type: 'queued', items: items.length, credits });
+    }
     const limit = pLimit(Math.max(1, this.o.concurrency));
     for (const batch of [probes, rest]) {
       await Promise.all(batch.map((item) => limit(() => this.runItem(item, spareOnly))));
@@ -147,12 +151,12 @@ export class Executor {
     const unavailable = this.unavailable.get(name);
     if (unavailable && !this.answered.has(name)) {
       unavailable.skipped += 1;
-      this.counts.skipped += 1;
+      this.skipped(item);
       return;
     }
     // Sweeps in 'auto' mode use spare credits only: never wait for a window for them.
     if (spareOnly && this.o.client.ledger.snapshot().remaining < item.price) {
-      this.counts.skipped += 1;
+      this.skipped(item);
       return;
     }
     if (this.o.execution === 'dry' || this.o.listOnly?.(item)) {
@@ -163,11 +167,22 @@ export class Executor {
     await this.walkItem(item);
   }
 
+  private skipped(item: WorkItem): void {
+    this.counts.skipped += 1;
+    this.o.onProgress?.({ type: 'item-skipped', stream: item.stream.name, scope: item.cursorKey, price: item.price });
+  }
+
   private async walkItem(item: WorkItem): Promise<void> {
     const name = item.stream.name;
     const stats = this.statsOf(name);
     const counter = new PageCounter();
-    this.o.onProgress?.({ type: 'item-start', stream: name, scope: item.cursorKey, mode: item.mode });
+    this.o.onProgress?.({
+      type: 'item-start',
+      stream: name,
+      scope: item.cursorKey,
+      mode: item.mode,
+      price: item.price,
+    });
     try {
       const walk = item.mode === 'refresh' ? runRefresh : runWalk;
       const outcome = await walk(item, {
@@ -274,7 +289,7 @@ export class Executor {
     const list = this.refused.get(name) ?? [];
     list.push({ item, status, message });
     this.refused.set(name, list);
-    this.counts.skipped += 1;
+    this.skipped(item);
     const forbidden = list.filter((r) => r.status === 403).length;
     if (status === 404 || forbidden >= FORBIDDEN_BEFORE_UNAVAILABLE) await this.markUnavailable(item.stream, status);
   }

@@ -6,11 +6,13 @@
  */
 import { customFieldsFromDefinitions, resolveStream } from '../../connectors/index.js';
 import type { CustomField, ResolvedStream, StreamDefinition } from '../../connectors/types.js';
+import { systemNow } from '../../schemas/clock.js';
 import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import { type ApiClient, CredentialsRejectedError } from '../api/index.js';
 import type { EventRow, ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';
 import { checkAccount } from './account.js';
 import { assertTimeZone, formatTimestamp, hoursBetween } from './clock.js';
+import { CreditRecorder } from './credit-recorder.js';
 import { SyncUsageError } from './errors.js';
 import { checkEventFilters, eventsInScope, hasEventFilters, unmatchedFilters } from './event-scope.js';
 import { Executor } from './executor.js';
@@ -60,6 +62,8 @@ interface Run {
   exec: Executor;
   resolved: Map<string, ResolvedStream>;
   warnings: string[];
+  /** Records the credit window as answers come (null for a dry run, which makes no call). */
+  credits: CreditRecorder | null;
 }
 
 /**
@@ -84,19 +88,30 @@ export async function syncEngine(
   if (o.namedStreams) selection.named = new Set(o.namedStreams);
   const dry = engine.execution === 'dry';
   const started = new Date(client.now());
-  // The token call is not cancelled by a stop: it is short, and the run it opens records the stop as partial.
-  if (!dry) await client.ensureToken();
-  await checkAccount(client, warehouse, { bind: !dry });
-  const run = await openRun(client, warehouse, o, engine, selection);
+  // Made before the token call, whose answer is the run's first reading of the credit window.
+  const credits = dry ? null : (o.creditRecorder ?? ownRecorder(client, warehouse, o));
   try {
-    await runPhases(run, engine);
-  } catch (err) {
-    run.exec.fatal ??= err;
+    // The token call is not cancelled by a stop: it is short, and the run it opens records the stop as partial.
+    if (!dry) await client.ensureToken();
+    await checkAccount(client, warehouse, { bind: !dry });
+    const run = await openRun(client, warehouse, o, engine, selection, credits);
+    try {
+      await runPhases(run, engine);
+    } catch (err) {
+      run.exec.fatal ??= err;
+    }
+    const result = await closeRun(run, started, engine);
+    const fatal = run.exec.fatal;
+    if (fatal instanceof CredentialsRejectedError || fatal instanceof SyncUsageError) throw fatal;
+    return result;
+  } finally {
+    if (credits && credits !== o.creditRecorder) await credits.close();
   }
-  const result = await closeRun(run, started, engine);
-  const fatal = run.exec.fatal;
-  if (fatal instanceof CredentialsRejectedError || fatal instanceof SyncUsageError) throw fatal;
-  return result;
+}
+
+/** A one-shot run's own credit recorder; a reading it could not write is lost, never the run. */
+function ownRecorder(client: ApiClient, warehouse: Warehouse, o: Options): CreditRecorder {
+  return new CreditRecorder({ ledger: client.ledger, warehouse, now: o.now ?? client.now });
 }
 
 /** Streams earlier runs found unavailable that are not yet due for a retry (same path, within the retry hours). */
@@ -125,6 +140,7 @@ async function openRun(
   options: Options,
   engine: EngineMode,
   selection: Selection,
+  credits: CreditRecorder | null,
 ): Promise<Run> {
   const dry = engine.execution === 'dry';
   const serverNow = dry ? new Date(client.now()) : client.serverNow();
@@ -150,6 +166,10 @@ async function openRun(
         ).toISOString(),
       });
   const counts = engine.execution === 'count' ? engine.counts : undefined;
+  if (!dry) {
+    credits?.runStarted(runId);
+    options.onProgress?.({ type: 'run', runId });
+  }
   const exec = new Executor({
     // The walks' calls: in the run's lane when it is bulk work.
     client: options.lane ? client.inBulkLane(options.lane) : client,
@@ -179,6 +199,7 @@ async function openRun(
     exec,
     resolved,
     warnings: [],
+    credits,
   };
 }
 
@@ -480,7 +501,8 @@ async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<Sy
 
 async function recordRun(run: Run, result: SyncResult, engine: EngineMode): Promise<void> {
   const { warehouse, runId, exec } = run;
-  await warehouse.runs.recordCredits(runId, { ...run.client.ledger.snapshot() });
+  // The window as the service last reported it, with what the run spent since its last reading.
+  await run.credits?.runEnded();
   await warehouse.runs.finish(runId, {
     status: result.status,
     finishedAt: formatTimestamp(new Date(result.finishedAt)),

@@ -1,7 +1,9 @@
 import type { StreamOverride } from '../../connectors/index.js';
+import type { Now } from '../../schemas/clock.js';
 import type { EngineTuning } from '../../schemas/engine-options.js';
 import type { BulkLane } from '../api/index.js';
 import type { RunStreamSummary } from '../warehouse/index.js';
+import type { CreditRecorder } from './credit-recorder.js';
 import type { DeleteCheckVerdict } from './delete-check.js';
 
 export type SyncMode = 'incremental' | 'backfill';
@@ -59,11 +61,23 @@ export interface SyncOptions extends Partial<EngineTuning> {
    */
   runKind?: string;
   onProgress?: (event: ProgressEvent) => void;
+  /**
+   * Records the credit window as answers come (`_evsync.credits`). Default: one for the run. A daemon passes the
+   * one it keeps for its life, which also records what it spends between runs.
+   */
+  creditRecorder?: CreditRecorder;
+  /** The clock of the run's bookkeeping (the credit recorder's cadence). Default: the machine's. */
+  now?: Now;
 }
 
 export type ProgressEvent =
+  | { type: 'run'; runId: string }
   | { type: 'plan'; items: number; streams: string[]; events: number }
-  | { type: 'item-start'; stream: string; scope: string; mode: WalkMode }
+  /** Items handed to the executor (a phase's), with their priced cost in credits. */
+  | { type: 'queued'; items: number; credits: number }
+  | { type: 'item-start'; stream: string; scope: string; mode: WalkMode; price: number }
+  /** An item not walked: its stream is not served here, or a sweep that waits for spare credits. */
+  | { type: 'item-skipped'; stream: string; scope: string; price: number }
   | {
       type: 'page';
       stream: string;

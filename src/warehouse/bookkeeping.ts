@@ -13,9 +13,12 @@
  *                         walk_to VARCHAR (the signpost), walk_last_key BIGINT (keyset position), walk_pages BIGINT,
  *                         walk_rows BIGINT (the open walk, all null when none), last_pages BIGINT, last_sweep_at
  *                         VARCHAR, updated_at VARCHAR. Times are kept as the engine wrote them (server clock).
- * _evsync.credits         run_id VARCHAR, recorded_at TIMESTAMP (UTC), credit_limit BIGINT, remaining BIGINT,
- *                         reset_at TIMESTAMP, spent BIGINT (sum of the snapshot's spent-by-kind), snapshot JSON (the
- *                         ledger snapshot as given)
+ * _evsync.credits         run_id VARCHAR (the run, or `daemon` for what a daemon spent between runs), recorded_at
+ *                         TIMESTAMP (UTC: when the service said it, the answer's arrival), credit_limit BIGINT,
+ *                         remaining BIGINT, reset_at TIMESTAMP (X-Rate-Limit-Limit, -Remaining and the arrival plus
+ *                         -Reset), spent BIGINT (credits spent since the previous row of the same process; rows before
+ *                         readings were recorded as they came hold the run's total, one row per run), snapshot JSON
+ *                         (the run's credits by kind so far, the client's window length)
  * _evsync.rejected        run_id VARCHAR, stream VARCHAR, scope VARCHAR, raw JSON (the record as received), reason
  *                         VARCHAR, rejected_at TIMESTAMP (UTC)
  * _evsync.schema_changes  changed_at TIMESTAMP (UTC), run_id VARCHAR (null for changes made by ensureTable), table_name
@@ -41,7 +44,7 @@ import { JOURNAL_DDL } from './journal.js';
 import { PUBLISH_PENDING_DDL } from './publish-pending.js';
 import { duckJson, timestampText, utcNow } from './sql.js';
 import { STATE_DDL } from './state.js';
-import type { CursorState, CursorWalk, RunSummary } from './types.js';
+import type { CreditRow, CursorState, CursorWalk, RunSummary } from './types.js';
 
 export const SCHEMA_VERSION = '1';
 
@@ -137,30 +140,21 @@ export async function finishRun(db: Db, runId: string, s: RunSummary): Promise<v
   if (changed === 0) throw new Error(`finishRun: no run ${runId} in _evsync.runs`);
 }
 
-function numberOf(v: unknown): number | null {
-  return typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : null;
-}
-
-export async function recordCredits(db: Db, runId: string, snapshot: Record<string, unknown>): Promise<void> {
-  const spentBy = snapshot.spent;
-  let spent: number | null = null;
-  if (spentBy && typeof spentBy === 'object') {
-    spent = 0;
-    for (const v of Object.values(spentBy)) spent += numberOf(v) ?? 0;
-  } else {
-    spent = numberOf(spentBy);
-  }
-  const resetAt = snapshot.resetAt;
-  const reset = resetAt instanceof Date ? resetAt.toISOString() : typeof resetAt === 'string' ? resetAt : null;
-  await db.run(`INSERT INTO _evsync.credits VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+/** A credit row (see CreditRow); the reading's time is the row's time, so the newest row is the newest reading. */
+export async function recordCredits(db: Db, runId: string, row: CreditRow, counted = true): Promise<void> {
+  const params = [
     runId,
-    utcNow(db.now),
-    numberOf(snapshot.limit),
-    numberOf(snapshot.remaining),
-    timestampText(reset),
-    spent,
-    json(snapshot),
-  ]);
+    timestampText(row.seenAt.toISOString()),
+    row.limit,
+    row.remaining,
+    row.resetAt ? timestampText(row.resetAt.toISOString()) : null,
+    Math.round(row.spent),
+    json(row.detail),
+  ];
+  const sql = `INSERT INTO _evsync.credits VALUES (?, ?, ?, ?, ?, ?, ?)`;
+  // Readings while a run goes are bookkeeping no reader of the query copy waits for (not a change to copy again for).
+  if (counted) await db.run(sql, params);
+  else await db.runUncounted(sql, params);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

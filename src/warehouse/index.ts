@@ -52,6 +52,7 @@ export {
   type WallLag,
 } from './status-history.js';
 export type {
+  CreditRow,
   CursorState,
   CursorWalk,
   ExportOptions,

@@ -5,7 +5,7 @@
 import * as bookkeeping from './bookkeeping.js';
 import type { Db } from './connection.js';
 import * as state from './state.js';
-import type { RunSummary } from './types.js';
+import type { CreditRow, RunSummary } from './types.js';
 
 /** What the warehouse's load path does when a run starts and ends (it stages the run's pages meanwhile). */
 export interface RunLoadHooks {
@@ -41,8 +41,9 @@ export class RunLog {
     });
   }
 
-  recordCredits(runId: string, snapshot: Record<string, unknown>): Promise<void> {
-    return this.db.exclusive(() => bookkeeping.recordCredits(this.db, runId, snapshot));
+  /** A run's (or the daemon's) reading of the credit window; `counted: false` for the ones taken while answers come. */
+  recordCredits(runId: string, row: CreditRow, options: { counted?: boolean } = {}): Promise<void> {
+    return this.db.exclusive(() => bookkeeping.recordCredits(this.db, runId, row, options.counted !== false));
   }
 
   recordProgress(runId: string, progress: { credits: Record<string, number>; streams: Record<string, unknown> }) {
@@ -70,7 +71,7 @@ export class RunLog {
     return this.db.exclusive(() => state.recentRuns(this.db, opts));
   }
 
-  /** The credit ledger as the last run left it. */
+  /** The credit window as the service last reported it to any run or daemon here (the newest credit row). */
   lastLedger(): Promise<state.LedgerRecord | null> {
     return this.db.exclusive(() => state.lastLedger(this.db));
   }

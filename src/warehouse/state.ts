@@ -424,16 +424,20 @@ export async function rejectedCounts(db: Db): Promise<Record<string, number>> {
   return Object.fromEntries(r.rows.map((row) => [String(row.stream), Number(row.n)]));
 }
 
+/** The newest row of `_evsync.credits` (see CreditRow): the window as the service last reported it here. */
 export interface LedgerRecord {
+  /** The run that heard it (or `daemon`: a daemon between runs). */
   runId: string;
+  /** When the service said it (UTC). */
   recordedAt: string;
   limit: number | null;
   remaining: number | null;
   resetAt: string | null;
+  /** Credits spent since the row before it of the same process. */
   spent: number | null;
 }
 
-/** The credit ledger as the last run left it. */
+/** The newest credit row: the window as the service last reported it to any run or daemon here. */
 export async function lastLedger(db: Db): Promise<LedgerRecord | null> {
   if (!(await tableExists(db, '_evsync', 'credits'))) return null;
   const r = await db.query(

@@ -16,7 +16,7 @@ export interface CreditWindow {
   limit: number | null;
   /** Credits used in the window as the service counted them: limit minus the lowest remaining seen. */
   used: number | null;
-  /** Credits the runs recorded in this window spent (evsync's own share of `used`). */
+  /** Credits evsync spent in the window (runs and daemons: the sum of its rows), its own share of `used`. */
   spentByRuns: number;
   /** The last snapshot recorded in the window. */
   lastRecordedAt: string;

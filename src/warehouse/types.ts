@@ -88,6 +88,25 @@ export interface RunSummary {
   error?: string | null;
 }
 
+/**
+ * One row of `_evsync.credits`: the credit window as the service reported it (an answer's `X-Rate-Limit-*`), when
+ * it said so, and the credits spent since the previous row of the same recorder. Rows come every few seconds while
+ * answers come and at each run's end, from one-shot runs and the daemon alike: the latest is the window as the
+ * service last reported it to anyone here, and the rows of a window give the credits used in it.
+ */
+export interface CreditRow {
+  limit: number | null;
+  remaining: number | null;
+  /** When the window resets (the answer's arrival plus its Reset seconds); null when unknown. */
+  resetAt: Date | null;
+  /** When the answer arrived: the row's `recorded_at`. */
+  seenAt: Date;
+  /** Credits spent since the previous row of the same recorder (a window's rows add up to what evsync spent in it). */
+  spent: number;
+  /** Kept whole as the row's `snapshot` JSON: the run's credits by kind so far (a killed run keeps them), the window. */
+  detail: Record<string, unknown>;
+}
+
 /** One partition set to rewrite: the shape `partitions` may also take in `exportParquet`. */
 export interface PartitionSelection {
   table: string;

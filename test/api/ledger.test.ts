@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetExhaustedError, CreditLedger } from '../../src/api/index.js';
-import type { WaitEvent } from '../../src/api/ledger.js';
+import type { LimitReading, WaitEvent } from '../../src/api/ledger.js';
 
 const ctx = { method: 'GET', path: '/registrants' };
 
@@ -176,5 +176,59 @@ describe('CreditLedger', () => {
     expect(waits).toHaveLength(1);
     expect(waits[0]!.reason).toBe('window');
     expect(l.snapshot().waitedMs).toBeGreaterThan(100);
+  });
+
+  it('keeps the window as the service last reported it, apart from its own estimate', async () => {
+    const { l, clock } = ledger({ limit: 100, reserveCredits: 5 });
+    expect(l.reading()).toBeNull();
+    const readings: LimitReading[] = [];
+    l.on('reading', (r) => readings.push(r));
+    const [a, b] = await Promise.all([l.acquire('list', ctx), l.acquire('list', ctx)]);
+    clock.t += 10;
+    l.settle(b, { limit: 100, remaining: 80, resetSeconds: 30 }, clock.t);
+    const seen = clock.t;
+    // An answer that arrived earlier but is applied later is older news: the latest to arrive is what the service said.
+    l.settle(a, { limit: 100, remaining: 90, resetSeconds: 31 }, seen - 5);
+    expect(l.reading()).toEqual({
+      limit: 100,
+      remaining: 80,
+      resetAt: new Date(seen + 30_000),
+      seenAt: new Date(seen),
+    });
+    expect(readings).toHaveLength(1);
+    // The estimate holds the reserve and calls in flight back; the reading does not.
+    await l.acquire('list', ctx);
+    expect(l.snapshot().remaining).toBe(65);
+    expect(l.reading()?.remaining).toBe(80);
+    // A 429 is an answer too: its Remaining is the service's word.
+    const c = await l.acquire('list', ctx);
+    clock.t += 10;
+    l.rateLimited(c, { limit: 100, remaining: 0, resetSeconds: 20 }, clock.t, { fallbackMs: 1000, transientMs: 10 });
+    expect(l.reading()).toMatchObject({ remaining: 0, seenAt: new Date(clock.t) });
+    expect(readings.map((r) => r.remaining)).toEqual([80, 0]);
+  });
+
+  it('counts what was spent since it was made across runs, and says while calls wait for credits', async () => {
+    const { l, clock } = ledger({ limit: 20, windowMs: 60_000 });
+    const r = await l.acquire('list', ctx);
+    l.settle(r, { remaining: 10, resetSeconds: 60 }, clock.t);
+    l.startRun();
+    const s = await l.acquire('list', ctx);
+    l.settle(s, { remaining: 0, resetSeconds: 59 }, clock.t);
+    expect(l.snapshot().spent.list).toBe(10);
+    expect(l.spentSinceCreated).toBe(20);
+    expect(l.waiting()).toBeNull();
+    const stop = new AbortController();
+    const queued = l.acquire('list', { ...ctx, signal: stop.signal });
+    expect(l.waiting()).toEqual({
+      since: new Date(clock.t),
+      until: new Date(clock.t + 59_000),
+      reason: 'window',
+      calls: 1,
+    });
+    stop.abort(new Error('stopped'));
+    await expect(queued).rejects.toThrow('stopped');
+    expect(l.waiting()).toBeNull();
+    l.close(new Error('closed'));
   });
 });

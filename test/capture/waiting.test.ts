@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
+import { creditMetricsText } from '../../src/cli/commands/credit-metrics.js';
+import { liveReading } from '../../src/cli/status-page/sections.js';
 import { captureMetricsText, type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { HEADER, SECRET } from './helpers.js';
@@ -72,8 +74,11 @@ async function health(): Promise<{ status: number; body: Record<string, unknown>
 }
 
 async function gauges(): Promise<Record<string, number>> {
-  // The text the admin address serves as /metrics (serve puts it there, apart from the receiver).
-  const text = await captureMetricsText(capture, h.warehouse);
+  // The text the admin address serves as /metrics (serve puts it there, apart from the receiver): capture's, and the
+  // credit window as the service last reported it to the client.
+  const text =
+    (await captureMetricsText(capture, h.warehouse)) +
+    creditMetricsText(liveReading(client.ledger.reading(), 'test'), null);
   const out: Record<string, number> = {};
   for (const m of text.matchAll(/^(evsync_(?:deliveries_\w+|credits_remaining)) (\S+)$/gm)) out[m[1]!] = Number(m[2]);
   return out;

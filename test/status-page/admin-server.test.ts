@@ -30,7 +30,7 @@ async function start(token?: string, status?: () => Promise<StatusReport>): Prom
   server = await startAdminServer({
     listen: '127.0.0.1:0',
     token,
-    status: status ?? (() => collectStatus(w, 'test.duckdb', 10)),
+    status: status ?? (() => collectStatus(w, { db: 'test.duckdb', runs: 10, nowMs: Date.now() })),
     metrics: async () => metrics.render(),
   });
   return server;
@@ -75,7 +75,7 @@ describe('the admin server', () => {
     const s = await start(undefined, async () => {
       calls += 1;
       if (calls === 1) throw new Error('the warehouse is busy');
-      return collectStatus(t!.w, 'test.duckdb', 10);
+      return collectStatus(t!.w, { db: 'test.duckdb', runs: 10, nowMs: Date.now() });
     });
     expect((await fetch(`${s.origin}/status.json`)).status).toBe(503);
     expect((await fetch(`${s.origin}/status.json`)).status).toBe(200);

@@ -5,7 +5,9 @@
  * stream whose configured path answers 404 (failing). The page must show what `status --json` says and what the
  * simulator holds: one row per stream with its rows and freshness, the credits chart's bars, the failing stream
  * failing, no console error; it follows a change without a reload; `status --html` shows the same content from a
- * file with the network cut off. Screenshots (1280 and 390 wide) land in test-artifacts/.
+ * file with the network cut off. The page, `/status.json` and `/metrics` say the same credits left, the service's
+ * own count. At a phone's width (375 px) nothing scrolls sideways. Screenshots (1280 and 375 wide) land in
+ * test-artifacts/.
  */
 import { copyFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -13,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../src/cli/commands/status.js';
 import { span } from '../../src/cli/status-page/html.js';
+import { pageOrder } from '../../src/cli/status-page/streams-table.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { run, tempDir, waitForText, writeConfig } from '../cli/helpers.js';
 import { ARTIFACTS, HAS_CHROMIUM, launchBrowser, screenshot, type TestBrowser, watchProblems } from './browser.js';
@@ -46,6 +49,8 @@ describeBrowser('the status page in a browser (skipped without /usr/bin/chromium
   const stop = new AbortController();
   let serving: ReturnType<typeof run> | undefined;
   let admin = '';
+  /** Credits the service had charged when the daemon's catch-up ended (its last answer then). */
+  let chargedAtCatchUp = 0;
   /** Per webhook-fed stream, the simulated time of its last change (the ground truth of its freshness). */
   const lastChange = new Map<string, string>();
 
@@ -118,6 +123,7 @@ describeBrowser('the status page in a browser (skipped without /usr/bin/chromium
       },
     });
     await waitForText(() => stderr.text, /reconcile #1: /);
+    chargedAtCatchUp = sim.counters().credits;
     const url = /listening on (http:\/\/\S+\/webhooks)/.exec(stderr.text)![1]!;
     admin = /status page on (http:\/\/\S+)\//.exec(stderr.text)![1]!;
     const install = await cli(['webhooks', 'install', '--url', url, '--streams', WEBHOOK_FED.join(',')]);
@@ -159,8 +165,11 @@ describeBrowser('the status page in a browser (skipped without /usr/bin/chromium
     const doc = await statusJson();
     shown = await readPage(page);
 
-    // One row per stream of the document, in its order; each selected stream has one.
-    expect(shown.streams.map((s) => s.stream)).toEqual(doc.streams!.map((s) => s.stream));
+    // One row per stream of the document, the ones that need a look first (the failing one); each selected stream
+    // has one.
+    const order = pageOrder(doc.streams!, doc.state!.stale).map((s) => s.stream);
+    expect(shown.streams.map((s) => s.stream)).toEqual(order);
+    expect(order[0]).toBe(FAILING);
     for (const name of STREAMS.split(',')) expect(shown.streams.map((s) => s.stream)).toContain(name);
     for (const s of doc.streams!) {
       const row = shown.streams.find((r) => r.stream === s.stream)!;
@@ -205,10 +214,29 @@ describeBrowser('the status page in a browser (skipped without /usr/bin/chromium
     expect(shown.runs).toEqual(doc.timeline!.map((r) => ({ run: r.runId, status: r.status })));
     expect(shown.runs.length).toBeGreaterThanOrEqual(2);
 
+    // The page, /status.json and /metrics say the same credits left: what the service counted.
+    const metrics = await (await fetch(`${admin}/metrics`)).text();
+    const left = {
+      page: Number(await page.$eval('[data-card="credits"]', (el) => el.getAttribute('data-remaining'))),
+      json: doc.credits!.current!.remaining,
+      metrics: Number(/^evsync_credits_remaining (\d+)$/m.exec(metrics)?.[1]),
+    };
+    expect(new Set(Object.values(left)).size, JSON.stringify(left)).toBe(1);
+    // What the service said to the daemon at its last answer: no more than after its catch-up (the webhooks install
+    // was another client's, after it), no less than what the service counts now.
+    expect(left.page).toBeLessThanOrEqual(2000 - chargedAtCatchUp);
+    expect(left.page).toBeGreaterThanOrEqual(2000 - sim.counters().credits);
+    // The state comes first: the failing stream, said in words.
+    expect(doc.state).toMatchObject({ level: 'failing', failing: [FAILING] });
+    expect(await page.$eval('#state', (el) => el.textContent)).toContain(`1 failing: ${FAILING}`);
+
     await screenshot(page, 'status-page', 1280);
-    await screenshot(page, 'status-page', 390);
-    // At a phone's width nothing but the charts' own boxes scrolls sideways.
-    expect((await readPage(page)).overflowX).toBe(0);
+    await screenshot(page, 'status-page', 375);
+    // At a phone's width nothing scrolls sideways: not the page, not a chart.
+    expect(await page.evaluate(() => document.scrollingElement!.scrollWidth - innerWidth)).toBeLessThanOrEqual(0);
+    const phone = await readPage(page);
+    expect(phone.overflowX).toBe(0);
+    expect(phone.beyond).toEqual([]);
     expect(problems).toEqual([]);
     if (process.env.EVSYNC_UPDATE_SCREENSHOT === '1') {
       // Refreshes the README's picture: EVSYNC_UPDATE_SCREENSHOT=1 npx vitest run test/status-page/page.test.ts

@@ -26,6 +26,8 @@ export interface ShownPage {
   scripts: number;
   /** Widest element vs the viewport: > 0 means the page scrolls sideways. */
   overflowX: number;
+  /** Elements reaching past the viewport's right edge, or out of their section's box (content spilling sideways). */
+  beyond: string[];
 }
 
 export function readPage(page: Page): Promise<ShownPage> {
@@ -44,12 +46,12 @@ export function readPage(page: Page): Promise<ShownPage> {
         fed: text(tr.querySelector('[data-k="fed"]')),
       };
     });
-    const bars = [...document.querySelectorAll('#credits rect.bar')].map((r) => ({
+    const bars = [...document.querySelectorAll('#credits .wide rect.bar')].map((r) => ({
       reset: r.getAttribute('data-reset') ?? '',
       used: Number(r.getAttribute('data-used')),
       limit: r.getAttribute('data-limit') ? Number(r.getAttribute('data-limit')) : null,
     }));
-    const runs = [...document.querySelectorAll('#runs rect.run')].map((r) => ({
+    const runs = [...document.querySelectorAll('#runs .wide rect.run')].map((r) => ({
       run: r.getAttribute('data-run') ?? '',
       status: r.getAttribute('data-status') ?? '',
     }));
@@ -57,10 +59,20 @@ export function readPage(page: Page): Promise<ShownPage> {
       generated: document.getElementById('generated')?.getAttribute('datetime') ?? '',
       streams,
       bars,
-      limitLabel: document.querySelector('#credits .limit-label')?.textContent ?? null,
+      limitLabel: document.querySelector('#credits .wide .limit-label')?.textContent ?? null,
       runs,
       scripts: document.scripts.length,
       overflowX: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      beyond: [...document.querySelectorAll('body *')]
+        .filter((el) => {
+          const box = el.getBoundingClientRect();
+          const section = el.closest('section')?.getBoundingClientRect();
+          return (
+            box.width > 0 &&
+            (box.right > innerWidth + 0.5 || (section !== undefined && box.right > section.right + 0.5))
+          );
+        })
+        .map((el) => `${el.tagName.toLowerCase()} in #${el.closest('section')?.id ?? 'page'}`),
     };
   });
 }

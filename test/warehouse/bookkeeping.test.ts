@@ -23,7 +23,9 @@ describe('runs and credits', () => {
       limit: 2000,
       remaining: 1930,
       resetAt: new Date('2024-05-01T00:10:00Z'),
-      spent: { list: 60, token: 1, other: 9 },
+      seenAt: new Date('2024-05-01T00:04:59.500Z'),
+      spent: 70,
+      detail: { spent: { list: 60, token: 1, other: 9 } },
     });
     await w.runs.finish(id, {
       status: 'partial',
@@ -54,8 +56,17 @@ describe('runs and credits', () => {
         error: 'budget reached',
       },
     ]);
-    expect(await rows(w, `SELECT run_id, credit_limit, remaining, reset_at, spent FROM _evsync.credits`)).toEqual([
-      { run_id: id, credit_limit: '2000', remaining: '1930', reset_at: '2024-05-01 00:10:00', spent: '70' },
+    expect(
+      await rows(w, `SELECT run_id, recorded_at, credit_limit, remaining, reset_at, spent FROM _evsync.credits`),
+    ).toEqual([
+      {
+        run_id: id,
+        recorded_at: '2024-05-01 00:04:59.5',
+        credit_limit: '2000',
+        remaining: '1930',
+        reset_at: '2024-05-01 00:10:00',
+        spent: '70',
+      },
     ]);
     await expect(
       w.runs.finish('nope', { status: 'done', credits: {}, requests: 0, waitsMs: 0, rejected429: 0, streams: {} }),

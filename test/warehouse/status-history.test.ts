@@ -67,21 +67,25 @@ describe('statusHistory', () => {
     expect(h.lags[0]!.p95WallMs).toBeLessThanOrEqual(11_000 + elapsed);
   });
 
-  it('gives one credit window per reset time (within its jitter): used as the service counted it, and what the runs spent', async () => {
+  it('gives one credit window per reset time (within its jitter): used as the service counted it, and what evsync spent', async () => {
     const now = Math.floor(Date.now() / 1000) * 1000;
     const earlier = new Date(now - 1_200_000);
     const current = new Date(now + 300_000);
-    const window = { limit: 2000, windowMs: 600_000 };
-    await w.runs.recordCredits('run-a', { ...window, remaining: 1900, resetAt: earlier, spent: { list: 100 } });
-    await w.runs.recordCredits('run-b', {
-      ...window,
-      remaining: 1500,
-      resetAt: current,
-      spent: { list: 300, token: 1 },
+    const row = (remaining: number, resetAt: Date, seenAt: number, spent: number) => ({
+      limit: 2000,
+      remaining,
+      resetAt,
+      seenAt: new Date(seenAt),
+      spent,
+      detail: { windowMs: 600_000 },
     });
-    // The same window as run-b's, its reset read 1.4 s later (the client derives it from seconds-to-reset).
+    await w.runs.recordCredits('run-a', row(1900, earlier, now - 1_500_000, 100));
+    // A long run's readings as they came: each row holds what was spent since the one before.
+    await w.runs.recordCredits('run-b', row(1800, current, now - 250_000, 200));
+    await w.runs.recordCredits('run-b', row(1500, current, now - 200_000, 101));
+    // The same window, its reset read 1.4 s later (the client derives it from seconds-to-reset), by a daemon.
     const jittered = new Date(current.getTime() + 1400);
-    await w.runs.recordCredits('run-c', { ...window, remaining: 1200, resetAt: jittered, spent: { list: 200 } });
+    await w.runs.recordCredits('daemon', row(1200, jittered, now - 100_000, 200));
     const h = await w.statusHistory(utc(now - 86_400_000), utc(now));
     expect(h.windows.map(({ lastRecordedAt: _, ...rest }) => rest)).toEqual([
       {
@@ -92,7 +96,7 @@ describe('statusHistory', () => {
         spentByRuns: 100,
         remainingAtLast: 1900,
       },
-      // 800 used in the window, 501 of them by these runs (the rest by another client of the same credential).
+      // 800 used in the window, 501 of them by evsync (the rest by another client of the same credential).
       {
         resetAt: utc(jittered.getTime()),
         windowMs: 600_000,
@@ -102,6 +106,11 @@ describe('statusHistory', () => {
         remainingAtLast: 1200,
       },
     ]);
+    expect(await w.runs.lastLedger()).toMatchObject({
+      runId: 'daemon',
+      remaining: 1200,
+      recordedAt: utc(now - 100_000),
+    });
   });
 
   it('answers on a warehouse with nothing recorded yet', async () => {

@@ -16,6 +16,7 @@ import type { Command } from 'commander';
 import { ENGINE_DEFAULTS } from '../../../schemas/engine-options.js';
 import type { ApiClient } from '../../api/index.js';
 import type { RunningCapture } from '../../sync/capture/index.js';
+import type { CreditRecorder } from '../../sync/credit-recorder.js';
 import type { Heartbeat } from '../../sync/daemon/heartbeat.js';
 import type { QueryService } from '../../sync/daemon/queries.js';
 import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../../sync/daemon/query-settings.js';
@@ -30,7 +31,11 @@ import { ExitCode, errorMessage } from '../errors.js';
 import { nonNegativeInt, positiveInt } from '../options.js';
 import { formatDuration, toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
+import { holderName } from '../socket-protocol.js';
+import { liveReading, recordedReading, type WindowReading } from '../status-page/sections.js';
+import { type Cadence, waitingState } from '../status-page/state.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
+import { creditMetricsText } from './credit-metrics.js';
 import {
   checkPublishFlags,
   type DaemonPublisher,
@@ -39,7 +44,8 @@ import {
   startDaemonPublisher,
 } from './daemon-publish.js';
 import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
-import { type DaemonStatus, type StatusReport, statusDocument } from './status.js';
+import { type DaemonStatus, type LiveStatus, type StatusReport, statusDocument } from './status.js';
+import { recordCadence } from './status-cadence.js';
 import { type RateLimitWait, syncOptionsFrom, waitLine } from './sync.js';
 
 export interface DaemonFlags extends ScheduleFlags, PublishFlags {
@@ -102,6 +108,10 @@ interface Held {
   admin: AdminServer | null;
   heartbeat: Heartbeat | null;
   scheduler: Scheduler | null;
+  /** Records the credit window as answers come, for every run and between them (the applier's re-reads). */
+  credits: CreditRecorder | null;
+  /** The schedule freshness is judged against (known once the scheduler started). */
+  cadence: Cadence | null;
 }
 
 function emptyHeld(): Held {
@@ -116,6 +126,8 @@ function emptyHeld(): Held {
     admin: null,
     heartbeat: null,
     scheduler: null,
+    credits: null,
+    cadence: null,
   };
 }
 
@@ -157,10 +169,32 @@ function logWaits(client: ApiClient, log: Logger): () => void {
   return () => client.off('wait', onWait);
 }
 
+/** The window as the daemon's client last heard it, else as the newest reading recorded here (one source for all). */
+async function currentReading(kind: DaemonKind, held: Held): Promise<WindowReading | null> {
+  const live = liveReading(held.client?.ledger.reading() ?? null, holderName(kind.name, process.pid));
+  return live ?? recordedReading(await (held.warehouse as Warehouse).runs.lastLedger());
+}
+
+/** What the daemon knows now that the warehouse does not: the window, what waits for it, its schedule. */
+function daemonLive(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoop): LiveStatus {
+  const nowMs = ctx.now();
+  const who = `${holderName(kind.name, process.pid)}, its ${loop.pending ? 'catch-up' : 'scheduled run'}`;
+  const wait = held.capture?.applier.waitState(nowMs);
+  return {
+    reading: liveReading(held.client?.ledger.reading() ?? null, holderName(kind.name, process.pid)),
+    waiting: waitingState(held.client?.ledger.waiting() ?? null, who, nowMs),
+    deliveriesWaiting: wait?.waiting
+      ? { pending: wait.pending, oldestSeconds: wait.oldestPendingSeconds, until: wait.resetAt?.toISOString() ?? null }
+      : null,
+    cadence: held.cadence,
+  };
+}
+
 /** The status document with the daemon's live state: what the socket, the page and `/status.json` answer. */
 function daemonStatus(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoop) {
   return async (runs: number): Promise<StatusReport> => {
-    const report = await statusDocument(ctx, held.warehouse as Warehouse, runs);
+    const live = daemonLive(ctx, kind, held, loop);
+    const report = await statusDocument(ctx, held.warehouse as Warehouse, runs, live);
     const daemon: DaemonStatus = {
       lastHeartbeat: report.daemon?.lastHeartbeat ?? null,
       catchUpPendingSince: loop.pending ? (report.daemon?.catchUpPendingSince ?? null) : null,
@@ -170,15 +204,17 @@ function daemonStatus(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoo
       ...(held.queries ? { queries: held.queries.load } : {}),
       ...(held.publisher ? { publish: held.publisher.stats() } : {}),
     };
-    return { ...report, servedBy: `evsync ${kind.name} (PID ${process.pid})`, daemon };
+    return { ...report, servedBy: holderName(kind.name, process.pid), daemon };
   };
 }
 
-/** `/metrics`: change capture's (serve), the publisher's, and the queries running. */
-async function metricsText(held: Held): Promise<string> {
+/** `/metrics`: change capture's (serve), the credit window (as the page shows it), the publisher's, the queries. */
+async function metricsText(ctx: Ctx, kind: DaemonKind, held: Held): Promise<string> {
   const { captureMetricsText } = await import('../../sync/capture/server.js');
+  const waiting = waitingState(held.client?.ledger.waiting() ?? null, holderName(kind.name, process.pid), ctx.now());
   const parts = [
     held.capture ? await captureMetricsText(held.capture, held.warehouse as Warehouse) : '',
+    creditMetricsText(await currentReading(kind, held), waiting),
     held.publisher ? publishMetricsText(held.publisher.stats()) : '',
     queryMetricsText(held.queries),
   ];
@@ -221,6 +257,8 @@ async function shutdown(held: Held, log: Logger): Promise<{ runs: number; skippe
   // Publishing stops once nothing writes any more: what it still owes is recorded and published at the next start.
   await held.publisher?.stop().catch((err: unknown) => log.warn(`stopping the publisher: ${errorMessage(err)}`));
   await held.heartbeat?.stop();
+  // What the last answers said, written before the database closes.
+  await held.credits?.close();
   await held.socket?.close().catch(() => undefined);
   held.stopWaitLog?.();
   await held.client?.close().catch(() => undefined);
@@ -334,6 +372,14 @@ async function openCore(
   const { checkAccount } = await import('../../sync/account.js');
   await checkAccount(client, warehouse, { bind: false });
   held.stopWaitLog = logWaits(client, ctx.log);
+  const { CreditRecorder, DAEMON_CREDIT_LABEL } = await import('../../sync/credit-recorder.js');
+  held.credits = new CreditRecorder({
+    ledger: client.ledger,
+    warehouse,
+    now: ctx.now,
+    idleLabel: DAEMON_CREDIT_LABEL,
+    onError: (err) => ctx.log.debug(`credit reading not recorded: ${errorMessage(err)}`),
+  });
   // Before the receiver: every write it commits is owed to the readers.
   held.publisher = await startDaemonPublisher(ctx, flags, warehouse, client, `evsync ${kind.name}`);
   const { settings, options } = setup;
@@ -385,7 +431,7 @@ async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held:
   if (admin) {
     const options = {
       status: () => status(10),
-      metrics: () => metricsText(held),
+      metrics: () => metricsText(ctx, kind, held),
       log: (level: 'debug' | 'info' | 'warn', message: string) => ctx.log[level](message),
     };
     try {
@@ -444,7 +490,8 @@ async function startRuns(
       label: setup.receiving ? 'reconcile' : 'run',
       ...(setup.catchUp ? { firstRunDelayMs: catchUpDelayMs(setup, ctx) } : {}),
       ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
-      plan: () => loop.tick(),
+      // Every run records the credit window with the daemon's recorder (which goes on between runs).
+      plan: () => loop.tick().map((next) => ({ ...next, ...(held.credits ? { creditRecorder: held.credits } : {}) })),
       ...(held.publisher ? { onProgress: held.publisher.onProgress } : {}),
       onResult: async (result, startedAt, planned) => {
         run.state.cutShort = result.status === 'partial' && run.signal.aborted;
@@ -456,6 +503,19 @@ async function startRuns(
       run.state.busy = busy;
     },
   );
+  await noteCadence(ctx, kind, setup, held, loop);
+}
+
+/** The schedule the streams are judged against: kept for the status document, and in the warehouse for later. */
+async function noteCadence(ctx: Ctx, kind: DaemonKind, setup: DaemonSetup, held: Held, loop: ReconcileLoop) {
+  const streams = loop.cadenceStreams();
+  const pollSeconds = held.scheduler?.everySeconds ?? null;
+  const reconcileSeconds = setup.receiving ? Math.round(setup.settings.reconcileEveryHours * 3600) : null;
+  const source = holderName(kind.name, process.pid);
+  held.cadence = { pollSeconds, reconcileSeconds, ...streams, source, running: true };
+  const startedAt = new Date(ctx.now()).toISOString();
+  const command = `evsync ${kind.name}`;
+  await recordCadence(held.warehouse as Warehouse, { command, startedAt, pollSeconds, reconcileSeconds, ...streams });
 }
 
 /** Runs the daemon until SIGINT/SIGTERM (or the caller's stop signal). */

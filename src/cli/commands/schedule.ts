@@ -178,6 +178,8 @@ export interface SchedulerHooks {
 }
 
 export interface Scheduler {
+  /** Seconds between runs, from the cron's next firing times (null when it fires too rarely to say). */
+  readonly everySeconds: number | null;
   /** Stops the cron job; resolves once the run in flight (if any) has returned. */
   stop(): Promise<{ runs: number; skipped: number }>;
 }
@@ -518,6 +520,7 @@ export async function startScheduler(
     else void job.fireOnTick();
   }
   return {
+    everySeconds: budget.perHour > 0 ? Math.round(3600 / budget.perHour) : null,
     async stop() {
       // stop() resolves once the running callback (if any) has returned: the engine saw the signal and saved state.
       if (firstRun) clearTimeout(firstRun);

@@ -1,6 +1,8 @@
 /**
- * `evsync status`: what the warehouse knows, without a single API call: the last runs, every cursor with its age,
- * rejected records, and the credit ledger as the last run left it. Reads `_evsync` (see warehouse/bookkeeping.ts).
+ * `evsync status`: what the warehouse knows, without a single API call: the state that matters first (waiting for
+ * the credit window, failing, stale), the last runs, every cursor with its age, rejected records, and the credit
+ * window as the service last reported it to any run or daemon. Reads `_evsync` (see warehouse/bookkeeping.ts); while
+ * a daemon or a one-shot run holds the warehouse, that process answers instead (see daemon.ts).
  */
 
 import { existsSync } from 'node:fs';
@@ -8,23 +10,35 @@ import type { Command } from 'commander';
 import { utcText } from '../../sync/capture/time.js';
 import { HEARTBEAT_MARK } from '../../sync/daemon/heartbeat.js';
 import { CATCH_UP_MARK } from '../../sync/daemon/reconcile-loop.js';
+import type { RunProgress } from '../../sync/index.js';
 import type { PublishStats } from '../../sync/publisher.js';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage } from '../errors.js';
 import { positiveInt } from '../options.js';
-import { formatAge, formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
+import { toJson } from '../output/format.js';
 import {
   type CreditsSection,
   creditsSection,
   type DeliveriesSection,
   deliveriesSection,
   HISTORY_HOURS,
+  recordedReading,
+  type WindowReading,
 } from '../status-page/sections.js';
+import {
+  type Cadence,
+  type DeliveriesWaiting,
+  type StatusState,
+  statusState,
+  type WaitingState,
+} from '../status-page/state.js';
 import { type StreamRow, streamRows } from '../status-page/streams.js';
 import { writeStatusPage } from '../status-page/write-file.js';
-import { type CaptureStatus, captureStatus, renderCapture } from './status-capture.js';
+import { lastCadence } from './status-cadence.js';
+import { type CaptureStatus, captureStatus } from './status-capture.js';
+import { renderStatus } from './status-text.js';
 
 interface StatusFlags {
   runs?: number;
@@ -58,7 +72,7 @@ export interface StatusReport {
   rejected: { total: number; byStream: Record<string, number> };
   /** Streams the service does not serve here, with the config key that fixes each. */
   unavailable: (UnavailableStream & { fix: string })[];
-  /** The ledger as the last run left it. */
+  /** The newest credit reading recorded here (by any run or daemon): the window as the service last reported it. */
   ledger: LedgerRecord | null;
   tables: Record<string, number>;
   /** Streams fed by webhooks (`evsync serve`): last delivery, lag, applied, found by reconciliation. */
@@ -69,8 +83,15 @@ export interface StatusReport {
   generatedAt?: string;
   /** One row per stream: rows, how it is fed, freshness, lag, last poll, health with its reason. */
   streams?: StreamRow[];
-  /** Credits per rate-limit window over the last 24 hours, the current window's remaining credits and reset. */
+  /**
+   * Credits per rate-limit window over the last 24 hours (every credit any run or daemon spent here), and the window
+   * as the service last reported it: live from the process answering, else the newest reading recorded.
+   */
   credits?: CreditsSection;
+  /** What matters first: waiting for the window (until when), failing, stale streams (by how much), or all fresh. */
+  state?: StatusState;
+  /** Set when a one-shot `sync` or `backfill` holding the warehouse answered: its progress, credits and ETA. */
+  progress?: RunProgress;
   /** Syncs and reconciles started in the last 24 hours, newest first (at most TIMELINE_MAX). */
   timeline?: RunInfo[];
   /** Webhook deliveries received, settled, refused per 10 minutes over the last 24 hours; pending now. */
@@ -145,17 +166,30 @@ function runOf(run: RunRecord): RunInfo {
   };
 }
 
-export async function collectStatus(
-  warehouse: Warehouse,
-  db: string,
-  limit: number,
-  nowMs = Date.now(),
-  zone = 'UTC',
-): Promise<StatusReport> {
+/** What a running process knows now that the warehouse does not: the status document takes it over the file's. */
+export interface LiveStatus {
+  /** Its client's latest reading of the window (null before its first answer: the recorded one is shown). */
+  reading: WindowReading | null;
+  waiting: WaitingState | null;
+  deliveriesWaiting: DeliveriesWaiting | null;
+  cadence: Cadence | null;
+}
+
+export interface CollectOptions {
+  db: string;
+  /** How many runs to list. */
+  runs: number;
+  nowMs: number;
+  /** The zone the service writes record times in. */
+  zone?: string;
+  live?: LiveStatus;
+}
+
+export async function collectStatus(warehouse: Warehouse, o: CollectOptions): Promise<StatusReport> {
+  const { nowMs } = o;
   const since = utcText(nowMs - HISTORY_HOURS * 3_600_000);
   const history = await warehouse.statusHistory(since, utcText(nowMs));
-  const recent = await warehouse.runs.recent({ limit: Math.max(TIMELINE_MAX, Math.floor(limit)) });
-  const runs = recent.slice(0, Math.floor(limit));
+  const recent = await warehouse.runs.recent({ limit: Math.max(TIMELINE_MAX, Math.floor(o.runs)) });
   const rawCursors = await warehouse.cursors.list();
   const cursors = rawCursors.map((cursor) => {
     const at = epochOf(cursor.updatedAt);
@@ -167,10 +201,23 @@ export async function collectStatus(
   const tables = await warehouse.tableCounts();
   const captured = await warehouse.capture.streams();
   const ledger = await warehouse.runs.lastLedger();
+  const streams = streamRows({
+    tables,
+    cursors: rawCursors,
+    capture: captured,
+    unavailable: listed,
+    rejected: byStream,
+    runs: recent,
+    lags: history.lags,
+    zone: o.zone ?? 'UTC',
+    nowMs,
+  });
+  const live = o.live;
+  const cadence = live ? live.cadence : await lastCadence(warehouse);
   return {
-    db,
+    db: o.db,
     exists: true,
-    runs: runs.map(runOf),
+    runs: recent.slice(0, Math.floor(o.runs)).map(runOf),
     cursors,
     rejected: { total: Object.values(byStream).reduce((a, b) => a + b, 0), byStream },
     unavailable,
@@ -178,18 +225,14 @@ export async function collectStatus(
     tables,
     capture: captureStatus(captured, nowMs),
     generatedAt: new Date(nowMs).toISOString(),
-    streams: streamRows({
-      tables,
-      cursors: rawCursors,
-      capture: captured,
-      unavailable: listed,
-      rejected: byStream,
-      runs: recent,
-      lags: history.lags,
-      zone,
-      nowMs,
+    state: statusState({
+      streams,
+      waiting: live?.waiting ?? null,
+      deliveriesWaiting: live?.deliveriesWaiting ?? null,
+      cadence,
     }),
-    credits: creditsSection(history, ledger, nowMs),
+    streams,
+    credits: creditsSection(history, live?.reading ?? recordedReading(ledger), nowMs),
     timeline: recent.filter((r) => r.startedAt >= since).map(runOf),
     deliveries: deliveriesSection(history, nowMs),
     daemon: {
@@ -200,142 +243,9 @@ export async function collectStatus(
 }
 
 /** The status document of the warehouse this command is configured for (the socket and the page answer with it). */
-export function statusDocument(ctx: Ctx, w: Warehouse, runs: number): Promise<StatusReport> {
-  return collectStatus(w, ctx.config.db, runs, Date.now(), ctx.config.values.recordTimezone ?? 'UTC');
-}
-
-function renderDaemon(s: Ctx['style'], d: DaemonStatus | undefined): string | null {
-  if (!d || (d.lastHeartbeat === null && d.command === undefined)) return null;
-  const who = d.command
-    ? `evsync ${d.command} (PID ${d.pid}) is running, ${d.queriesRunning ?? 0} query(ies) in it`
-    : 'not running';
-  const beat = d.lastHeartbeat ? `; last heartbeat ${d.lastHeartbeat.slice(0, 19).replace('T', ' ')} UTC` : '';
-  const owed = d.catchUpPendingSince
-    ? `; a catch-up owed since ${d.catchUpPendingSince.slice(0, 19).replace('T', ' ')} UTC (every selected stream, past events included, is polled until a run of it completes)`
-    : '';
-  const p = d.publish;
-  const published = p
-    ? `\n${s.bold('Publishing')} (--parquet-out / --snapshot): ${p.publishes} publish(es), ${p.failures} failed; ${p.pendingPartitions} partition(s) waiting${
-        p.lastDurationMs !== null
-          ? `; the last took ${formatDuration(p.lastDurationMs)} (${formatDuration(p.lastCpuMs ?? 0)} CPU, ${((p.lastBytes ?? 0) / 1048576).toFixed(1)} MiB written)`
-          : ''
-      }${p.lastError ? `; last error: ${p.lastError}` : ''}`
-    : '';
-  return `${s.bold('Daemon')}: ${who}${beat}${owed}${published}`;
-}
-
-/** Beyond this many cursors the text output groups them by stream (a large account has thousands). */
-const CURSOR_LIST_MAX = 40;
-
-function ageText(seconds: number | null): string | null {
-  return seconds === null ? null : formatAge(0, seconds * 1000);
-}
-
-function cursorTable(cursors: readonly CursorInfo[]): string {
-  return formatTable(
-    ['stream', 'scope', 'watermark', 'age', 'open walk'],
-    cursors.map((c) => ({
-      stream: c.stream,
-      scope: c.scope,
-      watermark: c.watermark,
-      age: ageText(c.ageSeconds),
-      'open walk': c.walk ? `${c.walk.mode}, ${c.walk.pages} pages, ${c.walk.rows} rows so far` : '',
-    })),
-  );
-}
-
-function cursorSummary(cursors: readonly CursorInfo[]): string {
-  const byStream = new Map<string, CursorInfo[]>();
-  for (const c of cursors) byStream.set(c.stream, [...(byStream.get(c.stream) ?? []), c]);
-  const rows = [...byStream].map(([stream, list]) => {
-    const marks = list.map((c) => c.watermark).filter((w): w is string => w !== null);
-    const ages = list.map((c) => c.ageSeconds).filter((a): a is number => a !== null);
-    return {
-      stream,
-      scopes: list.length,
-      'oldest watermark': [...marks].sort()[0] ?? null,
-      'oldest age': ages.length ? ageText(Math.max(...ages)) : null,
-      'open walks': list.filter((c) => c.walk).length,
-    };
-  });
-  return formatTable(['stream', 'scopes', 'oldest watermark', 'oldest age', 'open walks'], rows);
-}
-
-function render(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
-  const style = ctx.outStyle;
-  const parts: string[] = [`${style.bold('Warehouse')}: ${report.db}`];
-  const tableRows = Object.entries(report.tables).map(([table, rows]) => ({ table, rows }));
-  if (tableRows.length) parts.push(formatTable(['table', 'rows'], tableRows));
-
-  parts.push(`${style.bold('Last runs')}`);
-  if (report.runs.length === 0) parts.push('(none yet)\n');
-  else
-    parts.push(
-      formatTable(
-        ['run', 'kind', 'status', 'started (UTC)', 'duration', 'credits', 'inserted', 'updated', 'deleted', 'rejected'],
-        report.runs.map((run) => ({
-          run: run.runId,
-          kind: run.kind,
-          status: run.status,
-          'started (UTC)': run.startedAt?.slice(0, 19) ?? null,
-          duration: run.durationMs === null ? null : formatDuration(run.durationMs),
-          credits: run.credits,
-          ...run.rows,
-        })),
-      ),
-    );
-  const failed = report.runs.find((run) => run.error);
-  if (failed) parts.push(`last error (${failed.runId}): ${failed.error}\n`);
-
-  parts.push(`${style.bold('Cursors')}`);
-  if (report.cursors.length === 0) parts.push('(none yet)\n');
-  else if (report.cursors.length <= CURSOR_LIST_MAX || allCursors) parts.push(cursorTable(report.cursors));
-  else {
-    parts.push(cursorSummary(report.cursors));
-    parts.push(
-      `(${report.cursors.length} cursors by stream; --all-cursors lists every scope, --json gives them all)\n`,
-    );
-  }
-
-  const rejected = report.rejected;
-  parts.push(
-    `${style.bold('Rejected records')}: ${rejected.total}${
-      rejected.total
-        ? ` (${Object.entries(rejected.byStream)
-            .map(([k, v]) => `${k} ${v}`)
-            .join(', ')}; see _evsync.rejected)`
-        : ''
-    }`,
-  );
-  if (report.unavailable.length) {
-    parts.push(
-      `${style.bold('Unavailable streams')} (not served by the service here; skipped without a call until retried):`,
-    );
-    parts.push(
-      formatTable(
-        ['stream', 'path', 'status', 'since (UTC)', 'last tried (UTC)', 'fix'],
-        report.unavailable.map((entry) => ({
-          stream: entry.stream,
-          path: entry.path,
-          status: entry.status,
-          'since (UTC)': entry.firstSeenAt,
-          'last tried (UTC)': entry.lastSeenAt,
-          fix: entry.fix,
-        })),
-      ),
-    );
-  }
-  const ledger = report.ledger;
-  if (ledger) {
-    parts.push(
-      `${style.bold('Budget')} at the end of the last run (${ledger.recordedAt.slice(0, 19)} UTC): ${formatNumber(ledger.remaining ?? 0)} of ${formatNumber(ledger.limit ?? 0)} credits left${ledger.resetAt ? `, window reset at ${ledger.resetAt.slice(0, 19)} UTC` : ''}; the run spent ${formatNumber(ledger.spent ?? 0)}`,
-    );
-  } else parts.push(`${style.bold('Budget')}: no run recorded yet`);
-  const capture = renderCapture(style, report.capture ?? [], report.servedBy ?? null);
-  if (capture) parts.push(capture);
-  const daemon = renderDaemon(style, report.daemon);
-  if (daemon) parts.push(daemon);
-  return `${parts.join('\n')}\n`;
+export function statusDocument(ctx: Ctx, w: Warehouse, runs: number, live?: LiveStatus): Promise<StatusReport> {
+  const zone = ctx.config.values.recordTimezone ?? 'UTC';
+  return collectStatus(w, { db: ctx.config.db, runs, nowMs: ctx.now(), zone, ...(live ? { live } : {}) });
 }
 
 /** Writes the report as asked: the page (--html), JSON (--json) or text. */
@@ -348,15 +258,15 @@ function output(ctx: Ctx, report: StatusReport, flags: StatusFlags): number {
       throw new CliError(`--html ${flags.html}: ${errorMessage(err)}`);
     }
     ctx.out.write(ctx.json ? `${toJson({ html: written })}\n` : `wrote the status page to ${written}\n`);
-  } else ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : render(ctx, report, flags.allCursors === true));
+  } else ctx.out.write(ctx.json ? `${toJson(report, 2)}\n` : renderStatus(ctx, report, flags.allCursors === true));
   return ExitCode.Done;
 }
 
 async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
-  // While `evsync serve` holds the database, it answers (see daemon.ts).
+  // While a daemon or a one-shot run holds the database, it answers (see daemon.ts).
   const served = await askDaemon(ctx.config.db, { op: 'status', runs: flags.runs ?? 10 });
   if (served) {
-    if (!served.ok) throw new CliError(`evsync serve could not answer: ${served.error}`);
+    if (!served.ok) throw new CliError(`the process holding ${ctx.config.db} could not answer: ${served.error}`);
     return output(ctx, served.result as StatusReport, flags);
   }
   if (!existsSync(ctx.config.db)) {
@@ -386,16 +296,24 @@ async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
 export function registerStatusCommand(program: Command, app: App): void {
   program
     .command('status')
-    .description('last runs, cursors and their age, rejected records, budget state (no API calls)')
+    .description(
+      'the state first (waiting for the credit window, failing, stale), runs, cursors, rejected records, the credit window as the service last reported it (no API calls)',
+    )
     .option('--runs <n>', 'how many recent runs to show (default 10)', positiveInt())
     .option('--all-cursors', 'list every cursor (stream and scope) even when there are many')
     .option('--html <file>', 'write the status page as one self-contained HTML file (0600) instead')
     .addHelpText(
       'after',
       `
+While a daemon (serve, schedule) or a one-shot sync or backfill holds the warehouse, that process answers: a
+one-shot run with its progress, the credits it spent, the window as the service last reported it, what it waits
+for and when it should end.
+
 Examples:
   $ evsync status
-  $ evsync status --json | jq '.runs[0].status'
+  $ evsync status --json | jq '.state.summary'          # waiting for the window until 10:26 UTC ...; or all fresh
+  $ evsync status --json | jq '.credits.current'        # the window as the service last reported it, and when
+  $ evsync status --json | jq '.progress.eta'           # while a backfill runs: when it should end, and why
   $ evsync status --html report.html     # the status page as a file: opens offline in any browser`,
     )
     .action(action<StatusFlags>(app, status));

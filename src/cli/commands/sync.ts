@@ -11,6 +11,7 @@ import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../syn
 import type { Warehouse } from '../../warehouse/index.js';
 import { snapshotTargetProblem } from '../../warehouse/snapshot-target.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
+import type { DaemonSocket } from '../daemon.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type SelectionFlags } from '../options.js';
 import { formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
@@ -18,6 +19,7 @@ import { createLogger, type Logger } from '../output/logger.js';
 import { SyncProgress } from '../output/progress.js';
 import { checkOutputs } from '../output-paths.js';
 import { checkOutputFolder, withOutputFolder } from './output-folder.js';
+import { startRunSocket } from './run-socket.js';
 
 export interface SyncFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
@@ -44,6 +46,7 @@ export function syncOptionsFrom(
   Object.assign(o, tuningFrom(v));
   if (flags.concurrency !== undefined) o.concurrency = flags.concurrency;
   if (v.streams) o.overrides = v.streams;
+  o.now = ctx.now;
   return o;
 }
 
@@ -274,10 +277,15 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
   const options = syncOptionsFrom(ctx, flags, mode);
   const client = await createClient(ctx, conn, flags);
   let warehouse: Warehouse | null = null;
+  let socket: DaemonSocket | null = null;
   const progress = attachProgress(ctx, client);
   const stop = stopSignal(ctx, (why) => progress.log.warn(`${why}: finishing the page in flight and saving state…`));
   try {
     warehouse = await openWarehouse(ctx);
+    // While the run holds the file, `status` from another shell is answered by it, from its progress.
+    const { RunProgressTracker } = await import('../../sync/index.js');
+    const tracker = new RunProgressTracker(mode, client.ledger, ctx.now);
+    socket = await startRunSocket(ctx, mode, client, tracker);
     // Another writer of this account's lake: refused before any credit is spent (the lease is taken at export).
     if (lakeTarget?.ok && lakeTarget.target.kind === 's3') {
       await (await import('./lake.js')).refuseIfLeaseHeld(ctx, lakeTarget.target);
@@ -293,6 +301,7 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
       ...options,
       signal: stop.signal,
       onProgress: (e) => {
+        tracker.onProgress(e);
         touched.onProgress(e);
         progress.onProgress(e);
       },
@@ -313,6 +322,8 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     progress.dispose();
     stop.dispose();
     await warehouse?.close();
+    // Closed last: until the process lets go of the file, `status` is answered rather than refused.
+    await socket?.close();
     await client.close();
   }
 }

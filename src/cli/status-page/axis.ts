@@ -1,16 +1,25 @@
 /**
- * The time axis every chart of the page shares: up to the last 24 hours before the document's time, left to right,
- * in an SVG of a fixed coordinate width (scaled to the column; at a phone's width the chart scrolls sideways rather
- * than shrink its labels), with ticks at round times.
+ * The time axis the charts of the page share: up to the last 24 hours before the document's time, left to right, in
+ * an SVG of a fixed coordinate width scaled to the column, with ticks at round times. Each chart is drawn twice: wide
+ * (24 hours) and, for a phone's width, narrow (the last hours, its labels as large as the text beside them); the
+ * stylesheet shows one, so nothing scrolls sideways.
  */
 import { esc } from './html.js';
 
-export const CHART_WIDTH = 960;
-/** Room on the left for the value labels and at the bottom for the time ticks. */
-export const PAD_LEFT = 96;
-export const PAD_RIGHT = 10;
+/** A chart's coordinate frame: its width, and where the plot starts (room for value labels) and ends. */
+export interface ChartFrame {
+  width: number;
+  left: number;
+  right: number;
+}
 
-export interface TimeAxis {
+export const WIDE: ChartFrame = { width: 960, left: 96, right: 950 };
+/** Drawn ~350 px wide on a phone: 400 units keep a 12-unit label at about 10 px. */
+export const NARROW: ChartFrame = { width: 400, left: 86, right: 392 };
+/** The hours a narrow chart shows (the tables below them hold the rest). */
+export const NARROW_HOURS = 3;
+
+export interface TimeAxis extends ChartFrame {
   fromMs: number;
   /** The document's time (marked "now"); `toMs` is later when the current window resets later. */
   nowMs: number;
@@ -43,10 +52,10 @@ export function chartRange(nowMs: number, hours: number, instants: readonly numb
   return { fromMs: Math.max(floor, Math.min(nowMs - MIN_RANGE, padded)), nowMs, toMs };
 }
 
-export function timeAxis(range: ChartRange): TimeAxis {
+export function timeAxis(range: ChartRange, frame: ChartFrame = WIDE): TimeAxis {
   const { fromMs, toMs } = range;
-  const scale = (CHART_WIDTH - PAD_LEFT - PAD_RIGHT) / (toMs - fromMs);
-  return { ...range, x: (ms) => PAD_LEFT + (Math.min(toMs, Math.max(fromMs, ms)) - fromMs) * scale };
+  const scale = (frame.right - frame.left) / (toMs - fromMs);
+  return { ...range, ...frame, x: (ms) => frame.left + (Math.min(toMs, Math.max(fromMs, ms)) - fromMs) * scale };
 }
 
 const STEPS = [5, 10, 15, 30, 60, 120, 180, 360].map((m) => m * MINUTE);
@@ -54,7 +63,9 @@ const STEPS = [5, 10, 15, 30, 60, 120, 180, 360].map((m) => m * MINUTE);
 /** Ticks at round UTC times (at most eight), labelled `HH:MM`, and "now" marked by a line from `top`. */
 export function timeTicks(axis: TimeAxis, y: number, top = 0): string {
   const out: string[] = [];
-  const step = STEPS.find((s) => (axis.toMs - axis.fromMs) / s <= 8) ?? 6 * HOUR;
+  // About one tick per 120 units: eight on a wide chart, three on a narrow one.
+  const most = Math.max(3, Math.floor(axis.width / 120));
+  const step = STEPS.find((s) => (axis.toMs - axis.fromMs) / s <= most) ?? 6 * HOUR;
   const nowX = axis.x(axis.nowMs);
   for (let t = Math.ceil(axis.fromMs / step) * step; t <= axis.toMs; t += step) {
     const x = axis.x(t).toFixed(1);
@@ -64,7 +75,7 @@ export function timeTicks(axis: TimeAxis, y: number, top = 0): string {
       `<text class="axis" x="${x}" y="${y + 17}" text-anchor="middle">${new Date(t).toISOString().slice(11, 16)}</text>`,
     );
   }
-  const anchor = nowX > CHART_WIDTH - PAD_RIGHT - 16 ? 'end' : 'middle';
+  const anchor = nowX > axis.right - 16 ? 'end' : 'middle';
   out.push(
     `<line class="now" x1="${nowX.toFixed(1)}" x2="${nowX.toFixed(1)}" y1="${top}" y2="${y + 4}"/>`,
     `<text class="axis now-label" x="${nowX.toFixed(1)}" y="${y + 17}" text-anchor="${anchor}">now</text>`,
@@ -72,7 +83,13 @@ export function timeTicks(axis: TimeAxis, y: number, top = 0): string {
   return out.join('');
 }
 
-/** An SVG element of the chart width with an accessible name (its caption says the same in words). */
-export function svg(height: number, label: string, body: string): string {
-  return `<div class="chart-box"><svg class="chart" viewBox="0 0 ${CHART_WIDTH} ${height}" role="img" aria-label="${esc(label)}">${body}</svg></div>`;
+/** An SVG element of the axis's width with an accessible name (its caption says the same in words). */
+export function svg(axis: ChartFrame, height: number, label: string, body: string): string {
+  return `<svg class="chart" viewBox="0 0 ${axis.width} ${height}" role="img" aria-label="${esc(label)}">${body}</svg>`;
+}
+
+/** The range a chart shows, in words: `the last 3 hours`, `the last 24 hours`. */
+export function rangeWords(axis: TimeAxis): string {
+  const hours = Math.max(1, Math.round((axis.nowMs - axis.fromMs) / HOUR));
+  return `the last ${hours} hour${hours === 1 ? '' : 's'}`;
 }

@@ -3,7 +3,7 @@
  * shade, and the pending count at each hour's end as a line. Every bar carries its figures in a tooltip.
  */
 import { utcMs } from '../../sync/capture/time.js';
-import { CHART_WIDTH, PAD_LEFT, PAD_RIGHT, svg, type TimeAxis, timeTicks } from './axis.js';
+import { rangeWords, svg, type TimeAxis, timeTicks } from './axis.js';
 import { esc, num } from './html.js';
 import type { DeliveriesSection } from './sections.js';
 
@@ -21,9 +21,9 @@ export function deliveriesChart(deliveries: DeliveriesSection, axis: TimeAxis): 
   );
   const y = (v: number) => BOTTOM - (v / (peak * 1.1)) * (BOTTOM - TOP);
   const parts: string[] = [
-    `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
-    `<text class="axis" x="${PAD_LEFT - 6}" y="${BOTTOM}" text-anchor="end" dominant-baseline="middle">0</text>`,
-    `<text class="axis" x="${PAD_LEFT - 6}" y="${y(peak).toFixed(1)}" text-anchor="end" dominant-baseline="middle">${esc(num(peak))}</text>`,
+    `<line class="base" x1="${axis.left}" x2="${axis.right}" y1="${BOTTOM}" y2="${BOTTOM}"/>`,
+    `<text class="axis" x="${axis.left - 6}" y="${BOTTOM}" text-anchor="end" dominant-baseline="middle">0</text>`,
+    `<text class="axis" x="${axis.left - 6}" y="${y(peak).toFixed(1)}" text-anchor="end" dominant-baseline="middle">${esc(num(peak))}</text>`,
     timeTicks(axis, BOTTOM, TOP),
   ];
   const pending: string[] = [];
@@ -48,9 +48,9 @@ export function deliveriesChart(deliveries: DeliveriesSection, axis: TimeAxis): 
   const total = deliveries.totals.received + deliveries.totals.refused;
   if (total === 0 && deliveries.pending === 0) {
     parts.push(
-      `<text class="empty" x="${CHART_WIDTH / 2}" y="${(BOTTOM + TOP) / 2}" text-anchor="middle">no webhook delivery in the last 24 hours</text>`,
+      `<text class="empty" x="${axis.width / 2}" y="${(BOTTOM + TOP) / 2}" text-anchor="middle">no webhook delivery in ${rangeWords(axis)}</text>`,
     );
   }
   const label = `Webhook deliveries per ${deliveries.bucketMinutes} minutes: ${num(deliveries.totals.received)} received, ${num(deliveries.totals.settled)} applied, ${num(deliveries.totals.refused)} refused`;
-  return svg(HEIGHT, label, parts.join(''));
+  return svg(axis, HEIGHT, label, parts.join(''));
 }

@@ -13,6 +13,10 @@ const CLOCK_FIELDS = [
   'ageSeconds',
   'sinceLastDeliverySeconds',
   'oldestPendingAgeSeconds',
+  'inSeconds',
+  'oldestSeconds',
+  'behindSeconds',
+  'seconds',
 ];
 
 export const LIVE_SCRIPT = `(function () {

@@ -6,7 +6,7 @@
 
 import { utcMs } from '../../sync/capture/time.js';
 import type { RunInfo } from '../commands/status.js';
-import { CHART_WIDTH, PAD_LEFT, PAD_RIGHT, svg, type TimeAxis, timeTicks } from './axis.js';
+import { rangeWords, svg, type TimeAxis, timeTicks } from './axis.js';
 import { esc, num, span } from './html.js';
 
 const LANE = 30;
@@ -43,29 +43,32 @@ export function runsChart(runs: readonly RunInfo[], axis: TimeAxis): string {
   kinds.forEach((kind, i) => {
     const y = TOP + i * LANE;
     parts.push(
-      `<line class="lane" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${y + LANE / 2}" y2="${y + LANE / 2}"/>`,
-      `<text class="axis" x="${PAD_LEFT - 6}" y="${y + LANE / 2}" text-anchor="end" dominant-baseline="middle">${esc(kind)}</text>`,
+      `<line class="lane" x1="${axis.left}" x2="${axis.right}" y1="${y + LANE / 2}" y2="${y + LANE / 2}"/>`,
+      `<text class="axis" x="${axis.left - 6}" y="${y + LANE / 2}" text-anchor="end" dominant-baseline="middle">${esc(kind)}</text>`,
     );
   });
+  let drawn = 0;
   for (const run of runs) {
     const start = utcMs(run.startedAt);
     if (start === null) continue;
     const end = run.durationMs === null ? nowMs : start + run.durationMs;
+    if (end < axis.fromMs) continue;
+    drawn += 1;
     const x0 = axis.x(start);
     const width = Math.max(MIN_BAR, axis.x(end) - x0);
     const y = TOP + kinds.indexOf(run.kind) * LANE + 5;
     parts.push(
-      `<rect class="run ${outcomeOf(run.status)}" x="${Math.min(x0, CHART_WIDTH - PAD_RIGHT - width).toFixed(1)}" y="${y}" width="${width.toFixed(1)}" height="${LANE - 10}" rx="2" data-run="${esc(run.runId)}" data-status="${esc(run.status)}"><title>${esc(runTitle(run))}</title></rect>`,
+      `<rect class="run ${outcomeOf(run.status)}" x="${Math.min(x0, axis.right - width).toFixed(1)}" y="${y}" width="${width.toFixed(1)}" height="${LANE - 10}" rx="2" data-run="${esc(run.runId)}" data-status="${esc(run.status)}"><title>${esc(runTitle(run))}</title></rect>`,
     );
   }
   parts.push(
-    `<line class="base" x1="${PAD_LEFT}" x2="${CHART_WIDTH - PAD_RIGHT}" y1="${bottom}" y2="${bottom}"/>`,
+    `<line class="base" x1="${axis.left}" x2="${axis.right}" y1="${bottom}" y2="${bottom}"/>`,
     timeTicks(axis, bottom, TOP),
   );
-  if (runs.length === 0) {
+  if (drawn === 0) {
     parts.push(
-      `<text class="empty" x="${CHART_WIDTH / 2}" y="${TOP + LANE / 2}" text-anchor="middle" dominant-baseline="middle">no run in the last 24 hours</text>`,
+      `<text class="empty" x="${axis.width / 2}" y="${TOP + LANE / 2}" text-anchor="middle" dominant-baseline="middle">no run in ${rangeWords(axis)}</text>`,
     );
   }
-  return svg(height, `Timeline of ${runs.length} run(s)`, parts.join(''));
+  return svg(axis, height, `Timeline of ${runs.length} run(s)`, parts.join(''));
 }

@@ -1,7 +1,8 @@
 /**
- * The page's one stylesheet, inlined: system fonts, tabular figures, a light and a dark scheme, and at a phone's
- * width the stream table turns into one card per stream (each value keeps its label). Status colours always come
- * with a word and a symbol.
+ * The page's one stylesheet, inlined: system fonts, tabular figures, a light and a dark scheme. At a phone's width
+ * nothing scrolls sideways: the figures go two by two, each stream becomes a card of label/value pairs on a
+ * two-column grid (each value one element, aligned under its label), and each chart is shown in its narrow drawing.
+ * Status colours always come with a word and a symbol.
  */
 export const STYLES = `
 :root{--bg:#f6f7f9;--card:#fff;--ink:#1c2330;--muted:#5d6878;--line:#e3e6eb;--ok:#1f8a4c;--ok-bg:#e5f5ec;
@@ -28,8 +29,20 @@ section{background:var(--card);border:1px solid var(--line);border-radius:10px;p
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px}
 .card .k{color:var(--muted);font-size:.78rem;text-transform:uppercase;letter-spacing:.05em}
 .card .v{font-size:1.45rem;font-weight:650;font-variant-numeric:tabular-nums;margin-top:2px}
+.card .v .pill{font-size:.75rem;vertical-align:middle}
 .card .d{color:var(--muted);font-size:.84rem}
-.n,td.n{text-align:right;font-variant-numeric:tabular-nums}
+section.state{border-width:1px 1px 1px 6px}
+section.state.ok{border-left-color:var(--ok)}section.state.warn{border-left-color:var(--warn)}
+section.state.bad{border-left-color:var(--bad)}section.state.idle{border-left-color:var(--idle)}
+section.state.live{border-left-color:var(--live)}
+section.state h2{margin:0 0 6px}section.state h2 .pill{font-size:.9rem;padding:2px 11px 2px 9px}
+.state-list{margin:0;padding:0;list-style:none}
+.state-list li{padding:3px 0;overflow-wrap:anywhere}
+.state-list li small{display:block}
+.nowrap{white-space:nowrap}
+.figs{display:flex;flex-wrap:wrap;gap:8px 24px;margin:4px 0 8px}
+.fig .k{color:var(--muted);font-size:.8rem}.fig .v{font-weight:650;font-variant-numeric:tabular-nums}
+.n,td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{padding:8px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 thead th{color:var(--muted);font-weight:600;font-size:.78rem;text-transform:uppercase;letter-spacing:.04em;
@@ -48,8 +61,8 @@ font-weight:600;white-space:nowrap}
 .pill.live{color:var(--live);background:var(--live-bg)}
 .fed{font-size:.84rem}
 td[data-k=freshness],td[data-k=poll],td[data-k=lag]{white-space:nowrap}
-svg.chart{width:100%;height:auto;display:block;min-width:800px}
-.chart-box{overflow-x:auto}
+svg.chart{width:100%;height:auto;display:block}
+.chart-box.narrow{display:none}.chart-box .small{margin:2px 0 0}
 svg .axis{fill:var(--muted);font-size:12px;font-family:inherit}
 svg .tick,svg .base{stroke:var(--line);stroke-width:1}
 svg .lane{stroke:var(--line);stroke-dasharray:2 4}
@@ -75,16 +88,24 @@ vertical-align:3px}
 details{margin-top:10px}
 summary{cursor:pointer;color:var(--accent);font-size:.86rem}
 .live-note{color:var(--muted);font-size:.8rem}
+@media (max-width:760px){.chart-box.wide{display:none}.chart-box.narrow{display:block}}
 @media (max-width:640px){
  html{font-size:14px}.wrap{padding:0 12px}section{padding:12px}
+ .cards{grid-template-columns:repeat(2,minmax(0,1fr));gap:8px}
+ .card{padding:10px 12px}.card .v{font-size:1.25rem}
  table.streams thead{display:none}
- table.streams,table.streams tbody,table.streams tr,table.streams th,table.streams td{display:block;width:100%}
- table.streams tr{border:1px solid var(--line);border-radius:8px;margin:0 0 10px;padding:6px 10px}
- table.streams th{border:none;padding:4px 0;font-size:1rem}
- table.streams td{display:flex;justify-content:space-between;gap:12px;border:none;padding:3px 0;text-align:right}
- table.streams td::before{content:attr(data-label);color:var(--muted);font-size:.8rem;text-align:left}
+ table.streams,table.streams tbody{display:block}
+ table.streams tr{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:8px 14px;border:1px solid var(--line);
+ border-radius:8px;margin:0 0 10px;padding:10px 12px}
+ table.streams th{grid-column:1/-1;border:none;padding:0;font-size:1rem}
+ table.streams td{display:block;border:none;padding:0;text-align:left;min-width:0;white-space:normal}
+ table.streams td::before{content:attr(data-label);display:block;color:var(--muted);font-size:.72rem;
+ text-transform:uppercase;letter-spacing:.04em}
+ table.streams td .v{display:block;overflow-wrap:anywhere}
  table.runs .opt{display:none}
  table.runs th,table.runs td{padding:6px 4px}
  table.runs thead th{letter-spacing:0;font-size:.72rem}
+ table.compact th,table.compact td{padding:5px 4px}table.compact .opt{display:none}
+ table.compact thead th{letter-spacing:0;font-size:.7rem;white-space:normal}
 }
 `;

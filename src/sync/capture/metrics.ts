@@ -49,8 +49,6 @@ export class CaptureMetrics {
   oldestPendingSeconds = 0;
   /** Deliveries whose re-read waits for the credit window. */
   waitingForCredits = 0;
-  /** Credits the daemon's client may spend in the window now (null before it knows). */
-  creditsRemaining: number | null = null;
   readonly lastDelivery = new Map<string, number>();
   startedAt: number;
 
@@ -101,9 +99,6 @@ export class CaptureMetrics {
       'Deliveries whose re-read waits for the credit window.',
       this.waitingForCredits,
     );
-    if (this.creditsRemaining !== null) {
-      gauge('evsync_credits_remaining', 'Credits the client may spend in the window now.', this.creditsRemaining);
-    }
     lines.push(
       '# HELP evsync_webhook_last_delivery_timestamp_seconds When the newest delivery of a stream was applied.',
       '# TYPE evsync_webhook_last_delivery_timestamp_seconds gauge',

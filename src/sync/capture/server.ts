@@ -145,12 +145,12 @@ function answerHealth(p: Parts, res: ServerResponse): void {
 
 /**
  * The Prometheus text of a running capture: the pending count and the oldest pending delivery read again first (if
- * the journal cannot say, the last known ones are shown), what waits for credits from the applier.
+ * the journal cannot say, the last known ones are shown), what waits for credits from the applier. (The credit
+ * window itself is the daemon's to say, from the same reading as its status page.)
  */
 export async function captureMetricsText(r: RunningCapture, w: Warehouse): Promise<string> {
   const wait = r.applier.waitState();
   r.metrics.waitingForCredits = wait.pending;
-  r.metrics.creditsRemaining = wait.creditsRemaining;
   try {
     const [counts, [oldest]] = await Promise.all([w.capture.counts(), w.capture.pending(1)]);
     r.metrics.pending = counts.pending;

@@ -102,6 +102,20 @@ export class ReconcileLoop {
     this.silentSince = times.length ? Math.min(...times) : null;
   }
 
+  /**
+   * The streams every scheduled run polls (with the definition streams they need), and those only reconciliations
+   * poll (the webhook-fed ones and theirs): what the status document judges freshness against.
+   */
+  cadenceStreams(): { polled: string[]; reconciled: string[] } {
+    const read = (names: readonly string[]) => {
+      if (names.length === 0) return [];
+      const s = resolveSelection(names.join(','), { customFields: true });
+      return [...s.accountPhase, ...s.dependentPhase, ...s.eventPhase].map((stream) => stream.name);
+    };
+    const polled = read(this.policy.polled);
+    return { polled, reconciled: read(this.policy.captured).filter((name) => !polled.includes(name)) };
+  }
+
   /** Whether a catch-up is still owed. */
   get pending(): boolean {
     return this.catchingUp;
