@@ -6,7 +6,6 @@
  */
 import { customFieldsFromDefinitions, resolveStream } from '../../connectors/index.js';
 import type { CustomField, ResolvedStream, StreamDefinition } from '../../connectors/types.js';
-import { systemNow } from '../../schemas/clock.js';
 import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import { type ApiClient, CredentialsRejectedError } from '../api/index.js';
 import type { EventRow, ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';

@@ -11,7 +11,7 @@ export interface CaptureStatus extends CaptureStreamState {
   sinceLastDeliverySeconds: number | null;
 }
 
-export function captureStatus(streams: readonly CaptureStreamState[], nowMs = Date.now()): CaptureStatus[] {
+export function captureStatus(streams: readonly CaptureStreamState[], nowMs: number): CaptureStatus[] {
   return streams.map((s) => {
     const at = s.lastDeliveryAt ? Date.parse(`${s.lastDeliveryAt.replace(' ', 'T')}Z`) : Number.NaN;
     return { ...s, sinceLastDeliverySeconds: Number.isNaN(at) ? null : Math.max(0, Math.round((nowMs - at) / 1000)) };
