@@ -325,7 +325,10 @@ async function openCore(
   held: Held,
 ): Promise<ReconcileLoop> {
   const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
-  const warehouse = await openWarehouse(ctx, publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT } : {});
+  const warehouse = await openWarehouse(
+    ctx,
+    publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT, publishing: true } : {},
+  );
   held.warehouse = warehouse;
   const client = await createClient(ctx, connection(ctx), flags);
   held.client = client;
@@ -430,10 +433,8 @@ async function startRuns(
       ...(setup.catchUp ? { firstRunDelayMs: catchUpDelayMs(setup, ctx) } : {}),
       ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
       plan: () => loop.plan(),
-      ...(held.publisher ? { onProgress: held.publisher.onProgress } : {}),
       onResult: async (result, startedAt) => {
         run.state.cutShort = result.status === 'partial' && run.signal.aborted;
-        held.publisher?.afterRun();
         await loop.after(result, startedAt);
       },
     },
