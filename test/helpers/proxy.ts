@@ -21,6 +21,11 @@ export interface ProxyRules {
   forward?: (pathAndQuery: string) => string;
   /** A new body for a 200 answer (given the request path with its query, and the body), or null to pass it on. */
   rewrite?: (pathAndQuery: string, body: string) => string | null;
+  /**
+   * Holds a request (given its path below the base, with its query) until the promise resolves, or null to pass it
+   * on at once: a test keeps a run from ending until it has looked, by count, never by time.
+   */
+  hold?: (pathAndQuery: string) => Promise<void> | null;
 }
 
 const NOT_FOUND = JSON.stringify({ name: 'Not Found', message: 'Page not found.', code: 0, status: 404 });
@@ -40,7 +45,8 @@ export async function startProxy(target: string, rules: ProxyRules): Promise<Loo
     }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      await rules.hold?.(url.slice(base.length));
       const forwarded = rules.forward ? base + rules.forward(url.slice(base.length)) : url;
       const out = request(
         { host: upstream.hostname, port: upstream.port, path: forwarded, method: req.method, headers: req.headers },
