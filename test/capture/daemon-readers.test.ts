@@ -40,11 +40,11 @@ useServeEnv({ seed: 17, db: 'readers.duckdb', secret: SECRET }, (e) => {
 const daemons = useDaemons();
 
 /** Once armed, holds the list calls of the second event whose registrants a walk asks for, until released. */
-const hold = {
+const hold: { armed: boolean; events: number[]; held: number; release: () => void; released: Promise<void> } = {
   armed: false,
-  events: [] as number[],
+  events: [],
   held: 0,
-  release: () => undefined as void,
+  release: () => undefined,
   released: Promise.resolve(),
 };
 let proxy: LoopbackProxy;

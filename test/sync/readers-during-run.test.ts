@@ -84,7 +84,12 @@ async function catchUp(harness: Harness, warehouse: Warehouse, heartbeat: Date):
  */
 function holdSecondRegistrants() {
   const events: number[] = [];
-  const state = { armed: false, held: null as number | null, requests: 0, release: () => undefined as void };
+  const state: { armed: boolean; held: number | null; requests: number; release: () => void } = {
+    armed: false,
+    held: null,
+    requests: 0,
+    release: () => undefined,
+  };
   const released = new Promise<void>((resolve) => {
     state.release = resolve;
   });
