@@ -81,14 +81,21 @@ function toList(stream: string, counts: CountsByRun): StreamCounts[] {
   return [...counts].map(([runId, c]) => ({ runId, stream, counts: c }));
 }
 
-/** Merges the staged pages `filter` selects; returns what they did, per run and stream, and where. */
+export function emptyStagedMerge(): StagedMerge {
+  return { counts: [], partitions: [], rows: new Map() };
+}
+
+/**
+ * Merges the staged pages `filter` selects, a stream per transaction; adds to `out` what each stream's merge did, per
+ * run and stream, and where, as it commits (so a caller keeps what committed before a later stream's merge failed).
+ */
 export async function mergeStaged(
   db: Db,
   staging: Staging,
   filter: StagedFilter,
   o: MergeStagedOptions,
+  out: StagedMerge = emptyStagedMerge(),
 ): Promise<StagedMerge> {
-  const out: StagedMerge = { counts: [], partitions: [], rows: new Map() };
   const pages = await stagedPages(db, filter);
   if (pages.length === 0) return out;
   await o.loading();

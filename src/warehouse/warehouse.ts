@@ -23,7 +23,7 @@ import { type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage, stepTimer } from './load.js';
 import { Marks } from './marks.js';
-import { type MergeCounts, mergeStaged, type StagedMerge } from './merge-staged.js';
+import { emptyStagedMerge, type MergeCounts, mergeStaged, type StagedMerge } from './merge-staged.js';
 import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
 import { owePartitions, type PendingPartition, partitionOf } from './publish-pending.js';
 import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
@@ -213,12 +213,24 @@ export class Warehouse {
     const time = stepTimer(this.timings);
     // A merge a read or the run's end asks for is still a load: measured on the replay, the last batch merged
     // under the open's limit (after a walk's end had switched to it) was the run's peak, ~90 MB above the pages'.
-    const merged = await mergeStaged(this.db, this.staging, filter, {
-      time,
-      loading: () => this.threadsFor(true),
-      owe: this.publishing,
-    });
-    this.forgetPending(filter, merged);
+    const merged = emptyStagedMerge();
+    try {
+      await mergeStaged(
+        this.db,
+        this.staging,
+        filter,
+        { time, loading: () => this.threadsFor(true), owe: this.publishing },
+        merged,
+      );
+    } finally {
+      // What committed before a failure is counted and told all the same.
+      this.forgetPending(filter, merged);
+      this.countMerged(merged);
+      this.changed(merged.partitions);
+    }
+  }
+
+  private countMerged(merged: StagedMerge): void {
     for (const { runId, stream: name, counts } of merged.counts) {
       let byStream = this.merged.get(runId);
       if (!byStream) {
@@ -231,7 +243,6 @@ export class Warehouse {
       sum.unchanged += counts.unchanged;
       byStream.set(name, sum);
     }
-    this.changed(merged.partitions);
   }
 
   /** Rows staged per stream since its last merge, less what a merge took (a scope's merge takes part of them). */

@@ -10,17 +10,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { run } from '../cli/helpers.js';
-import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import {
   lostRows,
   type Partitions,
   partitionKey,
-  readerPartitions,
+  readersView,
   samePartitions,
   truthPartitions,
   unrepaired,
 } from '../helpers/partitions.js';
-import { type LoopbackProxy, startProxy } from '../helpers/proxy.js';
+import { holdSecondEvent, type LoopbackProxy, startProxy } from '../helpers/proxy.js';
 import { eventually, useDaemons } from './daemon-process.js';
 import { useServeEnv } from './helpers.js';
 
@@ -39,53 +38,17 @@ useServeEnv({ seed: 17, db: 'readers.duckdb', secret: SECRET }, (e) => {
 
 const daemons = useDaemons();
 
-/** Once armed, holds the list calls of the second event whose registrants a walk asks for, until released. */
-const hold: { armed: boolean; events: number[]; held: number; release: () => void; released: Promise<void> } = {
-  armed: false,
-  events: [],
-  held: 0,
-  release: () => undefined,
-  released: Promise.resolve(),
-};
+const { hold: holdRule, state: hold } = holdSecondEvent('/registrants');
 let proxy: LoopbackProxy;
 beforeAll(async () => {
-  proxy = await startProxy(sim.baseUrl, {
-    hold: (pathAndQuery) => {
-      const url = new URL(pathAndQuery, 'http://proxy');
-      if (!hold.armed || url.pathname !== '/registrants' || url.searchParams.get('fields') === 'id') return null;
-      const event = Number(url.searchParams.get('event_id'));
-      if (!hold.events.includes(event)) hold.events.push(event);
-      if (hold.events.indexOf(event) !== 1) return null;
-      hold.held += 1;
-      return hold.released;
-    },
-  });
+  proxy = await startProxy(sim.baseUrl, { hold: holdRule });
 });
 afterAll(async () => {
   hold.release();
   await proxy?.close();
 });
 
-/** The tables' partitions as another process reads them in the snapshot and in the Parquet (null: a glob read met a
- * file a publish removed between DuckDB's listing and its read; README, "What readers see": a glob reader retries). */
-async function readers(snapshot: string, parquet: string): Promise<{ snap: Partitions; pq: Partitions } | null> {
-  const reader = await DuckDbReader.open(snapshot);
-  try {
-    const snap: Partitions = new Map();
-    const pq: Partitions = new Map();
-    for (const t of TABLES) {
-      for (const [k, v] of await readerPartitions(reader, t, `main.${t}`)) snap.set(k, v);
-      const files = `read_parquet('${join(parquet, t)}/**/*.parquet', hive_partitioning = true)`;
-      for (const [k, v] of await readerPartitions(reader, t, files)) pq.set(k, v);
-    }
-    return { snap, pq };
-  } catch (err) {
-    if (err instanceof Error && /No such file or directory/.test(err.message)) return null;
-    throw err;
-  } finally {
-    await reader.close();
-  }
-}
+const readers = (snapshot: string, parquet: string) => readersView(snapshot, parquet, TABLES);
 
 describe('readers beside a long catch-up', () => {
   it('see the first completed items before the catch-up ends, never a partition missing a row', async () => {
@@ -121,9 +84,6 @@ describe('readers beside a long catch-up', () => {
       return now;
     };
 
-    hold.released = new Promise<void>((resolve) => {
-      hold.release = resolve;
-    });
     hold.armed = true;
     const second = await daemons.start([...argv, ...outputs], proxied);
     // The first registrants item done, the second held: what readers see has the first one's repairs.

@@ -3,8 +3,9 @@
  * ground truth or from a reader process (the snapshot, the Parquet), and the two questions the tests of readers
  * beside a run ask: did a partition lose a row that still exists, and did a partition's repairs land.
  */
+import { join } from 'node:path';
 import type { Simulator } from '../../src/simulator/index.js';
-import type { DuckDbReader } from './duckdb-reader.js';
+import { DuckDbReader } from './duckdb-reader.js';
 
 /** Per `<table>/<event_id>`: `id@updated_at` of each current row. */
 export type Partitions = Map<string, Set<string>>;
@@ -34,6 +35,34 @@ export async function readerPartitions(reader: DuckDbReader, table: string, from
        FROM ${from} WHERE _deleted_at IS NULL GROUP BY event_id`,
   );
   return new Map(rows.map((r) => [partitionKey(table, r.event_id), new Set((r.rows as string[] | null) ?? [])]));
+}
+
+/**
+ * What another process reads now: the tables' partitions in the snapshot and in the Parquet; null when a glob read
+ * met a file a publish removed between DuckDB's listing and its read (README, "What readers see": a glob reader
+ * retries).
+ */
+export async function readersView(
+  snapshot: string,
+  parquet: string,
+  tables: readonly string[],
+): Promise<{ snap: Partitions; pq: Partitions } | null> {
+  const reader = await DuckDbReader.open(snapshot);
+  try {
+    const snap: Partitions = new Map();
+    const pq: Partitions = new Map();
+    for (const t of tables) {
+      for (const [k, v] of await readerPartitions(reader, t, `main.${t}`)) snap.set(k, v);
+      const files = `read_parquet('${join(parquet, t)}/**/*.parquet', hive_partitioning = true)`;
+      for (const [k, v] of await readerPartitions(reader, t, files)) pq.set(k, v);
+    }
+    return { snap, pq };
+  } catch (err) {
+    if (err instanceof Error && /No such file or directory/.test(err.message)) return null;
+    throw err;
+  } finally {
+    await reader.close();
+  }
 }
 
 const ids = (rows: Iterable<string> | undefined) => new Set([...(rows ?? [])].map((r) => r.split('@')[0]));

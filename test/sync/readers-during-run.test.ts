@@ -14,16 +14,16 @@ import { ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
 import { type ProgressEvent, type Publisher, runSync, type SyncOptions, startPublisher } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { eventually } from '../capture/daemon-process.js';
-import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
 import {
   lostRows,
   type Partitions,
   partitionKey,
-  readerPartitions,
+  readersView,
   truthPartitions,
   unrepaired,
 } from '../helpers/partitions.js';
+import { holdSecondEvent } from '../helpers/proxy.js';
 
 const STREAMS = 'events,registrants,sessions';
 const TABLES = ['registrants', 'sessions'];
@@ -43,21 +43,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** What another process reads now: the tables' partitions in the snapshot and in the Parquet, merged in one map. */
+/** What another process reads now (publishes are never under way while this runs: each follows a flush). */
 async function readers(snapshot: string, parquet: string): Promise<{ snap: Partitions; pq: Partitions }> {
-  const reader = await DuckDbReader.open(snapshot);
-  try {
-    const snap: Partitions = new Map();
-    const pq: Partitions = new Map();
-    for (const t of TABLES) {
-      for (const [k, v] of await readerPartitions(reader, t, `main.${t}`)) snap.set(k, v);
-      const files = `read_parquet('${join(parquet, t)}/**/*.parquet', hive_partitioning = true)`;
-      for (const [k, v] of await readerPartitions(reader, t, files)) pq.set(k, v);
-    }
-    return { snap, pq };
-  } finally {
-    await reader.close();
-  }
+  const view = await readersView(snapshot, parquet, TABLES);
+  if (!view) throw new Error('a publish replaced files while nothing was publishing');
+  return view;
 }
 
 /** The options of the daemon's catch-up after a silence since `heartbeat`, as its reconcile loop plans them. */
@@ -78,41 +68,12 @@ async function catchUp(harness: Harness, warehouse: Warehouse, heartbeat: Date):
   return plan;
 }
 
-/**
- * A proxy rule holding, once armed, the list calls of the second event whose registrants are asked for, until
- * released.
- */
-function holdSecondRegistrants() {
-  const events: number[] = [];
-  const state: { armed: boolean; held: number | null; requests: number; release: () => void } = {
-    armed: false,
-    held: null,
-    requests: 0,
-    release: () => undefined,
-  };
-  const released = new Promise<void>((resolve) => {
-    state.release = resolve;
-  });
-  const hold = (pathAndQuery: string): Promise<void> | null => {
-    const url = new URL(pathAndQuery, 'http://proxy');
-    if (!state.armed) return null;
-    // Sweeps ask for ids only; the item held is the registrants walk itself.
-    if (url.pathname !== '/registrants' || url.searchParams.get('fields') === 'id') return null;
-    const event = Number(url.searchParams.get('event_id'));
-    if (!events.includes(event)) events.push(event);
-    if (events.indexOf(event) !== 1) return null;
-    state.held = event;
-    state.requests += 1;
-    return released;
-  };
-  return { hold, state, events };
-}
-
 describe('a daemon run and its readers', () => {
   it('publishes each completed item during the run, never a partition missing a row, for no extra call', async () => {
     h = await startHarness();
     const harness = h;
-    const { hold, state, events } = holdSecondRegistrants();
+    const { hold, state } = holdSecondEvent('/registrants');
+    const events = state.events;
     release = state.release;
     // One base URL for every run (a warehouse holds one account's data). A held call must not time out: a retry
     // would be a second call, charged when released.
@@ -183,10 +144,10 @@ describe('a daemon run and its readers', () => {
     });
 
     // The first registrants item completed while the second is held: its repairs are what readers see now.
-    await eventually(() => ended || (state.requests > 0 && done.includes(`registrants/${events[0]}`)));
+    await eventually(() => ended || (state.held > 0 && done.includes(`registrants/${events[0]}`)));
     await checks;
     const first = `registrants/${events[0]}`;
-    const heldKey = `registrants/${state.held}`;
+    const heldKey = `registrants/${events[1]}`;
     const during = await readers(snapshot, parquet);
     expect(ended).toBe(false);
     expect(unrepaired(before, source, first).length).toBeGreaterThan(0);
