@@ -3,6 +3,7 @@
  * shares no event loop with the simulator or the bench driver). Prints one JSON line on stdout.
  *
  *   node dist/bench/pipeline-child.js sync --db <file> --events 1,2 --requests <file> [--concurrency 2]
+ *                                      [--merge-each-item]   (merge as a daemon's runs do: each item when it completes)
  *   node dist/bench/pipeline-child.js baseline --requests <file> [--concurrency 2]
  *
  * Connection details come from EVSYNC_BASE_URL, EVSYNC_CLIENT_ID, EVSYNC_CLIENT_SECRET and EVSYNC_CREDENTIALS.
@@ -24,6 +25,8 @@ export interface ChildReport {
   pages: number;
   rows: number;
   bytes: number;
+  /** CPU time of the process (user + system, DuckDB's threads included). */
+  cpuMs: number;
   /** process.resourceUsage().maxRSS: kilobytes. */
   maxRssKb: number;
   /** At the end, for telling V8's share from native memory (DuckDB): MB. */
@@ -37,13 +40,24 @@ function endMemory(): ChildReport['endMemoryMb'] {
   return { rss: mb(m.rss), heapUsed: mb(m.heapUsed), external: mb(m.external) };
 }
 
+function cpuMs(): number {
+  const c = process.cpuUsage();
+  return Math.round((c.user + c.system) / 1000);
+}
+
 function env(name: string): string {
   const v = process.env[name];
   if (!v) throw new Error(`${name} is not set`);
   return v;
 }
 
-async function syncMode(db: string, events: number[], requestsFile: string, concurrency: number): Promise<ChildReport> {
+async function syncMode(
+  db: string,
+  events: number[],
+  requestsFile: string,
+  concurrency: number,
+  mergeEachItem: boolean,
+): Promise<ChildReport> {
   // The memory settings of the bin: the heap policy was applied by the first import; the warehouse sets its own.
   const warehouse = await Warehouse.open(db);
   const client = new ApiClient({
@@ -63,6 +77,7 @@ async function syncMode(db: string, events: number[], requestsFile: string, conc
     events: events.length > 0 ? events : undefined,
     lagSeconds: 0,
     concurrency,
+    mergeEachItem,
   });
   const wallMs = Date.now() - t0;
   const memory = endMemory();
@@ -76,6 +91,7 @@ async function syncMode(db: string, events: number[], requestsFile: string, conc
     pages: paths.length,
     rows: Number(counted.rows[0]?.n ?? 0),
     bytes: 0,
+    cpuMs: cpuMs(),
     maxRssKb: process.resourceUsage().maxRSS,
     endMemoryMb: memory,
     status: result.status === 'done' ? 'done' : `${result.status}: ${result.errors.slice(0, 2).join('; ')}`,
@@ -96,6 +112,7 @@ async function baselineMode(requestsFile: string, concurrency: number): Promise<
     pages: r.pages,
     rows: 0,
     bytes: r.bytes,
+    cpuMs: cpuMs(),
     maxRssKb: process.resourceUsage().maxRSS,
     endMemoryMb: endMemory(),
     status: 'done',
@@ -109,6 +126,7 @@ const { positionals, values } = parseArgs({
     events: { type: 'string', default: '' },
     requests: { type: 'string' },
     concurrency: { type: 'string', default: '2' },
+    'merge-each-item': { type: 'boolean', default: false },
   },
 });
 const mode = positionals[0];
@@ -124,6 +142,7 @@ const report =
           .map((s) => Number(s)),
         values.requests,
         concurrency,
+        values['merge-each-item'] === true,
       )
     : await baselineMode(values.requests, concurrency);
 process.stdout.write(`${JSON.stringify(report)}\n`);

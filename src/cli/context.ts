@@ -126,6 +126,8 @@ export interface OpenOptions {
   mustExist?: boolean;
   /** DuckDB's memory limit for this open, loads included (default 160MB, 100MB while loading: see warehouse.ts). */
   memoryLimit?: string;
+  /** A daemon that publishes for readers: changes are recorded as owed to them (warehouse.ts `publishing`). */
+  publishing?: boolean;
 }
 
 /**
@@ -150,6 +152,7 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
       now: ctx.now,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
       ...(opts.memoryLimit ? { memoryLimit: opts.memoryLimit, sameLimitWhileLoading: true } : {}),
+      ...(opts.publishing ? { publishing: true } : {}),
     });
   } catch (err) {
     if (err instanceof DatabaseInUseError) {

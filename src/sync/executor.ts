@@ -40,6 +40,8 @@ export interface ExecutorOptions {
   onItem?: ((item: WorkItem, counted: CountedItem | null) => void) | undefined;
   /** Streams recorded unavailable by earlier runs and not yet due for a retry: skipped without a call. */
   knownUnavailable: ReadonlyMap<string, UnavailableStream>;
+  /** Merge each completed item's pages at once (SyncOptions.mergeEachItem). */
+  mergeEachItem?: boolean | undefined;
   /** After every walked item: the credits and stream figures so far (a killed run's row keeps them). */
   onItemSettled?:
     | ((credits: Record<string, number>, streams: Record<string, StreamStats>) => Promise<void>)
@@ -201,9 +203,13 @@ export class Executor {
       this.transportRun = 0;
       await this.heardFrom(item.stream);
       if (outcome.complete) {
+        // Its pages are committed with their cursor: a merge that fails here (memory, disk) fails the item, and the
+        // pages stay staged for the next merge.
+        const merged = this.o.mergeEachItem === true;
+        if (merged) await this.o.warehouse.mergeScope(name, item.scope.key);
         this.counts.done += 1;
         const eventId = eventIdOf(item);
-        this.o.onProgress?.({ type: 'item-done', stream: name, scope: item.cursorKey, eventId, ...outcome });
+        this.o.onProgress?.({ type: 'item-done', stream: name, scope: item.cursorKey, eventId, ...outcome, merged });
       } else this.counts.pending += 1;
     } catch (err) {
       await this.failed(item, err);

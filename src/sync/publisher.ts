@@ -14,7 +14,9 @@
  *   during a publish finds them at its next start and publishes them first; the previous Parquet state and snapshot
  *   stay readable meanwhile (both are replaced atomically).
  *
- * Call `touched` once the change is committed to its table: the publisher reads tables, never staged pages.
+ * Call `touched` once the change is committed to its table: the publisher reads tables, never staged pages. With
+ * `followChanges` it is told by the warehouse itself of what merges of staged pages and delete marks commit
+ * (Warehouse.onChanged): a daemon's run reaches readers item by item, as each item's pages are merged.
  */
 
 import { existsSync } from 'node:fs';
@@ -62,6 +64,12 @@ export interface PublisherOptions {
   log: PublishLog;
   /** Publish every table once at start (a new output, or to rebuild it), besides what was left pending. */
   publishAllAtStart?: boolean;
+  /**
+   * Mark touched what the warehouse commits by merging staged pages or marking deletes (Warehouse.onChanged), as it
+   * commits it: a run's items are published as they land instead of when the run ends. (Open the warehouse with
+   * `publishing` too, so that those changes are recorded as owed in the same transaction.)
+   */
+  followChanges?: boolean;
   /** After each table copied into the snapshot (n from 1), awaited: progress, and a test's kill point or pause. */
   onSnapshotTable?: (table: string, n: number) => void | Promise<void>;
   /** The daemon's clock (default the machine's). */
@@ -155,6 +163,7 @@ class CadencedPublisher implements Publisher {
   private running: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
+  private unfollow: (() => void) | null = null;
   private readonly now: Now;
   /** The snapshot must be published even with nothing touched (it does not exist yet). */
   private snapshotDue: boolean;
@@ -196,6 +205,11 @@ class CadencedPublisher implements Publisher {
     for (const table of all) addTouch(this.touchedNow, table, 'all');
     if (initial.length > 0) {
       this.opts.log('info', `publish: ${initial.length} partition(s) left pending by the last run; publishing them`);
+    }
+    if (this.opts.followChanges) {
+      this.unfollow = this.opts.warehouse.onChanged((parts) => {
+        for (const p of parts) this.touched(p.table, p.eventId === null ? 'all' : [p.eventId]);
+      });
     }
     this.timer = setInterval(() => this.tick(), this.opts.everyMs);
     this.timer.unref?.();
@@ -359,6 +373,7 @@ class CadencedPublisher implements Publisher {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.unfollow?.();
     if (this.timer) clearInterval(this.timer);
     await this.running?.catch(() => undefined);
     // Touches of this last turn are recorded: the next start publishes them.

@@ -176,6 +176,7 @@ async function openRun(
     loader: dry ? null : new PageLoader(warehouse, runId),
     runId,
     concurrency: options.concurrency,
+    mergeEachItem: options.mergeEachItem,
     signal: options.signal,
     onProgress: options.onProgress,
     execution: engine.execution,

@@ -47,6 +47,12 @@ export interface SyncOptions extends Partial<EngineTuning> {
    * runs list the streams of the user's selection one by one, passes the user's own names here.
    */
   namedStreams?: readonly string[];
+  /**
+   * Merge a completed work item's staged pages into its table at once, not in batches (every 100k rows of a stream,
+   * and at the run's end): a daemon's runs, whose readers (snapshot, Parquet) then get each item at the next publish
+   * during a long run. One-shot runs keep the batches: fewer, larger merges.
+   */
+  mergeEachItem?: boolean;
   /** Stop after the page in flight (clean shutdown); calls and waits in flight are cancelled. */
   signal?: AbortSignal;
   /**
@@ -98,6 +104,8 @@ export type ProgressEvent =
       pages: number;
       rows: number;
       deleted: number;
+      /** Its pages are merged into the table (`mergeEachItem`): what it changed is there now, not at the run's end. */
+      merged: boolean;
     }
   | { type: 'item-failed'; stream: string; scope: string; error: string }
   | ({ type: 'delete-check'; stream: string; scope: string } & DeleteCheckVerdict);

@@ -23,7 +23,12 @@ export interface MarkMissingInput {
   within?: { column: string; values: readonly number[] };
 }
 
-export async function markMissing(db: Db, input: MarkMissingInput): Promise<{ deleted: number; restored: number }> {
+/** `changed` runs in the marks' transaction when they changed a row (a warehouse that publishes records it owed). */
+export async function markMissing(
+  db: Db,
+  input: MarkMissingInput,
+  changed?: () => Promise<void>,
+): Promise<{ deleted: number; restored: number }> {
   const { stream, scope, walkId, runId } = input;
   if (stream.key.length !== 1) {
     throw new Error(
@@ -62,6 +67,7 @@ export async function markMissing(db: Db, input: MarkMissingInput): Promise<{ de
       [runId, now, ...scopeParams, ...seenParams],
     );
     await db.run(`DELETE FROM _evsync.seen WHERE stream = ? AND scope = ? AND walk_id = ?`, seenParams);
+    if (deleted + restored > 0) await changed?.();
     return { deleted, restored };
   });
 }

@@ -66,5 +66,5 @@ export type {
 } from './types.js';
 export type { UnavailableStreams } from './unavailable.js';
 export { AnalyticsViewsError, type AnalyticsViewsReport, VIEWS } from './views.js';
-export { type OpenOptions, Warehouse } from './warehouse.js';
+export { type ChangeListener, type OpenOptions, Warehouse } from './warehouse.js';
 export { fits, widen } from './widen.js';

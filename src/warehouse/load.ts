@@ -34,6 +34,7 @@ import {
   type TableColumns,
 } from './ddl.js';
 import { mergePages } from './merge.js';
+import { partitionOf } from './publish-pending.js';
 import { duckJson } from './sql.js';
 import type { Staging } from './stage.js';
 import { type PageColumn, type PageFile, registerPage } from './staged.js';
@@ -389,6 +390,7 @@ function preparePage(input: LoadPageInput, table: TableColumns | null, skipped: 
     keys: integerKeys(file.rows, stream.key, evolution.types),
     runId: input.runId,
     walkId: input.seen?.walkId ?? input.cursor?.walk?.walkId ?? null,
+    eventId: partitionOf(scope),
   };
   return { changes: evolution.changes, skips, rejected, staged: { text: file.text, page } };
 }

@@ -1,8 +1,9 @@
 /**
  * Merging what `_evsync.staged` registers: each stream's staged pages in one batch and one transaction (merge +
- * unregister), then their files are removed. A batch that fails on a value is retried page by page; a page whose
- * values its table refuses (normalizer output, which its columns take by construction) has its rows moved to
- * `_evsync.rejected` with DuckDB's reason instead of blocking every later merge, since its cursor has moved on.
+ * unregister, and for a warehouse that publishes, the partitions owed to readers), then their files are removed. A
+ * batch that fails on a value is retried page by page; a page whose values its table refuses (normalizer output,
+ * which its columns take by construction) has its rows moved to `_evsync.rejected` with DuckDB's reason instead of
+ * blocking every later merge, since its cursor has moved on.
  */
 import { readFile } from 'node:fs/promises';
 import { recordRejected } from './bookkeeping.js';
@@ -10,6 +11,7 @@ import type { Db } from './connection.js';
 import { readTableColumns } from './ddl.js';
 import { WarehouseError } from './errors.js';
 import { type CountsByRun, type MergeCounts, mergePages } from './merge.js';
+import { distinctPartitions, owePartitions, type PendingPartition } from './publish-pending.js';
 import type { Staging } from './stage.js';
 import { type PageFile, type StagedFilter, stagedPages, unregister } from './staged.js';
 
@@ -23,15 +25,38 @@ export interface StreamCounts {
 
 type Timer = (step: string, since: number) => number;
 
+/** What a merge of staged pages did: counts per run and stream, the partitions it changed, the rows it took. */
+export interface StagedMerge {
+  counts: StreamCounts[];
+  /** Partitions whose pages were merged into their table (their changes are committed). */
+  partitions: PendingPartition[];
+  /** Rows of the pages taken off the registry, per stream (merged or moved to `_evsync.rejected`). */
+  rows: Map<string, number>;
+}
+
+export interface MergeStagedOptions {
+  time: Timer;
+  /** Runs first when there are pages: a merge is part of a load, and holds DuckDB to the load's memory limit. */
+  loading: () => Promise<void>;
+  /** Record the merged partitions as owed to readers, in the merge's transaction (a warehouse that publishes). */
+  owe: boolean;
+}
+
+function partitionsOf(pages: readonly PageFile[]): PendingPartition[] {
+  return distinctPartitions(pages.map((p) => ({ table: p.stream, eventId: p.eventId })));
+}
+
 /** DuckDB's errors about a value (as opposed to memory, disk or a bug): the ones a page can be blamed for. */
 const VALUE_ERROR = /^(Conversion Error|Invalid Input Error|Out of Range Error)/;
 
-async function mergeBatch(db: Db, staging: Staging, stream: string, pages: PageFile[], time: Timer) {
+async function mergeBatch(db: Db, staging: Staging, stream: string, pages: PageFile[], o: MergeStagedOptions) {
   return db.transaction(async () => {
     const columns = await readTableColumns(db, stream);
     if (!columns) throw new WarehouseError(`staged pages of ${stream} cannot be merged: the table is gone`);
-    const counts = await mergePages(db, pages, { table: stream, columns, pathOf: (f) => staging.path(f), time });
+    const target = { table: stream, columns, pathOf: (f: string) => staging.path(f), time: o.time };
+    const counts = await mergePages(db, pages, target);
     await unregister(db, pages);
+    if (o.owe) await owePartitions(db, partitionsOf(pages));
     return counts;
   });
 }
@@ -56,45 +81,69 @@ function toList(stream: string, counts: CountsByRun): StreamCounts[] {
   return [...counts].map(([runId, c]) => ({ runId, stream, counts: c }));
 }
 
+export function emptyStagedMerge(): StagedMerge {
+  return { counts: [], partitions: [], rows: new Map() };
+}
+
 /**
- * Merges the staged pages `filter` selects; returns what they did, per run and stream. `loading` runs first when
- * there are pages: a merge is part of a load, and holds DuckDB to the load's memory limit (Warehouse).
+ * Merges the staged pages `filter` selects, a stream per transaction; adds to `out` what each stream's merge did, per
+ * run and stream, and where, as it commits (so a caller keeps what committed before a later stream's merge failed).
  */
 export async function mergeStaged(
   db: Db,
   staging: Staging,
   filter: StagedFilter,
-  time: Timer,
-  loading: () => Promise<void>,
-): Promise<StreamCounts[]> {
+  o: MergeStagedOptions,
+  out: StagedMerge = emptyStagedMerge(),
+): Promise<StagedMerge> {
   const pages = await stagedPages(db, filter);
-  if (pages.length === 0) return [];
-  await loading();
+  if (pages.length === 0) return out;
+  await o.loading();
   const byStream = new Map<string, PageFile[]>();
   for (const p of pages) {
     const list = byStream.get(p.stream) ?? [];
     list.push(p);
     byStream.set(p.stream, list);
   }
-  const out: StreamCounts[] = [];
   for (const [name, list] of byStream) {
-    try {
-      out.push(...toList(name, await mergeBatch(db, staging, name, list, time)));
-    } catch (err) {
-      // Only a value DuckDB refuses is a page's fault. Anything else (memory, disk) fails the merge as it is: its
-      // transaction rolled back, the pages stay registered for the next merge. (Retrying right after an out-of-
-      // memory append once left DuckDB 1.5 with a corrupted in-memory column at the next checkpoint.)
-      if (!(err instanceof Error && VALUE_ERROR.test(err.message))) throw err;
-      for (const page of list) {
-        try {
-          out.push(...toList(name, await mergeBatch(db, staging, name, [page], time)));
-        } catch (one) {
-          if (!(one instanceof Error && VALUE_ERROR.test(one.message))) throw one;
-          await quarantine(db, staging, page, one);
-        }
-      }
-    }
+    const merged = await mergeStream(db, staging, name, list, o);
+    out.counts.push(...merged.counts);
+    out.partitions.push(...merged.partitions);
+    out.rows.set(
+      name,
+      list.reduce((n, p) => n + p.rows, 0),
+    );
     await staging.remove(list.map((p) => p.file));
   }
   return out;
+}
+
+/** One stream's pages: in one batch, or page by page when a value fails the batch (see the file's comment). */
+async function mergeStream(
+  db: Db,
+  staging: Staging,
+  name: string,
+  list: PageFile[],
+  o: MergeStagedOptions,
+): Promise<{ counts: StreamCounts[]; partitions: PendingPartition[] }> {
+  try {
+    return { counts: toList(name, await mergeBatch(db, staging, name, list, o)), partitions: partitionsOf(list) };
+  } catch (err) {
+    // Only a value DuckDB refuses is a page's fault. Anything else (memory, disk) fails the merge as it is: its
+    // transaction rolled back, the pages stay registered for the next merge. (Retrying right after an out-of-
+    // memory append once left DuckDB 1.5 with a corrupted in-memory column at the next checkpoint.)
+    if (!(err instanceof Error && VALUE_ERROR.test(err.message))) throw err;
+  }
+  const counts: StreamCounts[] = [];
+  const merged: PageFile[] = [];
+  for (const page of list) {
+    try {
+      counts.push(...toList(name, await mergeBatch(db, staging, name, [page], o)));
+      merged.push(page);
+    } catch (one) {
+      if (!(one instanceof Error && VALUE_ERROR.test(one.message))) throw one;
+      await quarantine(db, staging, page, one);
+    }
+  }
+  return { counts, partitions: partitionsOf(merged) };
 }

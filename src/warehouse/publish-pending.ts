@@ -10,6 +10,8 @@
  * only: a partition touched again while it runs keeps its later row and is published again next time.
  */
 import type { Db } from './connection.js';
+import { utcNow } from './sql.js';
+import type { ScopeRef } from './types.js';
 
 export const PUBLISH_PENDING_DDL = [
   `CREATE TABLE IF NOT EXISTS _evsync.publish_pending (
@@ -20,6 +22,34 @@ export const PUBLISH_PENDING_DDL = [
 export interface PendingPartition {
   table: string;
   eventId: number | null;
+}
+
+/**
+ * The partition a scope's rows land in: its event for an event scope (the Parquet export partitions tables by
+ * `event_id`, export.ts), else the whole table (an account scope; a parent's scope, whose rows may span events).
+ */
+export function partitionOf(scope: ScopeRef): number | null {
+  return scope.column === 'event_id' ? scope.value : null;
+}
+
+/** Each distinct partition once. */
+export function distinctPartitions(parts: Iterable<PendingPartition>): PendingPartition[] {
+  const byKey = new Map<string, PendingPartition>();
+  for (const p of parts) byKey.set(`${p.table}\0${p.eventId ?? ''}`, { table: p.table, eventId: p.eventId });
+  return [...byKey.values()];
+}
+
+/**
+ * Records, in the caller's transaction, that a change to these partitions is owed to readers (a daemon that
+ * publishes: see Warehouse's `publishing`). Recorded with the change itself, a daemon killed before its publisher
+ * heard of the change still owes it at its next start.
+ */
+export async function owePartitions(db: Db, parts: readonly PendingPartition[]): Promise<void> {
+  const at = utcNow(db.now);
+  await addPending(
+    db,
+    parts.map((p) => ({ ...p, at })),
+  );
 }
 
 export async function readPending(db: Db): Promise<PendingPartition[]> {

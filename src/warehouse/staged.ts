@@ -37,6 +37,8 @@ export interface PageFile {
   runId: string;
   /** The walk that read it (seen ids' walk, else the cursor's), if any: see Warehouse.markMissing. */
   walkId: string | null;
+  /** The event partition its rows land in (publish-pending.ts partitionOf), null for the whole table. */
+  eventId: number | null;
 }
 
 /** Which registered pages to take: of a stream, of one scope of it, leaving out one walk's pages. */
@@ -50,6 +52,8 @@ const pageSpec = z.object({
   columns: z.array(z.tuple([z.string(), z.custom<ScalarType>((v) => typeof v === 'string' && isScalarType(v))])),
   nulls: z.array(z.string()),
   key: z.array(z.string()).min(1),
+  // Absent in pages registered before it was recorded: those count as the whole table's.
+  event: z.number().int().nullable().optional(),
 });
 
 const keyList = z.array(z.number().int()).nullable();
@@ -60,7 +64,12 @@ const REGISTER_SQL = `INSERT INTO _evsync.staged
 
 /** Registers a written, synced page file; call inside the page's transaction. */
 export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise<void> {
-  const spec = { columns: page.columns.map((c) => [c.name, c.type]), nulls: page.nulls, key: page.key };
+  const spec = {
+    columns: page.columns.map((c) => [c.name, c.type]),
+    nulls: page.nulls,
+    key: page.key,
+    event: page.eventId,
+  };
   await db.runPrepared(REGISTER_SQL, [
     page.stream,
     page.scope,
@@ -109,6 +118,7 @@ export async function stagedPages(db: Db, filter: StagedFilter = {}): Promise<Pa
       keys: keyList.parse(row.keys === null ? null : JSON.parse(String(row.keys))),
       runId: String(row.run_id ?? ''),
       walkId: row.walk_id === null ? null : String(row.walk_id),
+      eventId: spec.event ?? null,
     };
   });
 }

@@ -23,8 +23,9 @@ import { type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
 import { type LoadDeps, loadPage, stepTimer } from './load.js';
 import { Marks } from './marks.js';
-import { type MergeCounts, mergeStaged } from './merge-staged.js';
+import { emptyStagedMerge, type MergeCounts, mergeStaged, type StagedMerge } from './merge-staged.js';
 import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
+import { owePartitions, type PendingPartition, partitionOf } from './publish-pending.js';
 import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
 import { RunLog } from './run-log.js';
 import { WarehouseSide } from './side.js';
@@ -70,7 +71,16 @@ export interface OpenOptions {
   sameLimitWhileLoading?: boolean;
   /** The clock of every time the warehouse records (default the machine's; see schemas/clock.ts). */
   now?: Now;
+  /**
+   * A daemon publishes this warehouse for readers (src/sync/publisher.ts): every merge of staged pages and every
+   * delete mark records the partitions it changed in `_evsync.publish_pending`, in its own transaction, so a daemon
+   * killed before its publisher heard of a change (or with pages staged, merged at the next open) still owes it.
+   */
+  publishing?: boolean;
 }
+
+/** Told the partitions a change committed to (see Warehouse.onChanged). */
+export type ChangeListener = (parts: readonly PendingPartition[]) => void;
 
 const DEFAULT_MERGE_ROWS = 100_000;
 
@@ -96,6 +106,7 @@ export class Warehouse {
   private readonly pending = new Map<string, number>();
   /** What merges did with the rows of each run, per stream, until finishLoads hands it over. */
   private readonly merged = new Map<string, Map<string, MergeCounts>>();
+  private readonly listeners = new Set<ChangeListener>();
   private captureStore: CaptureStore | null = null;
   /** The runs' record: start and end, progress, credits, past runs (run-log.ts). */
   readonly runs: RunLog;
@@ -115,6 +126,7 @@ export class Warehouse {
     private readonly loadThreads: number,
     private readonly mergeRows: number,
     private readonly memoryLimits: { open: string; load: string },
+    private readonly publishing: boolean,
   ) {
     this.staging = Staging.forDatabase(db.path);
     this.deps = {
@@ -170,6 +182,7 @@ export class Warehouse {
         loadThreads,
         mergeRows,
         memoryLimits(opts.memoryLimit ?? DEFAULT_MEMORY_LIMIT, opts.sameLimitWhileLoading === true),
+        opts.publishing === true && !db.readOnly,
       );
       if (!db.readOnly) await db.exclusive(() => warehouse!.recover());
     } catch (err) {
@@ -197,14 +210,28 @@ export class Warehouse {
   /** Merges staged pages (all, or those `filter` selects) into their tables; counts go to the runs that staged them. */
   private async mergeNow(filter: StagedFilter = {}): Promise<void> {
     if (this.db.readOnly) return;
-    const { stream } = filter;
     const time = stepTimer(this.timings);
     // A merge a read or the run's end asks for is still a load: measured on the replay, the last batch merged
     // under the open's limit (after a walk's end had switched to it) was the run's peak, ~90 MB above the pages'.
-    const merged = await mergeStaged(this.db, this.staging, filter, time, () => this.threadsFor(true));
-    if (stream === undefined) this.pending.clear();
-    else if (filter.scope === undefined) this.pending.delete(stream);
-    for (const { runId, stream: name, counts } of merged) {
+    const merged = emptyStagedMerge();
+    try {
+      await mergeStaged(
+        this.db,
+        this.staging,
+        filter,
+        { time, loading: () => this.threadsFor(true), owe: this.publishing },
+        merged,
+      );
+    } finally {
+      // What committed before a failure is counted and told all the same.
+      this.forgetPending(filter, merged);
+      this.countMerged(merged);
+      this.changed(merged.partitions);
+    }
+  }
+
+  private countMerged(merged: StagedMerge): void {
+    for (const { runId, stream: name, counts } of merged.counts) {
       let byStream = this.merged.get(runId);
       if (!byStream) {
         byStream = new Map();
@@ -216,6 +243,51 @@ export class Warehouse {
       sum.unchanged += counts.unchanged;
       byStream.set(name, sum);
     }
+  }
+
+  /** Rows staged per stream since its last merge, less what a merge took (a scope's merge takes part of them). */
+  private forgetPending(filter: StagedFilter, merged: StagedMerge): void {
+    if (filter.stream === undefined) {
+      this.pending.clear();
+      return;
+    }
+    if (filter.scope === undefined && filter.exceptWalk === undefined) {
+      this.pending.delete(filter.stream);
+      return;
+    }
+    const left = (this.pending.get(filter.stream) ?? 0) - (merged.rows.get(filter.stream) ?? 0);
+    if (left > 0) this.pending.set(filter.stream, left);
+    else this.pending.delete(filter.stream);
+  }
+
+  /** Tells the listeners of committed changes (a listener's failure is its own: the change is committed). */
+  private changed(parts: readonly PendingPartition[]): void {
+    if (parts.length === 0) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(parts);
+      } catch {
+        // A listener must not fail the load that told it; the publisher records what it was told on its own.
+      }
+    }
+  }
+
+  /**
+   * Calls `listener` with the partitions (a table's event, or the whole table) of every change committed to stream
+   * tables by a merge of staged pages or a delete mark, once committed: the daemon's publisher follows a run's
+   * changes this way, as they land. Returns the function that stops it.
+   */
+  onChanged(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Merges the staged pages of one scope of a stream now: a work item that completed (a daemon's run, so that its
+   * readers get the item at the next publish instead of at the run's end).
+   */
+  mergeScope(stream: string, scope: string): Promise<void> {
+    return this.db.exclusive(() => this.mergeNow({ stream, scope }));
   }
 
   /**
@@ -318,7 +390,12 @@ export class Warehouse {
       // only pages of the scope staged by other walks do, since one of them may hold a row this walk did not see.
       await this.mergeNow({ stream: input.stream.name, scope: input.scope.key, exceptWalk: input.walkId });
       await this.threadsFor(false);
-      return markMissing(this.db, input);
+      const parts = [{ table: input.stream.name, eventId: partitionOf(input.scope) }];
+      const marked = await markMissing(this.db, input, async () => {
+        if (this.publishing) await owePartitions(this.db, parts);
+      });
+      if (marked.deleted + marked.restored > 0) this.changed(parts);
+      return marked;
     });
   }
 

@@ -38,6 +38,7 @@ describe('the catch-up', () => {
       expect(l.plan()).toEqual({
         streams: 'registrants,sessions',
         namedStreams: ['registrants', 'sessions'],
+        mergeEachItem: true,
         pastEventPollHours: 0,
       });
     } finally {

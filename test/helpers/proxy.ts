@@ -21,6 +21,11 @@ export interface ProxyRules {
   forward?: (pathAndQuery: string) => string;
   /** A new body for a 200 answer (given the request path with its query, and the body), or null to pass it on. */
   rewrite?: (pathAndQuery: string, body: string) => string | null;
+  /**
+   * Holds a request (given its path below the base, with its query) until the promise resolves, or null to pass it
+   * on at once: a test keeps a run from ending until it has looked, by count, never by time.
+   */
+  hold?: (pathAndQuery: string) => Promise<void> | null;
 }
 
 const NOT_FOUND = JSON.stringify({ name: 'Not Found', message: 'Page not found.', code: 0, status: 404 });
@@ -40,7 +45,8 @@ export async function startProxy(target: string, rules: ProxyRules): Promise<Loo
     }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      await rules.hold?.(url.slice(base.length));
       const forwarded = rules.forward ? base + rules.forward(url.slice(base.length)) : url;
       const out = request(
         { host: upstream.hostname, port: upstream.port, path: forwarded, method: req.method, headers: req.headers },
@@ -74,4 +80,38 @@ export async function startProxy(target: string, rules: ProxyRules): Promise<Loo
         server.closeAllConnections();
       }),
   };
+}
+
+/** What `holdSecondEvent` holds, and the handle that lets it go. */
+export interface EventHold {
+  /** Holds only once armed (a backfill before goes through). */
+  armed: boolean;
+  /** Events whose walks asked for the path, in order. */
+  events: number[];
+  /** Requests held so far. */
+  held: number;
+  release(): void;
+}
+
+/**
+ * A `hold` rule: once armed, holds every list call a walk (not an id sweep) makes for `path` of the second event it
+ * asks for, until released. The first event's item goes alone as its stream's probe; the second's runs beside the
+ * others, so holding it keeps a run from ending while the rest completes, and the test looks (by count, not time).
+ */
+export function holdSecondEvent(path: string): { hold: NonNullable<ProxyRules['hold']>; state: EventHold } {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const state: EventHold = { armed: false, events: [], held: 0, release: () => release() };
+  const hold = (pathAndQuery: string): Promise<void> | null => {
+    const url = new URL(pathAndQuery, 'http://proxy');
+    if (!state.armed || url.pathname !== path || url.searchParams.get('fields') === 'id') return null;
+    const event = Number(url.searchParams.get('event_id'));
+    if (!state.events.includes(event)) state.events.push(event);
+    if (state.events.indexOf(event) !== 1) return null;
+    state.held += 1;
+    return released;
+  };
+  return { hold, state };
 }

@@ -39,7 +39,16 @@ describe('RunProgressTracker', () => {
     } as const;
     on({ ...page, pages: 1, rows: 100 });
     on({ ...page, pages: 2, rows: 200 });
-    on({ type: 'item-done', stream: 'sessions', scope: 'event:1', eventId: 1, pages: 1, rows: 7, deleted: 0 });
+    on({
+      type: 'item-done',
+      stream: 'sessions',
+      scope: 'event:1',
+      eventId: 1,
+      pages: 1,
+      rows: 7,
+      deleted: 0,
+      merged: false,
+    });
     const p = tracker.snapshot();
     expect(p).toMatchObject({
       runId: 'run-1',

@@ -1,22 +1,22 @@
 /**
  * What the daemon (`serve`, `schedule`) publishes for readers while it holds the warehouse: `--parquet-out` (a
  * folder or the lake) and `--snapshot` (a read-only DuckDB copy any DuckDB client opens), refreshed every
- * `--publish-every` seconds with what changed (src/sync/publisher.ts). The applier's writes and each run's pages are
- * told to the publisher once committed (a run's, when the run has ended: its pages are merged by then).
+ * `--publish-every` seconds with what changed (src/sync/publisher.ts). The applier's writes are told to the
+ * publisher once committed; a run's are told by the warehouse as they are merged (each work item's pages when the
+ * item completes, the daemon's runs merging item by item) or marked deleted, so a long run reaches readers as it goes.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
 import type { FolderClaim } from '../../lake/folder-claim.js';
-import type { ProgressEvent } from '../../sync/index.js';
 import type { Publisher, PublishStats } from '../../sync/publisher.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Ctx } from '../context.js';
 import { errorMessage, UsageError } from '../errors.js';
 import { checkOutputs } from '../output-paths.js';
 import { claimOutputFolder } from './output-folder.js';
-import { snapshotTarget, TouchedPartitions } from './sync.js';
+import { snapshotTarget } from './sync.js';
 
 export interface PublishFlags {
   parquetOut?: string;
@@ -72,9 +72,6 @@ export async function checkPublishFlags(ctx: Ctx, flags: PublishFlags): Promise<
 export interface DaemonPublisher {
   /** The applier committed a write to this partition. */
   touched(stream: string, eventId: number | null): void;
-  /** Progress of a run, and its end: its partitions are told once it ended (merged). */
-  onProgress(event: ProgressEvent): void;
-  afterRun(): void;
   stats(): PublishStats;
   stop(): Promise<void>;
 }
@@ -173,27 +170,16 @@ export async function startDaemonPublisher(
       publishAllAtStart: snapshot !== null && !existsSync(snapshot),
       log: (level, message) => ctx.log[level](message),
       now: ctx.now,
+      // A run's merges and delete marks, as they commit (the warehouse is open with `publishing`).
+      followChanges: true,
     });
   } catch (err) {
     lake?.store.close();
     await folder?.release();
     throw err;
   }
-  let run = new TouchedPartitions();
   return {
     touched: (stream, eventId) => publisher.touched(stream, eventId === null ? 'all' : [eventId]),
-    onProgress: (event) => run.onProgress(event),
-    afterRun: () => {
-      for (const [stream, ids] of run.byStream) {
-        if (ids.has(null)) publisher.touched(stream, 'all');
-        else
-          publisher.touched(
-            stream,
-            [...ids].filter((id): id is number => id !== null),
-          );
-      }
-      run = new TouchedPartitions();
-    },
     stats: () => publisher.stats(),
     async stop() {
       try {

@@ -363,7 +363,10 @@ async function openCore(
   held: Held,
 ): Promise<ReconcileLoop> {
   const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
-  const warehouse = await openWarehouse(ctx, publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT } : {});
+  const warehouse = await openWarehouse(
+    ctx,
+    publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT, publishing: true } : {},
+  );
   held.warehouse = warehouse;
   const client = await createClient(ctx, connection(ctx), flags);
   held.client = client;
@@ -492,10 +495,8 @@ async function startRuns(
       ...(kind.defaultCron ? { defaultCron: kind.defaultCron } : {}),
       // Every run records the credit window with the daemon's recorder (which goes on between runs).
       plan: () => loop.tick().map((next) => ({ ...next, ...(held.credits ? { creditRecorder: held.credits } : {}) })),
-      ...(held.publisher ? { onProgress: held.publisher.onProgress } : {}),
       onResult: async (result, startedAt, planned) => {
         run.state.cutShort = result.status === 'partial' && run.signal.aborted;
-        held.publisher?.afterRun();
         await loop.after(result, startedAt, planned);
       },
     },

@@ -132,6 +132,8 @@ export class ReconcileLoop {
     return {
       streams: list.join(','),
       namedStreams: this.named,
+      // Each completed item reaches the tables (and the daemon's readers) at once, not at the end of a long run.
+      mergeEachItem: true,
       ...(this.catchingUp ? this.catchUpOptions() : {}),
     };
   }
