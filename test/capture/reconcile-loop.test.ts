@@ -103,13 +103,14 @@ describe('ticks during the catch-up', () => {
       const slice = {
         streams: 'transactions,registrants',
         namedStreams: ['registrants', 'transactions'],
+        mergeEachItem: true,
         pastEventPollHours: 0,
         runKind: CATCH_UP_KIND,
         lane: { name: 'the catch-up', leaveShare: CATCH_UP_LEAVES },
       };
       expect(l.tick()).toEqual([slice]);
       await l.after(result('partial'), new Date(now), slice);
-      const tick = { streams: 'transactions', namedStreams: ['registrants', 'transactions'] };
+      const tick = { streams: 'transactions', namedStreams: ['registrants', 'transactions'], mergeEachItem: true };
       expect(l.tick()).toEqual([tick, slice]);
       // The tick's own run completing is not the catch-up completing.
       await l.after(result('done'), new Date(now), tick);

@@ -152,7 +152,7 @@ export class ReconcileLoop {
     const polled = this.policy.polled;
     if (!this.sliced || polled.length === 0) return [slice];
     this.o.log('info', `tick during the catch-up: ${polled.join(', ')} polled first, then the catch-up goes on`);
-    return [{ streams: polled.join(','), namedStreams: this.named }, slice];
+    return [{ streams: polled.join(','), namedStreams: this.named, mergeEachItem: true }, slice];
   }
 
   /**
