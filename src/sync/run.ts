@@ -17,7 +17,7 @@ import { checkEventFilters, eventsInScope, hasEventFilters, unmatchedFilters } f
 import { Executor } from './executor.js';
 import { errorText } from './failures.js';
 import { PageLoader } from './page-loader.js';
-import { cursorId, type EventInfo, type PlanContext } from './plan.js';
+import { cursorId, type EventInfo, eventRank, type PlanContext } from './plan.js';
 import { findResumableRun, type ResumableRun } from './runs.js';
 import { ACCOUNT_SCOPE, eventScope, parentScope } from './scope.js';
 import { resolveSelection, type Selection } from './selection.js';
@@ -259,9 +259,26 @@ async function runPhases(run: Run, engine: EngineMode): Promise<void> {
   const events = await eventsPhase(run);
   if (engine.execution === 'count') await engine.eventsKnown?.(events);
   await dependentPhase(run, events);
-  await eventPhase(run, events);
-  await sweepPhase(run, events);
+  const groups = await byValue(run, events);
+  for (const [index, group] of groups.entries()) {
+    await eventPhase(run, group);
+    await sweepPhase(run, group, index === groups.length - 1);
+  }
   if (!run.dry) await buildViews(run);
+}
+
+/**
+ * The events in the order their work runs: when the run owes delete checks or due sweeps (a daemon's catch-up after
+ * a silence), the live and upcoming events' polls and checks first, then the past events': a delete the silence
+ * lost in a live event is otherwise found only after every past event was polled, windows later at the real limit
+ * (catch-up-value.test.ts). Other runs keep one group: their sweeps use spare credits, after every poll.
+ */
+async function byValue(run: Run, events: readonly EventInfo[]): Promise<(readonly EventInfo[])[]> {
+  const owed = (run.o.deleteChecks?.length ?? 0) > 0 || run.o.deletes === 'due';
+  if (!owed) return [events];
+  const ctx = await planContext(run);
+  const first = events.filter((e) => eventRank(e, ctx) === 0);
+  return [first, events.filter((e) => !first.includes(e))];
 }
 
 /**
@@ -364,7 +381,7 @@ async function eventPhase(run: Run, events: readonly EventInfo[]): Promise<void>
 }
 
 /** Delete sweeps of cursor streams, last: with what credits are left ('auto'), the due ones ('due'), or all (`--deletes`). */
-async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void> {
+async function sweepPhase(run: Run, events: readonly EventInfo[], accountScopes = true): Promise<void> {
   const { o } = run;
   if (o.deletes === false || run.exec.stopping) return;
   const ctx = await planContext(run);
@@ -374,7 +391,8 @@ async function sweepPhase(run: Run, events: readonly EventInfo[]): Promise<void>
     const stream = run.resolved.get(name);
     if (!stream?.cursor) continue;
     const policy = { force: o.deletes === true, everyHours: o.sweepEveryHours, check: checked.has(name) };
-    if (stream.scope === 'account') keep(run, planSweep(stream, ACCOUNT_SCOPE, ctx, policy), items);
+    // Account-wide streams are swept once, with the last group of events (byValue).
+    if (stream.scope === 'account' && accountScopes) keep(run, planSweep(stream, ACCOUNT_SCOPE, ctx, policy), items);
     else if (stream.scope === 'event') {
       for (const e of events) keep(run, planSweep(stream, eventScope(e.id), ctx, policy, e), items);
     }

@@ -11,10 +11,11 @@
  * it. Nothing waits for real time: a tick comes when the slice says it waits for the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiClient, WaitEvent } from '../../src/api/index.js';
+import { backfillByWindows, CatchUpTicks, catchUpLoop } from '../../bench/catch-up-ticks.js';
+import type { ApiClient } from '../../src/api/index.js';
 import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
-import { CATCH_UP_KIND, ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
-import { runSync, type SyncOptions, type SyncResult } from '../../src/sync/index.js';
+import { CATCH_UP_KIND } from '../../src/sync/daemon/reconcile-loop.js';
+import { runSync } from '../../src/sync/index.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
 import { HEADER, SECRET } from './helpers.js';
 
@@ -37,81 +38,12 @@ async function afterOutage(limit: number): Promise<{ h: Harness; client: ApiClie
   const rateLimit = { limit, windowMs: WINDOW_SECONDS * 1000 };
   // The backfill goes window by window: each run stops where the window ends, the clock moves, the next resumes.
   const backfiller = h.client({ now: simNow, rateLimit, maxWaitMs: 0 });
-  while ((await runSync(backfiller, h.warehouse, { mode: 'backfill', streams: STREAMS })).status !== 'done')
-    h.sim.advanceClock(WINDOW_SECONDS);
+  await backfillByWindows(h.sim, h.warehouse, backfiller, STREAMS, WINDOW_SECONDS);
   h.sim.advanceClock(60);
   const heartbeat = h.sim.now();
   h.sim.mutate(12, { streams: ['registrants', 'transactions'] });
   h.sim.advanceClock(3 * WINDOW_SECONDS); // the daemon starts on a fresh window
   return { h, client: h.client({ now: simNow, rateLimit }), heartbeat };
-}
-
-function newLoop(h: Harness, log: string[] = []): ReconcileLoop {
-  return new ReconcileLoop({
-    warehouse: h.warehouse,
-    streams: STREAMS,
-    webhooks: true,
-    everyHours: 6,
-    catchUp: true,
-    retentionDays: 7,
-    log: (level, message) => log.push(`${level} ${message}`),
-    now: () => h.sim.now().getTime(),
-  });
-}
-
-/**
- * The daemon's ticks, played: each tick's runs in order; a slice runs until it completes or waits for the window,
- * and then (after `duringWait`, what happens while it waits) the window ends and the tick closes its lane.
- */
-class Ticks {
-  readonly waits: WaitEvent[] = [];
-  readonly results: { planned: Partial<SyncOptions>; result: SyncResult }[] = [];
-
-  constructor(
-    private readonly h: Harness,
-    private readonly client: ApiClient,
-    private readonly loop: ReconcileLoop,
-  ) {}
-
-  async run(planned: Partial<SyncOptions>, duringWait?: () => Promise<void>): Promise<SyncResult> {
-    this.client.beginRun();
-    const startedAt = new Date(this.client.now());
-    const closing = new AbortController();
-    const lane = planned.lane ? { ...planned.lane, closes: closing.signal } : undefined;
-    const options: SyncOptions = { mode: 'incremental', ...planned, ...(lane ? { lane } : {}) };
-    const waited = new Promise<WaitEvent>((resolve) => this.client.once('wait', resolve));
-    const run = runSync(this.client, this.h.warehouse, options);
-    if (lane) {
-      const wait = await Promise.race([run.then(() => null), waited]);
-      if (wait) {
-        this.waits.push(wait);
-        await duringWait?.();
-        this.h.sim.advanceClock(WINDOW_SECONDS);
-        closing.abort('the tick is due');
-      }
-    }
-    const result = await run;
-    await this.loop.after(result, startedAt, options);
-    this.results.push({ planned: options, result });
-    return result;
-  }
-
-  /** Ticks until the catch-up is done. */
-  async untilCaughtUp(): Promise<void> {
-    for (let tick = 0; this.loop.pending; tick++) {
-      if (tick > 20) throw new Error('the catch-up did not end in 20 ticks');
-      for (const planned of this.loop.tick()) await this.run(planned);
-    }
-  }
-
-  /** Credits of list calls (the pages) spent by the catch-up's slices, and by the ticks' own runs. */
-  credits(): { slices: number; ticks: number } {
-    const sum = (slice: boolean) =>
-      this.results
-        .filter((r) => (r.planned.runKind === CATCH_UP_KIND) === slice)
-        .reduce((n, r) => n + r.result.credits.list, 0);
-    return { slices: sum(true), ticks: sum(false) };
-  }
 }
 
 /** The ids of the changed, missing or deleted records of a stream, with the event each belongs to (-1: unknown). */
@@ -154,7 +86,7 @@ const log: string[] = [];
 beforeAll(async () => {
   const reference = await afterOutage(1_000_000);
   try {
-    const loop = newLoop(reference.h);
+    const loop = catchUpLoop(reference.h.sim, reference.h.warehouse, STREAMS);
     await loop.start(reference.heartbeat);
     const result = await runSync(reference.client, reference.h.warehouse, { mode: 'incremental', ...loop.plan() });
     expect(result.status).toBe('done');
@@ -199,10 +131,10 @@ async function rereadsApplied(): Promise<number> {
 
 describe('a catch-up longer than one window', () => {
   it('leaves re-reads their share, yields to the tick, and spends no more than in one run', async () => {
-    const loop = newLoop(h, log);
+    const loop = catchUpLoop(h.sim, h.warehouse, STREAMS, log);
     loop.attach(capture);
     await loop.start(heartbeat);
-    const ticks = new Ticks(h, client, loop);
+    const ticks = new CatchUpTicks(h.sim, h.warehouse, client, loop, WINDOW_SECONDS);
     const live = (await h.warehouse.current.events()).filter((e) => e.status === 'live').map((e) => e.id);
     expect(live.length).toBeGreaterThan(0);
 

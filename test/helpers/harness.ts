@@ -1,17 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canon, resolvedFromTruth } from '../../bench/compare.js';
+import { canon, compareStream, type Difference, resolvedFromTruth } from '../../bench/compare.js';
 import { getStream } from '../../connectors/index.js';
-import type { NormalizedRow } from '../../connectors/types.js';
-import { createNormalizer } from '../../normalizer/normalize.js';
-import { physicalColumns } from '../../schemas/columns.js';
 import { ApiClient, type ClientOptions } from '../../src/api/index.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { type LoopbackProxy, type ProxyRules, startProxy } from './proxy.js';
 
-export { canon, resolvedFromTruth };
+export { canon, compareStream, type Difference, resolvedFromTruth };
 
 /** A simulator, a client of its first account and a fresh warehouse file: what every engine test starts from. */
 export interface Harness {
@@ -70,54 +67,6 @@ export async function startHarness(options: SimulatorOptions = {}): Promise<Harn
   };
 }
 
-function keyOf(row: Record<string, unknown>, key: readonly string[]): string {
-  return key.map((k) => canon(row[k])).join('|');
-}
-
-export interface Difference {
-  missing: string[];
-  extra: string[];
-  changed: { key: string; column: string; source: string | null; warehouse: string | null }[];
-}
-
-/**
- * The current rows of a stream's table against the source's current records, column by column. Empty lists mean
- * the warehouse equals the source exactly.
- */
-export async function compareStream(sim: Simulator, warehouse: Warehouse, name: string): Promise<Difference> {
-  const stream = resolvedFromTruth(sim, name);
-  const normalizer = createNormalizer(stream);
-  const source = new Map<string, NormalizedRow>();
-  for (const raw of sim.truth(name).records) {
-    const r = normalizer.normalize(raw);
-    if (!r.ok) throw new Error(`source record of ${name} does not normalize: ${r.reason}`);
-    source.set(keyOf(r.row, stream.key), r.row);
-  }
-  const columns = physicalColumns(stream).map((c) => c.name);
-  const { rows } = await warehouse.query(`SELECT * FROM "${name}" WHERE _deleted_at IS NULL`);
-  const stored = new Map(rows.map((row) => [keyOf(row, stream.key), row]));
-  // A run without custom fields (customFields: false) stores none: its custom-fields column is null throughout.
-  const noCustomFields = rows.every((row) => row.custom_fields === null || row.custom_fields === undefined);
-  const diff: Difference = { missing: [], extra: [], changed: [] };
-  for (const [key, row] of source) {
-    const got = stored.get(key);
-    if (!got) {
-      diff.missing.push(key);
-      continue;
-    }
-    for (const column of columns) {
-      // The scope column is filled from the scope when the endpoint does not return it.
-      if (!(column in row) || (row[column] === null && column === 'event_id')) continue;
-      if (column === 'custom_fields' && noCustomFields) continue;
-      const a = canon(row[column]);
-      const b = canon(got[column]);
-      if (a !== b) diff.changed.push({ key, column, source: a, warehouse: b });
-    }
-  }
-  for (const key of stored.keys()) if (!source.has(key)) diff.extra.push(key);
-  return diff;
-}
-
 /** Sum over scopes of 10 * max(1, ceil(rows / cap)): the fewest credits a full read of a stream can cost. */
 export function lowerBoundCredits(sim: Simulator, name: string, eventIds: readonly number[]): number {
   const def = getStream(name);
@@ -136,4 +85,19 @@ export function lowerBoundCredits(sim: Simulator, name: string, eventIds: readon
     return eventIds.reduce((sum, id) => sum + 10 * pages(perEvent.get(id) ?? 0), 0);
   }
   throw new Error(`lower bound of parent-scoped ${name} is not computed here`);
+}
+
+/**
+ * The list calls sent to a stream's path (the client's 'request' events), by what they are: polls, delete checks
+ * (`sort=-id`), sweep pages (ids only).
+ */
+export function classifyListCalls(
+  paths: readonly string[],
+  path = '/registrants',
+): { polls: string[]; checks: string[]; sweeps: string[] } {
+  const mine = paths.map(decodeURIComponent).filter((p) => p.startsWith(`${path}?`));
+  const checks = mine.filter((p) => p.includes('sort=-id'));
+  const sweeps = mine.filter((p) => !p.includes('sort=-id') && /[?&]fields=id(&|$)/.test(p));
+  const polls = mine.filter((p) => !checks.includes(p) && !sweeps.includes(p));
+  return { polls, checks, sweeps };
 }

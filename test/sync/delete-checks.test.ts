@@ -7,22 +7,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { deleteCheckVerdict } from '../../src/sync/delete-check.js';
 import { runSync } from '../../src/sync/index.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { classifyListCalls as classify, type Harness, startHarness } from '../helpers/harness.js';
 import { expectEqualToSource } from '../helpers/reliability.js';
 
 let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
-
-/** The list calls a run sends to `/registrants`, by what they are: polls, delete checks, sweep pages. */
-function classify(paths: readonly string[]): { polls: string[]; checks: string[]; sweeps: string[] } {
-  const mine = paths.map(decodeURIComponent).filter((p) => p.startsWith('/registrants?'));
-  const checks = mine.filter((p) => p.includes('sort=-id'));
-  const sweeps = mine.filter((p) => !p.includes('sort=-id') && /[?&]fields=id(&|$)/.test(p));
-  const polls = mine.filter((p) => !checks.includes(p) && !sweeps.includes(p));
-  return { polls, checks, sweeps };
-}
 
 function eventOf(path: string): number {
   return Number(/event_id=(\d+)/.exec(path)?.[1]);
