@@ -6,11 +6,13 @@
  * windows and simulated minutes, and at which window's end the live and upcoming events' registrants were exact,
  * and the whole selection when it ended.
  *
- *   npx tsx bench/catch-up-value.ts   (writes bench/results/catch-up-value.json)
+ *   npx tsx bench/catch-up-value.ts          registrants and transactions (bench/results/catch-up-value.json)
+ *   npx tsx bench/catch-up-value.ts --core   the daemon's default selection (bench/results/catch-up-value-core.json)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { selectStreams } from '../connectors/index.js';
 import { ApiClient } from '../src/api/index.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';
 import { eventRank, type PlanContext } from '../src/sync/plan.js';
@@ -20,8 +22,15 @@ import { compareStream } from './compare.js';
 
 const LIMIT = 2000;
 const WINDOW_SECONDS = 600;
-const STREAMS = 'registrants,transactions';
+const CORE = process.argv.includes('--core');
+/** The selection: two streams (one webhook-fed, one polled) by default, the daemon's default `core` with --core. */
+const STREAMS = CORE ? 'core' : 'registrants,transactions';
 const FED = 'registrants';
+
+/** The stream names of the selection. */
+function selected(): string[] {
+  return selectStreams(STREAMS).map((s) => s.name);
+}
 
 interface Measured {
   creditsSlices: number;
@@ -57,7 +66,7 @@ async function catchUp(sim: Simulator, warehouse: Warehouse, client: ApiClient, 
   const windows = ticks.waits.length + 1;
   liveExactAfterWindows ??= windows;
   const { slices, ticks: tickCredits } = ticks.credits();
-  const all = await Promise.all(STREAMS.split(',').map((s) => compareStream(sim, warehouse, s)));
+  const all = await Promise.all(selected().map((s) => compareStream(sim, warehouse, s)));
   return {
     creditsSlices: slices,
     creditsTicks: tickCredits,
@@ -107,7 +116,10 @@ async function main(): Promise<void> {
       restart,
       wallSeconds: Math.round((Date.now() - started) / 1000),
     };
-    writeFileSync(join(import.meta.dirname, 'results', 'catch-up-value.json'), `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(
+      join(import.meta.dirname, 'results', CORE ? 'catch-up-value-core.json' : 'catch-up-value.json'),
+      `${JSON.stringify(result, null, 2)}\n`,
+    );
     console.log(JSON.stringify(result, null, 2));
   } finally {
     await warehouse.close();

@@ -80,13 +80,14 @@ describe('queries through the daemon run in processes of their own', () => {
     const health = watchHealth(new URL(d.url!).origin);
     const since = sim.webhooks.deliveries().at(-1)?.id ?? 0;
 
-    // Fifty at once, each with a 3 s limit; ten of their clients go away once the daemon holds them.
-    const sockets = Array.from({ length: 50 }, () => rawQuery(env.EVSYNC_DB!, ENDLESS, { timeoutMs: 3000 }));
+    // Fifty at once, each with an 8 s limit; ten of their clients go away once the daemon holds them.
+    const sockets = Array.from({ length: 50 }, () => rawQuery(env.EVSYNC_DB!, ENDLESS, { timeoutMs: 8000 }));
     const answers = sockets.map(answerOf);
     await eventually(async () => (await daemonQueries()).queriesRunning === 50);
-    const running = await daemonQueries();
-    // Two workers (the default) run two queries; the rest wait in line with their limit running.
-    expect(running.queries).toEqual({ running: 2, waiting: 48, processes: 2 });
+    // Two workers (the default) run two queries once the query copy is made; the rest wait in line, their limit
+    // running (before the copy is made, all fifty wait for it).
+    await eventually(async () => (await daemonQueries()).queries?.running === 2);
+    expect((await daemonQueries()).queries).toEqual({ running: 2, waiting: 48, processes: 2 });
     const workers = childrenOf(d.pid);
     expect(workers.length).toBeGreaterThanOrEqual(2);
     for (const socket of sockets.slice(0, 10)) socket.destroy();
