@@ -183,6 +183,9 @@ export class SyncProgress {
   stop(): void {
     if (this.stopped) return;
     clearInterval(this.timer);
+    // The last events are drawn once before the block goes: what a run did never depends on the timer having
+    // ticked after it (a fast run on a busy machine ended before its streams were drawn).
+    if (this.dirty) this.render();
     this.clear();
     this.stopped = true;
   }
