@@ -205,6 +205,30 @@ interface CopyNames {
  * Copies the stream tables (all, or with a reused copy those changed and those it lacks) and the bookkeeping into
  * the attached copy, in one transaction: one consistent point in time. Returns the copied tables' row counts.
  */
+/** How often, and how far apart, a refused checkpoint of the copy is tried again (see checkpointCopy). */
+const CHECKPOINT_TRIES = 200;
+const CHECKPOINT_PAUSE_MS = 25;
+
+/**
+ * Checkpoints the attached copy, so the file moved into place holds everything without its WAL. DuckDB refuses a
+ * checkpoint while another connection's transaction is open on that database, and the writer's connection reaches
+ * every attached database when it reads the catalog (a page's commit in a daemon run does, while a publish copies):
+ * such a transaction lasts a page, so the checkpoint is tried again, a few seconds at most, before the publish
+ * fails (and the publisher tries again at its next cadence).
+ */
+async function checkpointCopy(db: Db, alias: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.run(`CHECKPOINT ${ident(alias)}`);
+      return;
+    } catch (err) {
+      const refused = err instanceof Error && /Cannot CHECKPOINT: there are other write transactions/.test(err.message);
+      if (!refused || attempt >= CHECKPOINT_TRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_PAUSE_MS));
+    }
+  }
+}
+
 async function copyTables(
   db: Db,
   names: CopyNames,
@@ -290,7 +314,7 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
     attached = true;
     const { copied, rows } = await copyTables(db, names, tables, held, opts);
     const views = await createViewsInCopy(db, names);
-    await db.run(`CHECKPOINT ${ident(names.alias)}`);
+    await checkpointCopy(db, names.alias);
     await db.run(`DETACH ${ident(names.alias)}`);
     attached = false;
     moveIntoPlace(temp, target);
