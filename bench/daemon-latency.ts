@@ -9,7 +9,7 @@
  * `select 1` (fork, load, open the copy) against a warm worker's, and `evsync query "select 1"` through serve end to
  * end (the CLI's own start included).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { socketPathFor } from '../src/cli/daemon.js';
 import type { Simulator } from '../src/simulator/index.js';
@@ -18,6 +18,7 @@ import { runCli } from './cli-process.js';
 import { CAPTURED, changeSteadily, installWebhooks, sleep, startDaemonBench, startServe } from './daemon-serve.js';
 import { quantile } from './freshness-measure.js';
 import { figure, round, type ScenarioResult } from './lib.js';
+import { childrenOf } from './processes.js';
 
 const RATE = 5;
 const ENDLESS = 'select count(*) from range(1000000000000)';
@@ -81,21 +82,6 @@ function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   } catch {
     return 0;
   }
-}
-
-/** The processes whose parent is `pid` (serve's query workers, and a copy's child while one runs). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
 }
 
 /** One query on serve's socket, as `evsync query` sends it; resolves with its answer's error (null when ok). */

@@ -17,7 +17,7 @@ import { type RunningCapture, startCapture } from '../../src/sync/capture/server
 import { CATCH_UP_KIND } from '../../src/sync/daemon/reconcile-loop.js';
 import { runSync } from '../../src/sync/index.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
-import { HEADER, SECRET } from './helpers.js';
+import { deliverBare, SECRET } from './helpers.js';
 
 const WINDOW_SECONDS = 600;
 const LIMIT = 100;
@@ -111,16 +111,7 @@ afterAll(async () => {
 });
 
 /** Deliveries naming the record only: each event's batch needs a re-read (a list call, 10 credits). */
-async function deliver(records: readonly Record<string, unknown>[]): Promise<void> {
-  for (const r of records) {
-    const res = await fetch(capture.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [HEADER]: SECRET },
-      body: JSON.stringify({ action: 'update', object: 'registrant', registrant: { id: r.id, event_id: r.event_id } }),
-    });
-    expect(res.status).toBe(200);
-  }
-}
+const deliver = (records: readonly Record<string, unknown>[]) => deliverBare(capture.url, records);
 
 async function rereadsApplied(): Promise<number> {
   const { rows } = await h.warehouse.query(

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -104,22 +104,7 @@ export function answerOf(socket: Socket): Promise<{ ok: boolean; error?: string 
   });
 }
 
-/** The processes whose parent is `pid` (Linux: read from /proc), e.g. the daemon's query workers. */
-export function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // Fields after the command name (in parentheses, which may hold spaces): state, then the parent's pid.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(name));
-    } catch {
-      // Gone between the listing and the read.
-    }
-  }
-  return out;
-}
+export { childrenOf } from '../../bench/processes.js';
 
 /** What a process is, from /proc: its state and command line (null when no such process exists). */
 export function processInfo(pid: number): { state: string; command: string } | null {

@@ -6,7 +6,7 @@
  */
 
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ClientOptions } from '../../src/api/index.js';
 import { type FaultSpec, type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { installWebhooks, type WebhookSetup } from '../../src/sync/capture/install.js';
@@ -24,6 +24,21 @@ export const OBJECTS = capturedObjects().map((c) => c.object);
 
 export const SECRET = 'capture-test-secret-0123456789abcdef';
 export const HEADER = 'X-Evsync-Secret';
+
+/**
+ * Deliveries naming the record only (no other field), each posted to `url` and answered 200: the applier must
+ * re-read every one (a list call per batch of an event).
+ */
+export async function deliverBare(url: string, records: readonly Record<string, unknown>[]): Promise<void> {
+  for (const r of records) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [HEADER]: SECRET },
+      body: JSON.stringify({ action: 'update', object: 'registrant', registrant: { id: r.id, event_id: r.event_id } }),
+    });
+    expect(res.status).toBe(200);
+  }
+}
 
 export function setupFor(url: string, format: 'json' | 'post' = 'json'): WebhookSetup {
   return {

@@ -10,7 +10,7 @@ import { creditMetricsText } from '../../src/cli/commands/credit-metrics.js';
 import { liveReading } from '../../src/cli/status-page/sections.js';
 import { captureMetricsText, type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { HEADER, SECRET } from './helpers.js';
+import { deliverBare, SECRET } from './helpers.js';
 
 const WINDOW_SECONDS = 600;
 let h: Harness;
@@ -57,16 +57,7 @@ afterAll(async () => {
 });
 
 /** Deliveries naming the record only: each must be re-read (a list call, 10 credits). */
-async function deliver(records: readonly Record<string, unknown>[]): Promise<void> {
-  for (const r of records) {
-    const res = await fetch(capture.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [HEADER]: SECRET },
-      body: JSON.stringify({ action: 'update', object: 'registrant', registrant: { id: r.id, event_id: r.event_id } }),
-    });
-    expect(res.status).toBe(200);
-  }
-}
+const deliver = (records: readonly Record<string, unknown>[]) => deliverBare(capture.url, records);
 
 async function health(): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${capture.origin}/healthz`);

@@ -21,7 +21,7 @@ export interface CatchUpEstimate {
   limit: number;
 }
 
-/** Prices the run `options` describe; `firstTier` tells the items of live and upcoming events (priority < 1 in their tier). */
+/** Prices the run `options` describe, and the part of it planned first (live and upcoming events, account-wide streams). */
 export async function estimateCatchUp(
   client: ApiClient,
   warehouse: Warehouse,

@@ -17,7 +17,7 @@ export interface QueryPoolOptions {
 
 interface Waiting {
   start: (worker: QueryWorkerProcess) => void;
-  signal: AbortSignal;
+  refuse: (why: Error) => void;
 }
 
 export class QueryPool {
@@ -56,7 +56,7 @@ export class QueryPool {
   /** Ends every worker (their queries reject) and refuses what waits; resolves once every process has exited. */
   async close(why: string): Promise<void> {
     this.closed = true;
-    this.line.splice(0);
+    for (const waiting of this.line.splice(0)) waiting.refuse(new Error(why));
     const all = [...this.idle, ...this.busy];
     for (const worker of all) worker.kill(why);
     await Promise.all(all.map((w) => w.exited));
@@ -69,10 +69,13 @@ export class QueryPool {
     if (ready) return Promise.resolve(ready);
     return new Promise((resolve, reject) => {
       const waiting: Waiting = {
-        signal,
         start: (worker) => {
           signal.removeEventListener('abort', onAbort);
           resolve(worker);
+        },
+        refuse: (why) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(why);
         },
       };
       const onAbort = () => {
