@@ -7,17 +7,10 @@
  * (a status document, or a query result) or `{"ok":false,"error":"..."}`.
  */
 
-export type DaemonRequest =
-  | { op: 'status'; runs: number }
-  | {
-      op: 'query';
-      sql: string;
-      form: 'json' | 'text';
-      allowRead: string[];
-      /** The client's own bounds (the daemon's apply when smaller). */
-      maxRows?: number;
-      timeoutMs?: number;
-    };
+/** A request: a status document (`runs` recent runs in it), or a query as the query service takes it. */
+import type { DaemonQuery } from '../sync/daemon/queries.js';
+
+export type DaemonRequest = { op: 'status'; runs: number } | ({ op: 'query' } & DaemonQuery);
 
 export type DaemonAnswer = { ok: true; result: unknown } | { ok: false; error: string };
 

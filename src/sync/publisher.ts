@@ -25,7 +25,13 @@ import { type Now, systemNow } from '../../schemas/clock.js';
 import { exportToLake } from '../lake/export-lake.js';
 import type { ObjectStore } from '../lake/store.js';
 import { parseTarget } from '../lake/target.js';
-import type { PartitionSelection, PendingPartition, Warehouse, WarehouseSide } from '../warehouse/index.js';
+import {
+  type PartitionSelection,
+  type PendingPartition,
+  utcNow,
+  type Warehouse,
+  type WarehouseSide,
+} from '../warehouse/index.js';
 
 export type PublishLog = (level: 'info' | 'warn' | 'debug', message: string) => void;
 
@@ -117,11 +123,6 @@ export interface Publisher {
 
 /** Touched partitions: per table, event ids or the whole table. */
 type Touched = Map<string, Set<number> | 'all'>;
-
-/** Now as UTC `YYYY-MM-DD HH:MM:SS.mmm`, the form the warehouse writes its times in. */
-function utcText(now: Now): string {
-  return new Date(now()).toISOString().replace('T', ' ').replace('Z', '');
-}
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -221,7 +222,7 @@ class CadencedPublisher implements Publisher {
     if (this.stopped) return;
     const ids = eventIds === 'all' ? 'all' : [...eventIds];
     addTouch(this.touchedNow, table, ids);
-    const at = utcText(this.now);
+    const at = utcNow(this.now);
     if (ids === 'all') this.unrecorded.push({ table, eventId: null, at });
     else for (const id of ids) this.unrecorded.push({ table, eventId: id, at });
     this.scheduleRecord();
@@ -290,7 +291,7 @@ class CadencedPublisher implements Publisher {
       this.opts.log('warn', `publish: no table ${table} in the warehouse; its touches are dropped`);
     }
     // Everything committed before this moment is in what this publish reads.
-    const startedAt = utcText(this.now);
+    const startedAt = utcNow(this.now);
     const wallStart = performance.now();
     const cpuStart = process.cpuUsage();
     this.s.lastStartedAt = startedAt;
@@ -322,7 +323,7 @@ class CadencedPublisher implements Publisher {
       const wallMs = performance.now() - wallStart;
       const cpuMs = (cpu.user + cpu.system) / 1000;
       this.s.publishes++;
-      this.s.lastFinishedAt = utcText(this.now);
+      this.s.lastFinishedAt = utcNow(this.now);
       this.s.lastDurationMs = wallMs;
       this.s.lastCpuMs = cpuMs;
       this.s.lastBytes = parquetBytes + snapshotBytes;
@@ -340,7 +341,7 @@ class CadencedPublisher implements Publisher {
       for (const [table, ids] of batch) addTouch(this.touchedNow, table, ids);
       this.s.failures++;
       this.s.lastError = errorText(err);
-      this.s.lastErrorAt = utcText(this.now);
+      this.s.lastErrorAt = utcNow(this.now);
       this.opts.log('warn', `publish failed (retried at the next cadence): ${errorText(err)}`);
       throw err;
     }

@@ -34,6 +34,7 @@ export type { RunLog } from './run-log.js';
 export type { WarehouseSide } from './side.js';
 export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
 export { snapshotTargetProblem } from './snapshot-target.js';
+export { utcNow } from './sql.js';
 export type {
   AccountBinding,
   EventRow,
