@@ -38,6 +38,10 @@ interface Measured {
   windows: number;
   simulatedMinutes: number;
   liveExactAfterWindows: number | null;
+  /** Simulated minutes from the start until the live events' registrants were exact (judged at window ends). */
+  liveExactMinutes: number | null;
+  /** What the first window had left for the catch-up (its first slice's spend): a restart inherits a window in use. */
+  firstWindowCredits: number;
   allExactAtEnd: boolean;
 }
 
@@ -59,20 +63,27 @@ async function catchUp(sim: Simulator, warehouse: Warehouse, client: ApiClient, 
   await loop.start(heartbeat);
   const ticks = new CatchUpTicks(sim, warehouse, client, loop, WINDOW_SECONDS);
   let liveExactAfterWindows: number | null = null;
+  let liveExactMinutes: number | null = null;
+  const minutes = () => Math.round((sim.now().getTime() - startedAt) / 6000) / 10;
   await ticks.untilCaughtUp(async () => {
-    if (liveExactAfterWindows === null && (await behind(sim, warehouse, first)) === 0)
+    if (liveExactAfterWindows === null && (await behind(sim, warehouse, first)) === 0) {
       liveExactAfterWindows = ticks.waits.length;
+      liveExactMinutes = minutes();
+    }
   }, 200);
   const windows = ticks.waits.length + 1;
   liveExactAfterWindows ??= windows;
+  liveExactMinutes ??= minutes();
   const { slices, ticks: tickCredits } = ticks.credits();
   const all = await Promise.all(selected().map((s) => compareStream(sim, warehouse, s)));
   return {
     creditsSlices: slices,
     creditsTicks: tickCredits,
     windows,
-    simulatedMinutes: Math.round((sim.now().getTime() - startedAt) / 6000) / 10,
+    simulatedMinutes: minutes(),
     liveExactAfterWindows,
+    liveExactMinutes,
+    firstWindowCredits: ticks.results[0]?.result.credits.list ?? 0,
     allExactAtEnd: all.every((d) => d.missing.length + d.extra.length + d.changed.length === 0),
   } satisfies Measured;
 }

@@ -77,6 +77,9 @@ const MODE_RANK: Record<WalkMode, number> = {
   check: 3,
 };
 
+/** Whole reads (a snapshot, a backfill) queue at this priority and above, after every poll. */
+export const FULL_READ_PRIORITY = 10;
+
 function price(pages: number | null | undefined): number {
   return LIST_CALL_CREDITS * Math.max(1, pages ?? 1);
 }
@@ -182,7 +185,7 @@ export function planListItem({ stream, cursor, ctx, base, rank }: KindPlanInput)
     from: null,
     resume: null,
     price: price(cursor?.lastPages),
-    priority: 10 + rank,
+    priority: FULL_READ_PRIORITY + rank,
   });
 
   if (!stream.cursor && stream.refreshByParent && ctx.mode === 'incremental' && cursor?.watermark) {

@@ -17,7 +17,7 @@ import { checkEventFilters, eventsInScope, hasEventFilters, unmatchedFilters } f
 import { Executor } from './executor.js';
 import { errorText } from './failures.js';
 import { PageLoader } from './page-loader.js';
-import { cursorId, type EventInfo, eventRank, type PlanContext } from './plan.js';
+import { cursorId, type EventInfo, eventRank, FULL_READ_PRIORITY, type PlanContext } from './plan.js';
 import { findResumableRun, type ResumableRun } from './runs.js';
 import { ACCOUNT_SCOPE, eventScope, parentScope } from './scope.js';
 import { resolveSelection, type Selection } from './selection.js';
@@ -258,27 +258,57 @@ async function runPhases(run: Run, engine: EngineMode): Promise<void> {
   await accountPhase(run);
   const events = await eventsPhase(run);
   if (engine.execution === 'count') await engine.eventsKnown?.(events);
-  await dependentPhase(run, events);
   const groups = await byValue(run, events);
-  for (const [index, group] of groups.entries()) {
-    await eventPhase(run, group);
-    await sweepPhase(run, group, index === groups.length - 1);
+  if (groups === null) {
+    await dependentPhase(run, events, true);
+    await eventPhase(run, await eventItems(run, events));
+    await sweepPhase(run, await sweepItems(run, events, true));
+  } else {
+    for (const [index, group] of groups.entries()) {
+      await dependentPhase(run, group, index === 0);
+      await owedGroup(run, group, index === groups.length - 1);
+    }
   }
   if (!run.dry) await buildViews(run);
 }
 
 /**
- * The events in the order their work runs: when the run owes delete checks or due sweeps (a daemon's catch-up after
- * a silence), the live and upcoming events' polls and checks first, then the past events': a delete the silence
- * lost in a live event is otherwise found only after every past event was polled, windows later at the real limit
- * (catch-up-value.test.ts). Other runs keep one group: their sweeps use spare credits, after every poll.
+ * The events in the order their work runs when the run owes delete checks or due sweeps (a daemon's catch-up after
+ * a silence): the live and upcoming events first, then the past ones; null for other runs, whose sweeps use spare
+ * credits after every poll. A delete the silence lost in a live event is otherwise found only after every past
+ * event was polled, windows later at the real limit (catch-up-value.test.ts).
  */
-async function byValue(run: Run, events: readonly EventInfo[]): Promise<(readonly EventInfo[])[]> {
+async function byValue(run: Run, events: readonly EventInfo[]): Promise<(readonly EventInfo[])[] | null> {
   const owed = (run.o.deleteChecks?.length ?? 0) > 0 || run.o.deletes === 'due';
-  if (!owed) return [events];
+  if (!owed) return null;
   const ctx = await planContext(run);
   const first = events.filter((e) => eventRank(e, ctx) === 0);
   return [first, events.filter((e) => !first.includes(e))];
+}
+
+/**
+ * One group of a catch-up's events, cheapest repair first: each stream's polls with its delete checks (one call a
+ * scope; a check that finds a lost record sweeps its scope there and then), then the refreshes through a parent, the
+ * whole reads (a stream without a cursor is read whole: a live event's line items cost more pages than all of its
+ * polls), and last the sweeps whose schedule fell due in the silence. Streams go in the order the run was given
+ * them (the daemon's catch-up names the webhook-fed ones first: the silence left them the furthest behind).
+ */
+async function owedGroup(run: Run, events: readonly EventInfo[], accountScopes: boolean): Promise<void> {
+  const items = await eventItems(run, events);
+  const sweeps = await sweepItems(run, events, accountScopes);
+  const polls = items.filter((i) => i.priority < FULL_READ_PRIORITY && i.mode !== 'refresh');
+  // With the checks, the sweeps they began (an open walk): what a check found is settled before anything else.
+  const checks = sweeps.filter((i) => i.mode === 'check' || i.resume !== null);
+  const ofStream = (list: readonly WorkItem[], name: string) => list.filter((i) => i.stream.name === name);
+  const streams = [...run.selection.requested.map((s) => s.name), ...run.resolved.keys()];
+  // A scope's check after its poll: the check counts what the poll stored, and a sweep never races the poll.
+  for (const name of new Set(streams)) {
+    await run.exec.execute(ofStream(polls, name));
+    await run.exec.execute(ofStream(checks, name));
+  }
+  await run.exec.execute(items.filter((i) => i.mode === 'refresh'));
+  await run.exec.execute(items.filter((i) => i.priority >= FULL_READ_PRIORITY && i.mode !== 'refresh'));
+  if (!run.exec.stopping) await run.exec.execute(sweeps.filter((i) => !checks.includes(i)));
 }
 
 /**
@@ -343,15 +373,15 @@ async function eventsPhase(run: Run): Promise<EventInfo[]> {
   return events;
 }
 
-/** Event-scoped definitions and parent-scoped streams. */
-async function dependentPhase(run: Run, events: readonly EventInfo[]): Promise<void> {
+/** Event-scoped definitions of `events`, and the parent-scoped streams (with the first group of events only). */
+async function dependentPhase(run: Run, events: readonly EventInfo[], parentScopes: boolean): Promise<void> {
   const ctx = await planContext(run);
   const items: WorkItem[] = [];
   for (const def of run.selection.dependentPhase) {
     const stream = await resolve(run, def);
     if (def.scope === 'event') {
       for (const e of events) keep(run, planItem(stream, eventScope(e.id), ctx, { event: e }), items);
-    } else if (typeof def.scope === 'object') {
+    } else if (typeof def.scope === 'object' && parentScopes) {
       for (const id of await run.warehouse.current.ids(def.scope.parent)) {
         keep(run, planItem(stream, parentScope(def, id), ctx), items);
       }
@@ -360,8 +390,8 @@ async function dependentPhase(run: Run, events: readonly EventInfo[]): Promise<v
   await run.exec.execute(items);
 }
 
-/** The event-scoped streams, live and upcoming events first; refreshes through a parent after the parent. */
-async function eventPhase(run: Run, events: readonly EventInfo[]): Promise<void> {
+/** The event-scoped streams' items over `events`, with the custom fields each scope's definitions name. */
+async function eventItems(run: Run, events: readonly EventInfo[]): Promise<WorkItem[]> {
   const ctx = await planContext(run);
   const items: WorkItem[] = [];
   for (const def of run.selection.eventPhase) {
@@ -376,14 +406,19 @@ async function eventPhase(run: Run, events: readonly EventInfo[]): Promise<void>
       keep(run, planItem(stream, scope, ctx, { event: e, customFieldNames: fields?.map((f) => f.name) }), items);
     }
   }
+  return items;
+}
+
+/** The event-scoped streams, live and upcoming events first (priority); refreshes through a parent after the parent. */
+async function eventPhase(run: Run, items: readonly WorkItem[]): Promise<void> {
   await run.exec.execute(items.filter((i) => i.mode !== 'refresh'));
   await run.exec.execute(items.filter((i) => i.mode === 'refresh'));
 }
 
-/** Delete sweeps of cursor streams, last: with what credits are left ('auto'), the due ones ('due'), or all (`--deletes`). */
-async function sweepPhase(run: Run, events: readonly EventInfo[], accountScopes = true): Promise<void> {
+/** Delete sweeps and checks of cursor streams; account-wide streams only with the last group of events (byValue). */
+async function sweepItems(run: Run, events: readonly EventInfo[], accountScopes: boolean): Promise<WorkItem[]> {
   const { o } = run;
-  if (o.deletes === false || run.exec.stopping) return;
+  if (o.deletes === false || run.exec.stopping) return [];
   const ctx = await planContext(run);
   const items: WorkItem[] = [];
   const checked = new Set(o.deleteChecks ?? []);
@@ -391,15 +426,21 @@ async function sweepPhase(run: Run, events: readonly EventInfo[], accountScopes 
     const stream = run.resolved.get(name);
     if (!stream?.cursor) continue;
     const policy = { force: o.deletes === true, everyHours: o.sweepEveryHours, check: checked.has(name) };
-    // Account-wide streams are swept once, with the last group of events (byValue).
     if (stream.scope === 'account' && accountScopes) keep(run, planSweep(stream, ACCOUNT_SCOPE, ctx, policy), items);
     else if (stream.scope === 'event') {
       for (const e of events) keep(run, planSweep(stream, eventScope(e.id), ctx, policy, e), items);
     }
   }
-  // 'auto' sweeps with spare credits only; 'due' treats the due ones as work the run owes (a daemon's catch-up), and
-  // delete checks are owed whatever `deletes` says (a lost delete delivery is seen by nothing else).
-  const spareOnly = o.deletes !== true && o.deletes !== 'due';
+  return items;
+}
+
+/**
+ * Delete sweeps, last: with what credits are left ('auto'), the due ones ('due'), or all (`--deletes`). Delete
+ * checks are owed whatever `deletes` says (a lost delete delivery is seen by nothing else).
+ */
+async function sweepPhase(run: Run, items: readonly WorkItem[]): Promise<void> {
+  if (run.exec.stopping) return;
+  const spareOnly = run.o.deletes !== true && run.o.deletes !== 'due';
   await run.exec.execute(items.filter((i) => i.mode === 'check'));
   await run.exec.execute(
     items.filter((i) => i.mode !== 'check'),

@@ -124,7 +124,9 @@ export class ReconcileLoop {
   /** Options of the next run over the daemon's own, or null to skip it (no credit spent for nothing). */
   plan(): Partial<SyncOptions> | null {
     const unhealthy = (this.capture?.applier.failuresSinceReconcile ?? 0) > 0;
-    const list = this.catchingUp ? [...this.policy.polled, ...this.policy.captured] : this.policy.next(unhealthy);
+    // A catch-up names the webhook-fed streams first: the silence left them furthest behind (the polled ones are as
+    // stale as between two ticks), and its groups of events take their streams in this order (run.ts, owedGroup).
+    const list = this.catchingUp ? [...this.policy.captured, ...this.policy.polled] : this.policy.next(unhealthy);
     if (list === null || list.length === 0) {
       this.o.log('debug', 'reconcile skipped: every selected stream is fed by webhooks, none due');
       return null;
