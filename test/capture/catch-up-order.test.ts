@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatchUpTicks, catchUpLoop } from '../../bench/catch-up-ticks.js';
 import type { ApiClient } from '../../src/api/index.js';
-import { eventRank, type PlanContext } from '../../src/sync/plan.js';
 import { runSync } from '../../src/sync/index.js';
+import { eventRank, type PlanContext } from '../../src/sync/plan.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
 
 /** Registrants are fed by webhooks, line items too (read whole: no cursor), transactions are polled. */
