@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { openCursor, stamp, type Walk, type WalkContext, type WalkOutcome } from './page-loop.js';
 import { scopedRequest } from './scope.js';
+import { watermarkAfter } from './window.js';
 import type { WorkItem } from './work-item.js';
 
 export interface DeleteCheckVerdict {
@@ -93,7 +94,7 @@ export async function walkDeleteCheck(
   await ctx.loader.warehouse.cursors.save({
     stream: stream.name,
     scope: item.cursorKey,
-    watermark: prev?.watermark ?? null,
+    watermark: watermarkAfter(item.mode, item.to, prev),
     walk: null,
     lastPages: prev?.lastPages ?? answer.meta.pageCount,
     lastSweepAt: stamp(ctx),

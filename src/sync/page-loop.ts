@@ -8,6 +8,7 @@ import type { CursorState } from '../warehouse/index.js';
 import { formatTimestamp } from './clock.js';
 import type { PageLoader } from './page-loader.js';
 import type { ProgressEvent, StreamStats } from './types.js';
+import { walkRange, watermarkAfter } from './window.js';
 import type { WorkItem } from './work-item.js';
 
 export interface WalkContext {
@@ -71,20 +72,19 @@ export function openCursor(item: WorkItem, walk: Walk, ctx: WalkContext): Cursor
   };
 }
 
-/** The cursor once a walk is complete: the window's end becomes the watermark for cursor walks. */
 /** Whether a walk of this mode reads its whole scope (so it can settle deletes and counts as a sweep). */
 export function readsWholeScope(mode: Walk['mode']): boolean {
   return mode === 'snapshot' || mode === 'sweep' || mode === 'backfill';
 }
 
+/** The cursor once a walk is complete: its range's end becomes the watermark (window.ts). */
 export function closedCursor(item: WorkItem, walk: Walk, ctx: WalkContext): CursorState {
   const prev = item.previous;
   const fullRead = readsWholeScope(walk.mode);
   return {
     stream: item.stream.name,
     scope: item.cursorKey,
-    // A snapshot's signpost matters to streams refreshed through their parent: they go on from there.
-    watermark: walk.mode === 'sweep' ? (prev?.watermark ?? null) : (walk.to ?? item.to),
+    watermark: watermarkAfter(walk.mode, walkRange(walk, item.to).to, prev),
     walk: null,
     lastPages: walk.pages,
     lastSweepAt: fullRead ? stamp(ctx) : (prev?.lastSweepAt ?? null),

@@ -4,6 +4,7 @@ import type { CursorState, ScopeRef } from '../warehouse/index.js';
 import { hoursBetween, parseTimestampUtc } from './clock.js';
 import { sweepScopeKey } from './scope.js';
 import type { SyncMode, WalkMode } from './types.js';
+import { ORIGIN, type Window } from './window.js';
 import type { WorkItem } from './work-item.js';
 
 /** What the planner knows about an event scope (from the `events` table). */
@@ -17,7 +18,7 @@ export interface EventInfo {
 
 export interface PlanContext {
   mode: SyncMode;
-  signpost: string;
+  window: Window;
   now: Date;
   cursors: ReadonlyMap<string, CursorState>;
   /** When this run finishes an earlier partial run: scopes that run completed are not walked again. */
@@ -139,7 +140,7 @@ export function planItemWith(
     stream,
     scope,
     cursorKey: scope.key,
-    to: ctx.signpost,
+    to: ctx.window.signpost,
     previous: cursor,
     customFieldNames: extra.customFieldNames,
   };
@@ -147,11 +148,12 @@ export function planItemWith(
 
   if (open) {
     // An earlier run stopped inside this walk: finish it, in its own window.
+    const range = ctx.window.resumed(open);
     return {
       ...base,
       mode: open.mode,
-      from: open.from,
-      to: open.to ?? ctx.signpost,
+      from: range.from,
+      to: range.to,
       resume: open,
       price: price(1),
       priority: MODE_RANK[open.mode] * 10 + rank,
@@ -170,10 +172,11 @@ export function planAuditItem({ cursor, ctx, event, base, rank }: KindPlanInput)
     ctx.mode === 'incremental' && cursor?.watermark
       ? cursor.watermark
       : ctx.auditStart === 'event-created'
-        ? (event?.createdAt ?? '2000-01-01 00:00:00')
+        ? (event?.createdAt ?? ORIGIN)
         : ctx.auditStart;
-  if (start >= ctx.signpost) return null;
-  return { ...base, mode: 'audit', from: start, resume: null, price: price(1), priority: rank };
+  const range = ctx.window.rangeFrom(start);
+  if (!range) return null;
+  return { ...base, mode: 'audit', from: range.from, resume: null, price: price(1), priority: rank };
 }
 
 /** A list: a refresh through the parent, a snapshot, an incremental window or a backfill. */
@@ -192,8 +195,9 @@ export function planListItem({ stream, cursor, ctx, base, rank }: KindPlanInput)
     const fullDue =
       cursor.lastSweepAt == null || hoursBetween(cursor.lastSweepAt, ctx.now) >= ctx.fullSnapshotEveryHours;
     if (!fullDue) {
-      if (cursor.watermark >= ctx.signpost) return null;
-      return { ...base, mode: 'refresh', from: cursor.watermark, resume: null, price: price(1), priority: rank };
+      const range = ctx.window.rangeFrom(cursor.watermark);
+      if (!range) return null;
+      return { ...base, mode: 'refresh', from: range.from, resume: null, price: price(1), priority: rank };
     }
   }
 
@@ -208,8 +212,9 @@ export function planListItem({ stream, cursor, ctx, base, rank }: KindPlanInput)
   }
 
   if (ctx.mode === 'incremental' && cursor?.watermark) {
-    if (cursor.watermark >= ctx.signpost) return null;
-    return { ...base, mode: 'incremental', from: cursor.watermark, resume: null, price: price(1), priority: rank };
+    const range = ctx.window.rangeFrom(cursor.watermark);
+    if (!range) return null;
+    return { ...base, mode: 'incremental', from: range.from, resume: null, price: price(1), priority: rank };
   }
   return fullRead('backfill');
 }
@@ -250,7 +255,7 @@ function sweepItem(
     mode: 'sweep',
     cursorKey: sweepScopeKey(scope),
     from: null,
-    to: ctx.signpost,
+    to: ctx.window.signpost,
     resume: open,
     previous: cursor,
     price: price(cursor?.lastPages),

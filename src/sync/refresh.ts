@@ -6,6 +6,7 @@ import { pageLoop, type SourcePage, stamp, type WalkContext, type WalkOutcome } 
 import { scopedRequest } from './scope.js';
 import { runWalk } from './stream-kinds.js';
 import { keysetSource } from './walk.js';
+import { reaches, watermarkAfter } from './window.js';
 import type { WorkItem } from './work-item.js';
 
 /**
@@ -16,7 +17,7 @@ export async function changedParentIds(warehouse: Warehouse, item: WorkItem): Pr
   const parent = item.stream.refreshByParent;
   if (!parent || item.from === null) return null;
   const cursor = await warehouse.cursors.get(parent.stream, item.scope.key);
-  if (!cursor?.watermark || cursor.walk || cursor.watermark < item.to) return null;
+  if (!cursor || cursor.walk || !reaches(cursor.watermark, item.to)) return null;
   const { column, value } = item.scope;
   return warehouse.current.changedIds({
     table: parent.stream,
@@ -69,7 +70,7 @@ export async function walkRefresh(
   const closed: CursorState = {
     stream: stream.name,
     scope: item.cursorKey,
-    watermark: item.to,
+    watermark: watermarkAfter(item.mode, item.to, prev),
     walk: null,
     lastPages: prev?.lastPages ?? null,
     lastSweepAt: prev?.lastSweepAt ?? null,

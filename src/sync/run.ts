@@ -23,6 +23,7 @@ import { ACCOUNT_SCOPE, eventScope, parentScope } from './scope.js';
 import { resolveSelection, type Selection } from './selection.js';
 import { planItem, planSweep } from './stream-kinds.js';
 import type { SyncOptions, SyncResult, UnavailableReport } from './types.js';
+import { Window } from './window.js';
 import type { CountedItem, WorkItem } from './work-item.js';
 
 const DEFAULTS = { streams: 'core', ...ENGINE_DEFAULTS };
@@ -56,7 +57,7 @@ interface Run {
   dry: boolean;
   selection: Selection;
   runId: string;
-  signpost: string;
+  window: Window;
   resumable: ResumableRun | null;
   exec: Executor;
   resolved: Map<string, ResolvedStream>;
@@ -145,14 +146,14 @@ async function openRun(
   const serverNow = dry ? new Date(client.now()) : client.serverNow();
   const kind = options.runKind ?? options.mode;
   const resumable = engine.execution === 'dry' ? null : await findResumableRun(warehouse, kind);
-  const signpost =
-    resumable?.signpost ??
-    formatTimestamp(new Date(serverNow.getTime() - options.lagSeconds * 1000), options.recordTimezone);
+  const window = resumable
+    ? new Window(resumable.signpost)
+    : Window.endingAt(serverNow, options.lagSeconds, options.recordTimezone);
   // A counting plan is recorded as a run of the kind it prices, so that run resumes it and reuses every page read.
   const runId = dry
     ? 'dry-run'
     : await warehouse.runs.start(kind, {
-        signpost,
+        signpost: window.signpost,
         streams: options.streams,
         events: options.events ?? null,
         eventStatus: options.eventStatus ?? null,
@@ -194,7 +195,7 @@ async function openRun(
     dry,
     selection,
     runId,
-    signpost,
+    window,
     resumable,
     exec,
     resolved,
@@ -207,7 +208,7 @@ async function planContext(run: Run): Promise<PlanContext> {
   const { o } = run;
   return {
     mode: o.mode,
-    signpost: run.signpost,
+    window: run.window,
     now: run.dry ? new Date(run.client.now()) : run.client.serverNow(),
     cursors: new Map((await run.warehouse.cursors.list()).map((c) => [cursorId(c.stream, c.scope), c])),
     resumedStartedAt: run.resumable ? run.resumable.startedAt : null,
@@ -539,7 +540,7 @@ async function closeRun(run: Run, started: Date, engine: EngineMode): Promise<Sy
     runId: run.runId,
     status,
     reason: stopReason,
-    signpost: run.signpost,
+    signpost: run.window.signpost,
     resumed: run.resumable?.runId ?? null,
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),

@@ -12,6 +12,7 @@ import {
   type WalkOutcome,
 } from './page-loop.js';
 import { scopedRequest } from './scope.js';
+import { ORIGIN, rangeConditions, type WindowRange, walkRange } from './window.js';
 import type { WorkItem } from './work-item.js';
 
 export type { WalkContext, WalkOutcome } from './page-loop.js';
@@ -21,12 +22,10 @@ export type { WalkContext, WalkOutcome } from './page-loop.js';
  * new version or, if the walk had passed it, read again by the next window (which starts at the signpost). So the
  * ids a backfill sees are every id that exists, and it detects deletes for free, like a snapshot.
  */
-function windowConditions(item: WorkItem): string[] {
+function windowConditions(item: WorkItem, range: WindowRange): string[] {
   const cursor = item.stream.cursor;
   if (!cursor || item.mode === 'snapshot' || item.mode === 'sweep' || item.mode === 'backfill') return [];
-  const conditions = [`${cursor}<${item.to}`];
-  if (item.from) conditions.unshift(`${cursor}>=${item.from}`);
-  return conditions;
+  return rangeConditions(cursor, range);
 }
 
 /** Keyset pages over `id` as page-loop pages: the position is the last id. */
@@ -77,7 +76,7 @@ export async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<Walk
   const { path, params } = scopedRequest(stream, stream.path, scope);
   const source = keysetSource(ctx, path, {
     params,
-    search: windowConditions({ ...item, from: walk.from, to: walk.to ?? item.to }),
+    search: windowConditions(item, walkRange(walk, item.to)),
     fields: idsOnly ? ['id'] : requestFields(stream, item.customFieldNames),
     expand: idsOnly || stream.expandSelected.length === 0 ? undefined : [...stream.expandSelected],
     perPage: stream.maxPerPage,
@@ -113,8 +112,9 @@ export async function walkKeyset(item: WorkItem, ctx: WalkContext): Promise<Walk
 async function* auditSource(item: WorkItem, ctx: WalkContext, walk: Walk): AsyncGenerator<SourcePage> {
   const { stream, scope } = item;
   const { path, params } = scopedRequest(stream, stream.path, scope);
+  const range = walkRange(walk, item.to);
   const query = {
-    params: { ...params, start_time: walk.from ?? '2000-01-01 00:00:00', end_time: walk.to ?? item.to },
+    params: { ...params, start_time: range.from ?? ORIGIN, end_time: range.to },
     fields: requestFields(stream, item.customFieldNames),
     sort: stream.cursor ?? undefined,
     page: (walk.lastKey ?? 0) + 1,
