@@ -17,21 +17,9 @@
 import { randomUUID } from 'node:crypto';
 import { openCursor, stamp, type Walk, type WalkContext, type WalkOutcome } from './page-loop.js';
 import { scopedRequest } from './scope.js';
+import type { DeleteCheckVerdict } from './types.js';
 import { watermarkAfter } from './window.js';
 import type { WorkItem } from './work-item.js';
-
-export interface DeleteCheckVerdict {
-  /** The service's count of the scope's records (null: the answer carried none, so the check decides nothing). */
-  serviceCount: number | null;
-  /** The scope's live rows in the warehouse. */
-  live: number;
-  /** Ids on the page the warehouse does not hold live (records created since, or restored). */
-  unknownOnPage: number;
-  /** Whether every id the warehouse lacks is surely on the page (see the module comment). */
-  pageCoversNew: boolean;
-  /** Live rows the service no longer has, when `pageCoversNew` (else unknown). */
-  missed: number | null;
-}
 
 /** The verdict on one answer: pure, so the rule is tested on its own. */
 export function deleteCheckVerdict(

@@ -4,7 +4,6 @@ import type { EngineTuning } from '../../schemas/engine-options.js';
 import type { BulkLane } from '../api/index.js';
 import type { RunStreamSummary } from '../warehouse/index.js';
 import type { CreditRecorder } from './credit-recorder.js';
-import type { DeleteCheckVerdict } from './delete-check.js';
 
 export type SyncMode = 'incremental' | 'backfill';
 
@@ -109,6 +108,20 @@ export type ProgressEvent =
     }
   | { type: 'item-failed'; stream: string; scope: string; error: string }
   | ({ type: 'delete-check'; stream: string; scope: string } & DeleteCheckVerdict);
+
+/** What a delete check (delete-check.ts) found: it is reported as a progress event. */
+export interface DeleteCheckVerdict {
+  /** The service's count of the scope's records (null: the answer carried none, so the check decides nothing). */
+  serviceCount: number | null;
+  /** The scope's live rows in the warehouse. */
+  live: number;
+  /** Ids on the page the warehouse does not hold live (records created since, or restored). */
+  unknownOnPage: number;
+  /** Whether every id the warehouse lacks is surely on the page (see delete-check.ts). */
+  pageCoversNew: boolean;
+  /** Live rows the service no longer has, when `pageCoversNew` (else unknown). */
+  missed: number | null;
+}
 
 /** How an item reads its scope; `check` is a delete check (delete-check.ts), a sweep when it does not pass. */
 export type WalkMode = 'incremental' | 'backfill' | 'snapshot' | 'sweep' | 'check' | 'audit' | 'refresh';
