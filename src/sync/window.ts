@@ -17,7 +17,10 @@ export interface WindowRange {
   to: string;
 }
 
-/** A record time before any the service holds: where a range without a start begins when a call needs one. */
+/**
+ * Where a range without a start begins when a call needs a start time (the audit log's `start_time`), and the audit
+ * log's start for an event that gives no `created_at`.
+ */
 export const ORIGIN = '2000-01-01 00:00:00';
 
 /** Whether a watermark reached `end`: nothing before `end` is left to read after it. */
