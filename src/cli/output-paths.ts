@@ -154,6 +154,14 @@ export function outputSettings(ctx: Ctx): OutputSettings {
  */
 export function readOutputFlags(
   ctx: Ctx,
+  flags: { flag: OutputFlag; target: string; snapshot?: string | undefined },
+): { output: Output; snapshot: string | null };
+export function readOutputFlags(
+  ctx: Ctx,
+  flags: { flag: OutputFlag; target?: string | undefined; snapshot?: string | undefined },
+): { output: Output | null; snapshot: string | null };
+export function readOutputFlags(
+  ctx: Ctx,
   flags: { flag: OutputFlag; target?: string | undefined; snapshot?: string | undefined },
 ): { output: Output | null; snapshot: string | null } {
   const output = flags.target === undefined ? null : chooseOutput(flags.flag, flags.target, outputSettings(ctx));

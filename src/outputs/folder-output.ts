@@ -18,7 +18,7 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
 export type FolderFlag = '--parquet-out' | '--out';
 
 /** Who asks for the folder; the credentials' account counts only for a warehouse no run has bound yet. */
-export interface FolderRequest {
+interface FolderRequest {
   flag: FolderFlag;
   /** The folder (absolute). */
   out: string;

@@ -11,7 +11,7 @@ import { leaseTtlMs, type OutputLog, type OutputSettings } from './settings.js';
 import type { ExportTarget } from './target.js';
 import { type OutputWriter, type ParquetSource, selectionOf, type WriteRequest, type Written } from './writer.js';
 
-export type S3Target = Extract<ExportTarget, { kind: 's3' }>;
+type S3Target = Extract<ExportTarget, { kind: 's3' }>;
 
 const DEFAULT_PART_MIB = 16;
 const DEFAULT_UPLOADS = 4;

@@ -20,7 +20,7 @@ import type { OutputWriter, WriteRequest, Written } from './writer.js';
 export type OutputFlag = FolderFlag;
 
 /** Who writes: the command recorded in the lease and owner record, and the credentials' account (null: none). */
-export interface OutputWho {
+interface OutputWho {
   command: string;
   client: AccountBinding | null;
 }

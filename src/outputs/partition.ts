@@ -10,7 +10,7 @@ import type { Partition, PartitionSelection } from '../warehouse/index.js';
 export type { Partition };
 
 /** A run's progress as far as it says what was written (the engine's `page` and `item-done` events). */
-export interface WriteProgress {
+interface WriteProgress {
   type: string;
   stream?: string;
   eventId?: number | null;

@@ -1,9 +1,10 @@
 /**
  * The daemon's publisher: keeps what readers open fresh while `serve` holds the warehouse. Changes mark the
  * partitions they touched (`touched`); on a cadence the publisher re-exports only those partitions to Parquet (a
- * folder, or the lake on s3://, by the same code and the same manifest, ownership, lease and atomicity rules as
- * `export` and `sync --parquet-out`), then publishes the snapshot (src/warehouse/snapshot.ts), copying again only the
- * touched tables (the first snapshot of a process copies them all).
+ * folder, or the lake on s3://, through the writer of src/outputs that `export` and `sync --parquet-out` write
+ * through, under the same manifest, ownership, lease and atomicity rules), then publishes the snapshot
+ * (src/warehouse/snapshot.ts), copying again only the touched tables (the first snapshot of a process copies them
+ * all).
  *
  * - Coalesced: touches between two publishes make one publish; nothing touched, nothing published.
  * - One publish at a time: a tick that finds one running leaves its touches to the next.

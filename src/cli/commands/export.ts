@@ -36,7 +36,6 @@ async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   if (flags.out.trim() === '') throw new UsageError('--out: expected a folder, got an empty string');
   // `s3://...` goes to the lake; any other URL is refused, never written as a local folder named `s3:`.
   const { output } = readOutputFlags(ctx, { flag: '--out', target: flags.out });
-  if (output === null) throw new UsageError('--out: expected a folder');
   const folder = output.kind === 'folder';
   const written = await withWarehouse(ctx, { readOnly: true, mustExist: true }, async (warehouse) => {
     if (folder && flags.tables) await refuseUnknownTables(ctx, warehouse, flags.tables);
