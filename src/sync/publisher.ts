@@ -37,7 +37,7 @@ export type PublisherLake = LakeAccess;
 export interface PublisherOptions {
   /** The open (writable) warehouse the daemon writes through; the publisher opens side connections of it. */
   warehouse: Warehouse;
-  /** The output the Parquet goes to, as its owner holds it (src/outputs: the daemon's). Else `parquetOut`: */
+  /** Where the Parquet goes, held by its owner (the daemon's output, src/outputs); or name it by `parquetOut`. */
   writer?: OutputWriter;
   /** A local folder, or `s3://bucket/prefix` (then `lake` is required). */
   parquetOut?: string;
