@@ -58,7 +58,7 @@ export const streamOverrideSchema = z.strictObject({
 const accountId = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ACCOUNT_ID_ERROR = 'expected an account id: 1-63 of a-z, 0-9, _ and -, starting with a letter or digit';
 
-/** The lake on S3-compatible storage (`export --out s3://...`, `--parquet-out s3://...`); see src/lake. */
+/** The lake on S3-compatible storage (`export --out s3://...`, `--parquet-out s3://...`); see src/outputs/lake-output.ts. */
 export const lakeSchema = z.strictObject(
   {
     /** Another S3 API than AWS: `https://<id>.r2.cloudflarestorage.com`, `http://127.0.0.1:9000`, GCS interop. */

@@ -23,7 +23,7 @@ export {
 } from '../connectors/index.js';
 export { configSchema, type EvsyncConfig } from '../schemas/config.js';
 export * from './api/index.js';
-export * from './lake/index.js';
+export * from './outputs/index.js';
 export {
   Applier,
   type ApplierOptions,

@@ -1,5 +1,7 @@
 /**
- * Where the outputs of one command may go, judged at start, before a credit is spent or a file written (exit 2):
+ * A command's outputs read from its flags once (`readOutputFlags`: the output `--out`/`--parquet-out` names, chosen
+ * by src/outputs, and the `--snapshot` file), and where they may go, judged at start, before a credit is spent or a
+ * file written (exit 2):
  * - `--snapshot` is never the warehouse or a file of its layout (src/warehouse/own-files.ts: its WAL, the daemon's
  *   socket and query copy, their temporaries, the staging folders), nor inside a local `--parquet-out`: a file
  *   evsync did not export there stops every export into the folder ("holds a file evsync did not write"), which is
@@ -9,29 +11,15 @@
  * Paths are compared as the file system resolves them (every symbolic link followed), so a linked folder does not
  * hide a collision; a file that does not exist yet is judged by its folder's real path.
  */
-import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { chooseOutput, type Output, type OutputFlag } from '../outputs/output.js';
+import { realPathOf } from '../outputs/real-path.js';
+import type { OutputSettings } from '../outputs/settings.js';
 import { type OwnPath, warehouseLayout } from '../warehouse/own-files.js';
+import { snapshotTargetProblem } from '../warehouse/snapshot-target.js';
 import type { Ctx } from './context.js';
 import { socketPathFor } from './daemon.js';
 import { UsageError } from './errors.js';
-
-/** `path` with every symbolic link resolved, along the deepest part of it that exists (the rest appended). */
-export function realPathOf(path: string): string {
-  const missing: string[] = [];
-  let head = resolve(path);
-  for (;;) {
-    try {
-      return join(realpathSync(head), ...missing);
-    } catch {
-      const parent = dirname(head);
-      // Nothing resolves (not even the root): compare the path as written.
-      if (parent === head) return resolve(path);
-      missing.unshift(basename(head));
-      head = parent;
-    }
-  }
-}
 
 /** Whether `path` is `dir` or lies below it (both real paths). */
 function within(dir: string, path: string): boolean {
@@ -44,7 +32,7 @@ export interface OutputPaths {
   /** The snapshot file (absolute), when given. */
   snapshot: string | null;
   /** A local Parquet folder (absolute) and the flag that named it, when given. */
-  folder: { flag: '--parquet-out' | '--out'; path: string } | null;
+  folder: { flag: OutputFlag; path: string } | null;
 }
 
 /** The warehouse's own paths as real paths, the daemon's socket wherever it falls back to included. */
@@ -123,10 +111,7 @@ export function refuseCollidingOutputs(paths: OutputPaths): void {
 }
 
 /** The command's outputs checked against its warehouse (`--db`), relative paths read from the working folder. */
-export function checkOutputs(
-  ctx: Ctx,
-  outputs: { snapshot: string | null; folder: { flag: '--parquet-out' | '--out'; path: string } | null },
-): void {
+function checkOutputs(ctx: Ctx, outputs: { snapshot: string | null; folder: OutputPaths['folder'] }): void {
   const { folder } = outputs;
   refuseCollidingOutputs({
     db: resolve(ctx.io.cwd, ctx.config.db),
@@ -135,4 +120,56 @@ export function checkOutputs(
       outputs.snapshot === null || outputs.snapshot.trim() === '' ? null : resolve(ctx.io.cwd, outputs.snapshot),
     folder: folder === null ? null : { flag: folder.flag, path: resolve(ctx.io.cwd, folder.path) },
   });
+}
+
+/**
+ * `--snapshot <file>` checked before the run spends a credit: not the warehouse itself, not a folder, in a folder
+ * that exists, not a file other than a DuckDB database. Returns the absolute path.
+ */
+function snapshotTarget(ctx: Ctx, file: string): string {
+  if (file.trim() === '') throw new UsageError('--snapshot: no file given');
+  const target = resolve(ctx.io.cwd, file);
+  const problem = snapshotTargetProblem(target, resolve(ctx.io.cwd, ctx.config.db));
+  if (problem) throw new UsageError(`--snapshot: ${problem.replace(target, file)}`);
+  return target;
+}
+
+/** What the readers' outputs need from this command's context (src/outputs/settings.ts). */
+export function outputSettings(ctx: Ctx): OutputSettings {
+  const lake = ctx.config.values.lake ?? {};
+  return {
+    cwd: ctx.io.cwd,
+    db: ctx.config.db,
+    lake,
+    // The selected one of `accounts`, else `lake.account`, else `default`.
+    account: ctx.config.account ?? lake.account ?? 'default',
+    env: ctx.config.env,
+    now: ctx.now,
+    log: (level, message) => ctx.log[level](message),
+  };
+}
+
+/**
+ * A command's outputs read from its flags, once, before anything opens or a credit is spent (exit 2): the output
+ * `--out` or `--parquet-out` names (a local folder or the lake), and the `--snapshot` file, checked against the
+ * warehouse and against each other.
+ */
+export function readOutputFlags(
+  ctx: Ctx,
+  flags: { flag: OutputFlag; target: string; snapshot?: string | undefined },
+): { output: Output; snapshot: string | null };
+export function readOutputFlags(
+  ctx: Ctx,
+  flags: { flag: OutputFlag; target?: string | undefined; snapshot?: string | undefined },
+): { output: Output | null; snapshot: string | null };
+export function readOutputFlags(
+  ctx: Ctx,
+  flags: { flag: OutputFlag; target?: string | undefined; snapshot?: string | undefined },
+): { output: Output | null; snapshot: string | null } {
+  const output = flags.target === undefined ? null : chooseOutput(flags.flag, flags.target, outputSettings(ctx));
+  checkOutputs(ctx, {
+    snapshot: flags.snapshot ?? null,
+    folder: output?.kind === 'folder' ? { flag: output.flag, path: output.where } : null,
+  });
+  return { output, snapshot: flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot) };
 }

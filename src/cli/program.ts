@@ -156,6 +156,11 @@ function reportError(app: App, err: unknown): number {
     print(message);
     return ExitCode.Usage;
   }
+  // An output refused (another owner, a bad destination) is the user's to fix; one held or failing fails the command.
+  if (name === 'OutputError') {
+    print(message);
+    return (err as Error & { verdict?: unknown }).verdict === 'refused' ? ExitCode.Usage : ExitCode.Failure;
+  }
   print(message);
   if (app.verbosity === 'verbose' && err instanceof Error && err.stack) app.stderr.write(`${err.stack}\n`);
   else if (!(err instanceof Error) || !name.endsWith('Error') || name === 'Error' || name === 'TypeError') {

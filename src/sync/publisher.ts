@@ -1,9 +1,10 @@
 /**
  * The daemon's publisher: keeps what readers open fresh while `serve` holds the warehouse. Changes mark the
  * partitions they touched (`touched`); on a cadence the publisher re-exports only those partitions to Parquet (a
- * folder, or the lake on s3://, by the same code and the same manifest, ownership, lease and atomicity rules as
- * `export` and `sync --parquet-out`), then publishes the snapshot (src/warehouse/snapshot.ts), copying again only the
- * touched tables (the first snapshot of a process copies them all).
+ * folder, or the lake on s3://, through the writer of src/outputs that `export` and `sync --parquet-out` write
+ * through, under the same manifest, ownership, lease and atomicity rules), then publishes the snapshot
+ * (src/warehouse/snapshot.ts), copying again only the touched tables (the first snapshot of a process copies them
+ * all).
  *
  * - Coalesced: touches between two publishes make one publish; nothing touched, nothing published.
  * - One publish at a time: a tick that finds one running leaves its touches to the next.
@@ -20,48 +21,28 @@
  */
 
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { type Now, systemNow } from '../../schemas/clock.js';
-import { exportToLake } from '../lake/export-lake.js';
-import type { ObjectStore } from '../lake/store.js';
-import { parseTarget } from '../lake/target.js';
-import {
-  type PartitionSelection,
-  type PendingPartition,
-  utcNow,
-  type Warehouse,
-  type WarehouseSide,
-} from '../warehouse/index.js';
+import type { HeldFolder } from '../outputs/folder-output.js';
+import type { LakeAccess } from '../outputs/lake-output.js';
+import { writerFor } from '../outputs/output.js';
+import { type Partition, TouchedPartitions } from '../outputs/partition.js';
+import { bytesWritten, type OutputWriter } from '../outputs/writer.js';
+import { utcNow, type Warehouse, type WarehouseSide } from '../warehouse/index.js';
 
 export type PublishLog = (level: 'info' | 'warn' | 'debug', message: string) => void;
 
-/** How to reach the lake when `parquetOut` is `s3://...` (the CLI builds it from the config's `lake` block). */
-export interface PublisherLake {
-  store: ObjectStore;
-  account: string;
-  /** Owner-only staging folder beside the database. */
-  stagingDir: string;
-  leaseTtlMs: number;
-  uploadConcurrency: number;
-  /** Recorded in the lease for whoever is refused, e.g. `evsync serve`. */
-  command: string;
-}
-
-/** A local Parquet folder a daemon holds (src/lake/folder-claim.ts FolderClaim). */
-export interface HeldFolder {
-  /** Resolves while the folder is still this publisher's; rejects once another writer has taken it. */
-  assertHeld(): Promise<void>;
-  /** After an export wrote into it (the owner record, written once). */
-  exported(): void;
-}
+/** How to reach the lake when `parquetOut` is `s3://...` (src/outputs/lake-output.ts). */
+export type PublisherLake = LakeAccess;
 
 export interface PublisherOptions {
   /** The open (writable) warehouse the daemon writes through; the publisher opens side connections of it. */
   warehouse: Warehouse;
+  /** Where the Parquet goes, held by its owner (the daemon's output, src/outputs); or name it by `parquetOut`. */
+  writer?: OutputWriter;
   /** A local folder, or `s3://bucket/prefix` (then `lake` is required). */
   parquetOut?: string;
   lake?: PublisherLake;
-  /** With a local `parquetOut`: the folder as the daemon holds it (its lease and owner, src/lake/folder-claim.ts). */
+  /** With a local `parquetOut`: the folder as its owner holds it (its lease and owner record). */
   folder?: HeldFolder;
   /** The snapshot file (replaced atomically at each publish). */
   snapshot?: string;
@@ -121,44 +102,14 @@ export interface Publisher {
   stats(): PublishStats;
 }
 
-/** Touched partitions: per table, event ids or the whole table. */
-type Touched = Map<string, Set<number> | 'all'>;
-
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function addTouch(into: Touched, table: string, ids: Iterable<number> | 'all'): void {
-  const current = into.get(table);
-  if (current === 'all') return;
-  if (ids === 'all') {
-    into.set(table, 'all');
-    return;
-  }
-  const set = current ?? new Set<number>();
-  for (const id of ids) set.add(id);
-  into.set(table, set);
-}
-
-function countPartitions(t: Touched): number {
-  let n = 0;
-  for (const ids of t.values()) n += ids === 'all' ? 1 : Math.max(1, ids.size);
-  return n;
-}
-
-/** The export's selection: tables touched whole are listed without partitions (written whole). */
-function selection(batch: Touched): { tables: string[]; partitions: PartitionSelection[] } {
-  const tables = [...batch.keys()].sort();
-  const partitions: PartitionSelection[] = [];
-  for (const [table, ids] of batch)
-    if (ids !== 'all') partitions.push({ table, eventIds: [...ids].sort((a, b) => a - b) });
-  return { tables, partitions };
-}
-
 class CadencedPublisher implements Publisher {
-  private touchedNow: Touched = new Map();
+  private touchedNow = new TouchedPartitions();
   /** Touches not yet written to `_evsync.publish_pending`. */
-  private unrecorded: (PendingPartition & { at: string })[] = [];
+  private unrecorded: (Partition & { at: string })[] = [];
   private recording: Promise<void> = Promise.resolve();
   private recordScheduled = false;
   private running: Promise<void> | null = null;
@@ -195,15 +146,16 @@ class CadencedPublisher implements Publisher {
     private readonly reader: WarehouseSide,
     /** Records and clears pending touches, so recording never waits behind a publish. */
     private readonly pending: WarehouseSide,
-    private readonly lakePrefix: string | null,
+    /** Where the Parquet goes (null: only the snapshot is published). */
+    private readonly writer: OutputWriter | null,
   ) {
     this.now = opts.now ?? systemNow;
     this.snapshotDue = opts.snapshot !== undefined && !existsSync(opts.snapshot);
   }
 
-  start(initial: readonly PendingPartition[], all: readonly string[]): void {
-    for (const p of initial) addTouch(this.touchedNow, p.table, p.eventId === null ? 'all' : [p.eventId]);
-    for (const table of all) addTouch(this.touchedNow, table, 'all');
+  start(initial: readonly Partition[], all: readonly string[]): void {
+    for (const p of initial) this.touchedNow.add(p);
+    for (const table of all) this.touchedNow.touch(table, 'all');
     if (initial.length > 0) {
       this.opts.log('info', `publish: ${initial.length} partition(s) left pending by the last run; publishing them`);
     }
@@ -221,7 +173,7 @@ class CadencedPublisher implements Publisher {
   touched(table: string, eventIds: Iterable<number> | 'all'): void {
     if (this.stopped) return;
     const ids = eventIds === 'all' ? 'all' : [...eventIds];
-    addTouch(this.touchedNow, table, ids);
+    this.touchedNow.touch(table, ids);
     const at = utcNow(this.now);
     if (ids === 'all') this.unrecorded.push({ table, eventId: null, at });
     else for (const id of ids) this.unrecorded.push({ table, eventId: id, at });
@@ -281,11 +233,11 @@ class CadencedPublisher implements Publisher {
     // Write-ahead: what this publish is about is recorded before it starts, so a kill during it redoes it.
     await this.record();
     const batch = this.touchedNow;
-    this.touchedNow = new Map();
+    this.touchedNow = new TouchedPartitions();
     // A table the warehouse does not have (a name given in error, a stream not loaded yet) would fail every
     // publish from now on: it is dropped, once, with a warning.
     const existing = new Set(await this.reader.listTables());
-    for (const table of batch.keys()) {
+    for (const table of batch.tables()) {
       if (existing.has(table)) continue;
       batch.delete(table);
       this.opts.log('warn', `publish: no table ${table} in the warehouse; its touches are dropped`);
@@ -297,9 +249,9 @@ class CadencedPublisher implements Publisher {
     this.s.lastStartedAt = startedAt;
     let parquetBytes = 0;
     try {
-      if (this.opts.parquetOut !== undefined && batch.size > 0) {
+      if (this.writer !== null && batch.size > 0) {
         const parquetStart = performance.now();
-        parquetBytes = await this.exportParquet(batch);
+        parquetBytes = await this.exportParquet(this.writer, batch);
         this.s.lastParquet = { tables: batch.size, bytes: parquetBytes, ms: performance.now() - parquetStart };
       }
       let snapshotBytes = 0;
@@ -308,7 +260,7 @@ class CadencedPublisher implements Publisher {
           ...(this.opts.onSnapshotTable ? { onTable: this.opts.onSnapshotTable } : {}),
           // The first snapshot of a process copies everything (whatever happened while no publisher ran); later
           // ones start from the previous snapshot and copy the touched tables only.
-          ...(this.snapshotWhole ? {} : { changedTables: [...batch.keys()] }),
+          ...(this.snapshotWhole ? {} : { changedTables: batch.tables() }),
         });
         this.snapshotWhole = false;
         for (const warning of snap.views.warnings) this.opts.log('warn', `snapshot: ${warning}`);
@@ -332,13 +284,13 @@ class CadencedPublisher implements Publisher {
       this.s.totalBytes += parquetBytes + snapshotBytes;
       this.opts.log(
         'debug',
-        `publish: ${countPartitions(batch)} partition(s) of ${batch.size} table(s) in ${Math.round(wallMs)} ms (${Math.round(
+        `publish: ${batch.count()} partition(s) of ${batch.size} table(s) in ${Math.round(wallMs)} ms (${Math.round(
           cpuMs,
         )} ms CPU, ${parquetBytes + snapshotBytes} bytes)`,
       );
     } catch (err) {
       // Published again at the next tick (and recorded for the next start): nothing touched is forgotten.
-      for (const [table, ids] of batch) addTouch(this.touchedNow, table, ids);
+      this.touchedNow.addAll(batch);
       this.s.failures++;
       this.s.lastError = errorText(err);
       this.s.lastErrorAt = utcNow(this.now);
@@ -348,27 +300,10 @@ class CadencedPublisher implements Publisher {
   }
 
   /** The touched partitions to the folder or the lake; returns the bytes written. */
-  private async exportParquet(batch: Touched): Promise<number> {
-    const out = this.opts.parquetOut as string;
-    const { tables, partitions } = selection(batch);
-    if (this.lakePrefix !== null) {
-      const lake = this.opts.lake as PublisherLake;
-      const result = await exportToLake(this.reader, {
-        ...lake,
-        prefix: this.lakePrefix,
-        tables,
-        partitions,
-        log: this.opts.log,
-        now: this.now,
-      });
-      for (const warning of result.warnings) this.opts.log('warn', warning);
-      return result.uploaded.bytes;
-    }
-    await this.opts.folder?.assertHeld();
-    const result = await this.reader.exportParquet({ out, tables, partitions, newTablesWhole: true });
-    this.opts.folder?.exported();
-    for (const warning of result.warnings) this.opts.log('warn', warning);
-    return result.bytesWritten;
+  private async exportParquet(writer: OutputWriter, batch: TouchedPartitions): Promise<number> {
+    const written = await writer.write(this.reader, { touched: batch });
+    for (const warning of written.report.warnings) this.opts.log('warn', warning);
+    return bytesWritten(written);
   }
 
   async stop(): Promise<void> {
@@ -384,7 +319,7 @@ class CadencedPublisher implements Publisher {
   }
 
   stats(): PublishStats {
-    return { ...this.s, pendingPartitions: countPartitions(this.touchedNow) };
+    return { ...this.s, pendingPartitions: this.touchedNow.count() };
   }
 }
 
@@ -393,22 +328,18 @@ class CadencedPublisher implements Publisher {
  * publishes it at once), then publishes every `everyMs` when something was touched.
  */
 export async function startPublisher(opts: PublisherOptions): Promise<Publisher> {
-  if (opts.parquetOut === undefined && opts.snapshot === undefined) {
+  if (opts.writer === undefined && opts.parquetOut === undefined && opts.snapshot === undefined) {
     throw new Error('startPublisher: give parquetOut, snapshot or both');
   }
   if (!Number.isFinite(opts.everyMs) || opts.everyMs <= 0) {
     throw new Error(`startPublisher: everyMs must be a positive number, got ${opts.everyMs}`);
   }
   if (opts.warehouse.readOnly) throw new Error('startPublisher: the warehouse is open read-only');
-  let lakePrefix: string | null = null;
-  if (opts.parquetOut !== undefined) {
-    const target = parseTarget(opts.parquetOut);
-    if (!target.ok) throw new Error(`parquetOut: ${target.problem}`);
-    if (target.target.kind === 's3') {
-      if (!opts.lake) throw new Error(`parquetOut ${opts.parquetOut}: an s3:// target needs the lake options`);
-      lakePrefix = target.target.prefix;
-    }
-  }
+  const writer =
+    opts.writer ??
+    (opts.parquetOut === undefined
+      ? null
+      : writerFor(opts.parquetOut, opts, { now: opts.now ?? systemNow, log: opts.log }));
   const reader = await opts.warehouse.openSide();
   let pending: WarehouseSide | null = null;
   try {
@@ -416,11 +347,9 @@ export async function startPublisher(opts: PublisherOptions): Promise<Publisher>
     const left = await pending.pendingPartitions();
     let all: string[] = [];
     if (opts.publishAllAtStart) all = await reader.listTables();
-    else if (opts.parquetOut !== undefined && lakePrefix === null) {
-      // A table with no folder in the output yet is published whole at start (later, a first touch writes it whole).
-      all = (await reader.listTables()).filter((t) => !existsSync(join(opts.parquetOut as string, t)));
-    }
-    const publisher = new CadencedPublisher(opts, reader, pending, lakePrefix);
+    // A table the output has nothing of yet is published whole at start (later, a first touch writes it whole).
+    else if (writer !== null) all = writer.missingTables(await reader.listTables());
+    const publisher = new CadencedPublisher(opts, reader, pending, writer);
     publisher.start(left, all);
     return publisher;
   } catch (err) {

@@ -49,7 +49,7 @@ export class ExportRefusedError extends WarehouseError {
 
 /**
  * `name:` with two or more characters before the colon: a URL scheme (`s3:`, `gs:`, `https:`), never a folder this
- * module creates. One letter is a Windows drive (`C:\out`). The lake (src/lake/target.ts) reads the same rule.
+ * module creates. One letter is a Windows drive (`C:\out`). The outputs (src/outputs/target.ts) read the same rule.
  */
 export const URL_SCHEME_RE = /^([A-Za-z][A-Za-z0-9+.-]+):/;
 

@@ -1,7 +1,7 @@
 /**
  * The export manifest: `<out>/<table>/_evsync/manifest.json`, evsync's proof that it created a table folder and of
  * every file it wrote there. Export only ever replaces or removes files this manifest lists; anything else in the
- * folder belongs to someone else. The lake (src/lake) keeps the same manifest per table and account in object storage.
+ * folder belongs to someone else. The lake (src/outputs/lake) keeps the same manifest per table and account in object storage.
  *
  * Format (version 1), every path relative to the table folder with `/` separators:
  *

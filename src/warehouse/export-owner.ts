@@ -3,7 +3,7 @@
  * discovery off it, as for the table manifests of export-manifest.ts). A folder belongs to one warehouse and one
  * account, as a lake prefix does (one `account=<id>` partition, one lease per account): two warehouses writing one
  * folder replaced each other's partitions and manifests. The record names the warehouse by its real path and the
- * account by base URL and client id (never a secret); src/lake/folder-claim.ts writes it at the first export and
+ * account by base URL and client id (never a secret); src/outputs/lake/folder-claim.ts writes it at the first export and
  * refuses any other writer.
  *
  * Format (version 1):

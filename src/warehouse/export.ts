@@ -12,7 +12,7 @@
  * owner-only (0600 files, 0700 folders): the files hold personal data.
  *
  * Which warehouse and account the whole folder belongs to (its owner record) and who writes it now (its lease) are
- * judged before this runs, by src/lake/folder-claim.ts, which the CLI and the daemon call around every export.
+ * judged before this runs, by src/outputs/lake/folder-claim.ts, which the CLI and the daemon call around every export.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
@@ -175,7 +175,7 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
     // resolve('') is the current folder: an empty path must never mean "write here".
     throw new ExportRefusedError('export: no output folder given (an empty path would mean the current folder)', '');
   }
-  // `s3://...` or any URL: never a local folder named `s3:` (object storage is written by exportToLake, src/lake).
+  // `s3://...` or any URL: never a local folder named `s3:` (object storage is written by exportToLake, src/outputs/lake).
   if (URL_SCHEME_RE.test(opts.out)) {
     throw new ExportRefusedError(
       `export: ${opts.out} is a URL, not a local folder; for s3:// use exportToLake (for a folder named like this, write ./${opts.out})`,

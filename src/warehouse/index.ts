@@ -28,7 +28,7 @@ export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
 export type { Marks } from './marks.js';
-export type { PendingPartition } from './publish-pending.js';
+export type { Partition } from './publish-pending.js';
 export { type QueryCopyWritten, removeQueryCopyLeftovers } from './query-copy.js';
 export type { RunLog } from './run-log.js';
 export type { WarehouseSide } from './side.js';

@@ -11,7 +11,7 @@ import type { Db } from './connection.js';
 import { readTableColumns } from './ddl.js';
 import { WarehouseError } from './errors.js';
 import { type CountsByRun, type MergeCounts, mergePages } from './merge.js';
-import { distinctPartitions, owePartitions, type PendingPartition } from './publish-pending.js';
+import { distinctPartitions, owePartitions, type Partition } from './publish-pending.js';
 import type { Staging } from './stage.js';
 import { type PageFile, type StagedFilter, stagedPages, unregister } from './staged.js';
 
@@ -29,7 +29,7 @@ type Timer = (step: string, since: number) => number;
 export interface StagedMerge {
   counts: StreamCounts[];
   /** Partitions whose pages were merged into their table (their changes are committed). */
-  partitions: PendingPartition[];
+  partitions: Partition[];
   /** Rows of the pages taken off the registry, per stream (merged or moved to `_evsync.rejected`). */
   rows: Map<string, number>;
 }
@@ -42,7 +42,7 @@ export interface MergeStagedOptions {
   owe: boolean;
 }
 
-function partitionsOf(pages: readonly PageFile[]): PendingPartition[] {
+function partitionsOf(pages: readonly PageFile[]): Partition[] {
   return distinctPartitions(pages.map((p) => ({ table: p.stream, eventId: p.eventId })));
 }
 
@@ -125,7 +125,7 @@ async function mergeStream(
   name: string,
   list: PageFile[],
   o: MergeStagedOptions,
-): Promise<{ counts: StreamCounts[]; partitions: PendingPartition[] }> {
+): Promise<{ counts: StreamCounts[]; partitions: Partition[] }> {
   try {
     return { counts: toList(name, await mergeBatch(db, staging, name, list, o)), partitions: partitionsOf(list) };
   } catch (err) {

@@ -18,8 +18,12 @@ export const PUBLISH_PENDING_DDL = [
      table_name VARCHAR NOT NULL, event_id BIGINT, recorded_at TIMESTAMP NOT NULL)`,
 ];
 
-/** One owed partition: an event of a table, or the whole table (`eventId` null). */
-export interface PendingPartition {
+/**
+ * A partition of a table, the one shape of "what a change touched" from the warehouse to the readers' outputs
+ * (src/outputs/partition.ts): an event of an event-scoped table, or the whole table (`eventId` null: an account
+ * scope, or a parent's scope whose rows may span events). Owed here until a publish delivers it.
+ */
+export interface Partition {
   table: string;
   eventId: number | null;
 }
@@ -33,8 +37,8 @@ export function partitionOf(scope: ScopeRef): number | null {
 }
 
 /** Each distinct partition once. */
-export function distinctPartitions(parts: Iterable<PendingPartition>): PendingPartition[] {
-  const byKey = new Map<string, PendingPartition>();
+export function distinctPartitions(parts: Iterable<Partition>): Partition[] {
+  const byKey = new Map<string, Partition>();
   for (const p of parts) byKey.set(`${p.table}\0${p.eventId ?? ''}`, { table: p.table, eventId: p.eventId });
   return [...byKey.values()];
 }
@@ -44,7 +48,7 @@ export function distinctPartitions(parts: Iterable<PendingPartition>): PendingPa
  * publishes: see Warehouse's `publishing`). Recorded with the change itself, a daemon killed before its publisher
  * heard of the change still owes it at its next start.
  */
-export async function owePartitions(db: Db, parts: readonly PendingPartition[]): Promise<void> {
+export async function owePartitions(db: Db, parts: readonly Partition[]): Promise<void> {
   const at = utcNow(db.now);
   await addPending(
     db,
@@ -52,7 +56,7 @@ export async function owePartitions(db: Db, parts: readonly PendingPartition[]):
   );
 }
 
-export async function readPending(db: Db): Promise<PendingPartition[]> {
+export async function readPending(db: Db): Promise<Partition[]> {
   const r = await db.query(
     `SELECT DISTINCT table_name, event_id FROM _evsync.publish_pending ORDER BY table_name, event_id NULLS FIRST`,
   );
@@ -63,7 +67,7 @@ export async function readPending(db: Db): Promise<PendingPartition[]> {
 }
 
 /** Records partitions as owed, each at the time it was touched (UTC `YYYY-MM-DD HH:MM:SS.mmm`). */
-export async function addPending(db: Db, parts: readonly (PendingPartition & { at: string })[]): Promise<void> {
+export async function addPending(db: Db, parts: readonly (Partition & { at: string })[]): Promise<void> {
   if (parts.length === 0) return;
   await db.run(
     `INSERT INTO _evsync.publish_pending (table_name, event_id, recorded_at)

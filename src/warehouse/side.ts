@@ -11,7 +11,7 @@ import type { Now } from '../../schemas/clock.js';
 import { Db } from './connection.js';
 import { listStreamTables } from './ddl.js';
 import { exportParquet } from './export.js';
-import { addPending, type PendingPartition, readPending, removePendingBefore } from './publish-pending.js';
+import { addPending, type Partition, readPending, removePendingBefore } from './publish-pending.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 import type { ExportOptions, ExportResult } from './types.js';
 
@@ -40,12 +40,12 @@ export class WarehouseSide {
   }
 
   /** Partitions owed to readers (see publish-pending.ts). */
-  pendingPartitions(): Promise<PendingPartition[]> {
+  pendingPartitions(): Promise<Partition[]> {
     return this.db.exclusive(() => readPending(this.db));
   }
 
   /** Records touched partitions, each with the time it was touched (UTC `YYYY-MM-DD HH:MM:SS.mmm`). */
-  recordPending(parts: readonly (PendingPartition & { at: string })[]): Promise<void> {
+  recordPending(parts: readonly (Partition & { at: string })[]): Promise<void> {
     return this.db.exclusive(() => addPending(this.db, parts));
   }
 

@@ -25,7 +25,7 @@ import { type LoadDeps, loadPage, stepTimer } from './load.js';
 import { Marks } from './marks.js';
 import { emptyStagedMerge, type MergeCounts, mergeStaged, type StagedMerge } from './merge-staged.js';
 import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
-import { owePartitions, type PendingPartition, partitionOf } from './publish-pending.js';
+import { owePartitions, type Partition, partitionOf } from './publish-pending.js';
 import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
 import { RunLog } from './run-log.js';
 import { WarehouseSide } from './side.js';
@@ -80,7 +80,7 @@ export interface OpenOptions {
 }
 
 /** Told the partitions a change committed to (see Warehouse.onChanged). */
-export type ChangeListener = (parts: readonly PendingPartition[]) => void;
+export type ChangeListener = (parts: readonly Partition[]) => void;
 
 const DEFAULT_MERGE_ROWS = 100_000;
 
@@ -261,7 +261,7 @@ export class Warehouse {
   }
 
   /** Tells the listeners of committed changes (a listener's failure is its own: the change is committed). */
-  private changed(parts: readonly PendingPartition[]): void {
+  private changed(parts: readonly Partition[]): void {
     if (parts.length === 0) return;
     for (const listener of this.listeners) {
       try {

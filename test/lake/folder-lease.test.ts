@@ -1,14 +1,14 @@
 /**
- * The lake's lease kept in a local folder (src/lake/folder-store.ts), with an injected clock: one holder at a time,
+ * The lake's lease kept in a local folder (src/outputs/lake/folder-store.ts), with an injected clock: one holder at a time,
  * an expired holder elsewhere taken over, renewal on the holder's cadence, a holder that lost it told so before it
  * writes, release never removing another writer's lease, and nothing read or replaced through a symbolic link.
  */
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LakeError } from '../../src/lake/errors.js';
-import { FolderLeaseStore } from '../../src/lake/folder-store.js';
-import { Lease, type LeaseBody } from '../../src/lake/lease.js';
+import { LakeError } from '../../src/outputs/lake/errors.js';
+import { FolderLeaseStore } from '../../src/outputs/lake/folder-store.js';
+import { Lease, type LeaseBody } from '../../src/outputs/lake/lease.js';
 import { tempDir } from '../cli/helpers.js';
 
 const KEY = '_evsync/lease.json';

@@ -10,8 +10,8 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } fr
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll } from 'vitest';
 import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
-import { openS3Store } from '../../src/lake/s3-store.js';
-import type { ObjectStore } from '../../src/lake/store.js';
+import { openS3Store } from '../../src/outputs/lake/s3-store.js';
+import type { ObjectStore } from '../../src/outputs/lake/store.js';
 import type { Manifest } from '../../src/warehouse/export-manifest.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { tempDir } from '../cli/helpers.js';

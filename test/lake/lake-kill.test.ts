@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stagingDirFor } from '../../src/cli/commands/lake.js';
+import { stagingDirFor } from '../../src/outputs/lake-output.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run, writeConfig } from '../cli/helpers.js';
 import { runTsxChild } from '../helpers/tsx-child.js';

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ObjectStore } from '../../src/lake/store.js';
+import type { ObjectStore } from '../../src/outputs/lake/store.js';
 import { startPublisher } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { eventScope, page, registrants } from '../warehouse/helpers.js';

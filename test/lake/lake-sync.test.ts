@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leaseKey } from '../../src/lake/layout.js';
-import { Lease } from '../../src/lake/lease.js';
+import { leaseKey } from '../../src/outputs/lake/layout.js';
+import { Lease } from '../../src/outputs/lake/lease.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { run, writeConfig } from '../cli/helpers.js';
 import { BUCKET, lakeConfig, manifestAt, openTestStore, s3Env, useTestLake, warehouseRows } from './helpers.js';

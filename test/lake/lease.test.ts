@@ -6,10 +6,10 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
-import { LakeError } from '../../src/lake/errors.js';
-import { Lease, type LeaseBody } from '../../src/lake/lease.js';
-import { openS3Store } from '../../src/lake/s3-store.js';
-import type { ObjectStore } from '../../src/lake/store.js';
+import { LakeError } from '../../src/outputs/lake/errors.js';
+import { Lease, type LeaseBody } from '../../src/outputs/lake/lease.js';
+import { openS3Store } from '../../src/outputs/lake/s3-store.js';
+import type { ObjectStore } from '../../src/outputs/lake/store.js';
 import { BUCKET, getObject, putObject, s3Env, testClient } from './helpers.js';
 
 let s3: LoopbackS3;

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TouchedPartitions } from '../../src/cli/commands/sync.js';
+import { TouchedPartitions } from '../../src/outputs/partition.js';
 import { type Publisher, runSync, startPublisher } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';

@@ -69,7 +69,7 @@ describe('entry points', () => {
 
 describe('folders import one way', () => {
   // The normalizer sits at the schemas' level: it reads the column schemas, and nothing in schemas reads it.
-  const ORDER = ['connectors', 'schemas', 'normalizer', 'api', 'warehouse', 'lake', 'sync', 'cli'];
+  const ORDER = ['connectors', 'schemas', 'normalizer', 'api', 'warehouse', 'outputs', 'sync', 'cli'];
   const files = [
     ...sourceFiles('src'),
     ...sourceFiles('connectors'),

@@ -6,7 +6,7 @@
  */
 import { cpSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type PendingPartition, Warehouse } from '../../src/warehouse/index.js';
+import { type Partition as PendingPartition, Warehouse } from '../../src/warehouse/index.js';
 import { accountScope, eventScope, events, openTemp, page, reg, registrants, type TempWarehouse } from './helpers.js';
 
 let t: TempWarehouse | undefined;

@@ -6,17 +6,15 @@
  * item completes, the daemon's runs merging item by item) or marked deleted, so a long run reaches readers as it goes.
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
-import type { FolderClaim } from '../../lake/folder-claim.js';
+import type { Output } from '../../outputs/output.js';
+import type { Partition } from '../../outputs/partition.js';
 import type { Publisher, PublishStats } from '../../sync/publisher.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Ctx } from '../context.js';
-import { errorMessage, UsageError } from '../errors.js';
-import { checkOutputs } from '../output-paths.js';
-import { claimOutputFolder } from './output-folder.js';
-import { snapshotTarget } from './sync.js';
+import { UsageError } from '../errors.js';
+import { readOutputFlags } from '../output-paths.js';
 
 export interface PublishFlags {
   parquetOut?: string;
@@ -50,28 +48,29 @@ export function addPublishOptions(cmd: Command): void {
     );
 }
 
-/** The targets, checked before anything opens (a usage error spends nothing). */
-export async function checkPublishFlags(ctx: Ctx, flags: PublishFlags): Promise<{ snapshot: string | null }> {
-  let local: string | null = null;
-  if (flags.parquetOut !== undefined) {
-    const { parseTarget } = await import('../../lake/target.js');
-    const target = parseTarget(flags.parquetOut);
-    if (!target.ok) throw new UsageError(`--parquet-out: ${target.problem}`);
-    if (target.target.kind === 'local') local = target.target.path;
-  }
+/** What the daemon publishes, read from its flags once. */
+export interface PublishTargets {
+  output: Output | null;
+  snapshot: string | null;
+  everyMs: number;
+}
+
+/** The targets, read and checked once, before anything opens (a usage error spends nothing). */
+export function checkPublishFlags(ctx: Ctx, flags: PublishFlags): PublishTargets {
   if (flags.publishEvery !== undefined && flags.parquetOut === undefined && flags.snapshot === undefined) {
     throw new UsageError('--publish-every: give --parquet-out or --snapshot (or both): there is nothing to publish');
   }
-  checkOutputs(ctx, {
-    snapshot: flags.snapshot ?? null,
-    folder: local === null ? null : { flag: '--parquet-out', path: local },
+  const { output, snapshot } = readOutputFlags(ctx, {
+    flag: '--parquet-out',
+    target: flags.parquetOut,
+    snapshot: flags.snapshot,
   });
-  return { snapshot: flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot) };
+  return { output, snapshot, everyMs: (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000 };
 }
 
 export interface DaemonPublisher {
   /** The applier committed a write to this partition. */
-  touched(stream: string, eventId: number | null): void;
+  touched(partition: Partition): void;
   stats(): PublishStats;
   stop(): Promise<void>;
 }
@@ -109,61 +108,27 @@ export function publishMetricsText(p: PublishStats): string {
 }
 
 /**
- * A local --parquet-out is the daemon's for its whole life: its owner record checked (another warehouse's: exit 2,
- * before anything listens) and its lease taken at start, renewed on the publish cadence, given back at stop.
+ * Starts publishing (null when neither --parquet-out nor --snapshot is given). A local --parquet-out is the daemon's
+ * for its whole life: its owner record checked (another warehouse's: exit 2, before anything listens) and its lease
+ * taken at start, renewed on the publish cadence, given back at stop.
  */
-async function holdFolder(
-  ctx: Ctx,
-  warehouse: Warehouse,
-  client: ApiClient,
-  out: string,
-  command: string,
-  everyMs: number,
-): Promise<{ claim: FolderClaim; release: () => Promise<void> }> {
-  const claim = await claimOutputFolder(ctx, warehouse, '--parquet-out', out, command, client);
-  const timer = setInterval(() => {
-    claim.renewIfDue().catch((err: unknown) => ctx.log.warn(`--parquet-out ${out}: ${errorMessage(err)}`));
-  }, everyMs);
-  timer.unref?.();
-  return {
-    claim,
-    release: async () => {
-      clearInterval(timer);
-      await claim.release().catch((err: unknown) => {
-        ctx.log.warn(`--parquet-out ${out}: could not give back the folder lease: ${errorMessage(err)}`);
-      });
-    },
-  };
-}
-
-/** Starts publishing (null when neither --parquet-out nor --snapshot is given). */
 export async function startDaemonPublisher(
   ctx: Ctx,
-  flags: PublishFlags,
+  targets: PublishTargets,
   warehouse: Warehouse,
   client: ApiClient,
   command: string,
 ): Promise<DaemonPublisher | null> {
-  if (flags.parquetOut === undefined && flags.snapshot === undefined) return null;
-  const { snapshot } = await checkPublishFlags(ctx, flags);
+  const { output, snapshot, everyMs } = targets;
+  if (output === null && snapshot === null) return null;
   const { startPublisher } = await import('../../sync/publisher.js');
-  const { parseTarget } = await import('../../lake/target.js');
-  const target = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
-  const s3 = target?.ok && target.target.kind === 's3' ? target.target : null;
-  const local = target?.ok && target.target.kind === 'local' ? resolve(ctx.io.cwd, target.target.path) : null;
-  const everyMs = (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000;
-  const lake = s3 ? await (await import('./lake.js')).publisherLakeFor(ctx, s3, command) : undefined;
-  let folder: Awaited<ReturnType<typeof holdFolder>> | null = null;
+  const writer = output === null ? null : await output.hold(warehouse, { command, client }, everyMs);
   let publisher: Publisher;
   try {
-    folder = local === null ? null : await holdFolder(ctx, warehouse, client, local, command, everyMs);
-    const held = folder?.claim;
     publisher = await startPublisher({
       warehouse,
-      ...(s3 ? { parquetOut: s3.url } : local !== null ? { parquetOut: local } : {}),
-      ...(lake ? { lake } : {}),
-      // Still this daemon's before each export into the folder; its owner recorded after the first.
-      ...(held ? { folder: held } : {}),
+      // Still this daemon's before each export into a folder; its owner recorded after the first.
+      ...(writer ? { writer } : {}),
       ...(snapshot ? { snapshot } : {}),
       everyMs,
       // A snapshot readers have never had is published whole at once, not at the first change.
@@ -174,19 +139,17 @@ export async function startDaemonPublisher(
       followChanges: true,
     });
   } catch (err) {
-    lake?.store.close();
-    await folder?.release();
+    await writer?.release();
     throw err;
   }
   return {
-    touched: (stream, eventId) => publisher.touched(stream, eventId === null ? 'all' : [eventId]),
+    touched: (p) => publisher.touched(p.table, p.eventId === null ? 'all' : [p.eventId]),
     stats: () => publisher.stats(),
     async stop() {
       try {
         await publisher.stop();
       } finally {
-        lake?.store.close();
-        await folder?.release();
+        await writer?.release();
       }
     },
   };

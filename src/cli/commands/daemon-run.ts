@@ -40,6 +40,7 @@ import {
   checkPublishFlags,
   type DaemonPublisher,
   type PublishFlags,
+  type PublishTargets,
   publishMetricsText,
   startDaemonPublisher,
 } from './daemon-publish.js';
@@ -316,6 +317,7 @@ function publishing(flags: DaemonFlags): boolean {
 /** What the daemon is started with, read and checked before anything opens (a usage error costs nothing). */
 interface DaemonSetup {
   receiving: boolean;
+  publish: PublishTargets;
   secret: string;
   settings: WebhookSettings;
   options: SyncOptions;
@@ -329,9 +331,9 @@ async function daemonSetup(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind): Prom
   // webhookSettings refuses an address that does not parse (a usage error), before anything starts.
   const settings = webhookSettings(ctx, flags);
   const options = syncOptionsFrom(ctx, flags, 'incremental');
-  await checkPublishFlags(ctx, flags);
+  const publish = checkPublishFlags(ctx, flags);
   adminSettings(ctx, flags.adminListen); // checked now: a refused address spends nothing
-  return { receiving, secret, settings, options, catchUp: receiving && flags.catchUp !== false };
+  return { receiving, publish, secret, settings, options, catchUp: receiving && flags.catchUp !== false };
 }
 
 /**
@@ -384,7 +386,7 @@ async function openCore(
     onError: (err) => ctx.log.debug(`credit reading not recorded: ${errorMessage(err)}`),
   });
   // Before the receiver: every write it commits is owed to the readers.
-  held.publisher = await startDaemonPublisher(ctx, flags, warehouse, client, `evsync ${kind.name}`);
+  held.publisher = await startDaemonPublisher(ctx, setup.publish, warehouse, client, `evsync ${kind.name}`);
   const { settings, options } = setup;
   const loop = new ReconcileLoop({
     warehouse,

@@ -4,15 +4,14 @@
  * by `_evsync/manifest.json`): a folder or file it did not write is refused (exit 2) unless --force, and even then
  * never removed. See warehouse/export.ts.
  */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type ExportTarget, parseTarget } from '../../lake/target.js';
+import { lakeSummary } from '../../outputs/lake-output.js';
+import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseTableList } from '../options.js';
 import { toJson } from '../output/format.js';
-import { checkOutputs } from '../output-paths.js';
-import { withOutputFolder } from './output-folder.js';
+import { readOutputFlags } from '../output-paths.js';
 
 interface ExportFlags {
   out: string;
@@ -21,71 +20,53 @@ interface ExportFlags {
   force?: boolean;
 }
 
+/** `--tables` naming a table the warehouse does not have: the user's to fix, before anything is written. */
+async function refuseUnknownTables(ctx: Ctx, warehouse: Warehouse, tables: string[]): Promise<void> {
+  const known = await warehouse.listTables();
+  const unknown = tables.filter((t) => !known.includes(t));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--tables: no table ${unknown.join(', ')} in ${ctx.config.db} (tables: ${known.join(', ') || 'none yet'})`,
+    );
+  }
+}
+
 async function exportCommand(ctx: Ctx, flags: ExportFlags): Promise<number> {
   // resolve(cwd, '') is the current folder: an empty --out must not mean "write here".
   if (flags.out.trim() === '') throw new UsageError('--out: expected a folder, got an empty string');
   // `s3://...` goes to the lake; any other URL is refused, never written as a local folder named `s3:`.
-  const target = parseTarget(flags.out);
-  if (!target.ok) throw new UsageError(`--out: ${target.problem}`);
-  if (target.target.kind === 's3') return exportLakeCommand(ctx, target.target, flags);
-  const out = resolve(ctx.io.cwd, flags.out);
-  checkOutputs(ctx, { snapshot: null, folder: { flag: '--out', path: out } });
-  const report = await withWarehouse(ctx, { readOnly: true, mustExist: true }, async (warehouse) => {
-    if (flags.tables) {
-      const known = await warehouse.listTables();
-      const unknown = flags.tables.filter((t) => !known.includes(t));
-      if (unknown.length > 0) {
-        throw new UsageError(
-          `--tables: no table ${unknown.join(', ')} in ${ctx.config.db} (tables: ${known.join(', ') || 'none yet'})`,
-        );
-      }
-    }
-    ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${out}…`);
-    // The folder is this warehouse's (its owner record), and no other writer's while this export writes (its lease).
-    const folder = { flag: '--out', out, command: 'evsync export', client: null } as const;
+  const { output } = readOutputFlags(ctx, { flag: '--out', target: flags.out });
+  const folder = output.kind === 'folder';
+  const written = await withWarehouse(ctx, { readOnly: true, mustExist: true }, async (warehouse) => {
+    if (folder && flags.tables) await refuseUnknownTables(ctx, warehouse, flags.tables);
+    ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${output.where}…`);
+    // A folder is this warehouse's (its owner record), and no other writer's while this export writes (its lease);
+    // the lake's account is this export's under its lease.
     try {
-      return await withOutputFolder(ctx, warehouse, folder, () =>
-        warehouse.exportParquet({
-          out,
+      return await output.write(
+        warehouse,
+        { command: 'evsync export', client: null },
+        {
           ...(flags.tables ? { tables: flags.tables } : {}),
           includeDeleted: flags.includeDeleted === true,
           force: flags.force === true,
-        }),
+        },
       );
     } catch (err) {
       // A folder evsync does not own, or an --out where no folder can be: the user's to fix.
-      if (err instanceof Error && err.name === 'ExportRefusedError') throw new UsageError(errorMessage(err));
+      if (folder && err instanceof Error && err.name === 'ExportRefusedError') throw new UsageError(errorMessage(err));
       throw err;
     }
   });
+  const report = written.report;
   for (const warning of report.warnings) ctx.log.warn(warning);
-  if (ctx.json) ctx.out.write(`${toJson({ out, ...report }, 2)}\n`);
+  if (ctx.json) ctx.out.write(`${toJson({ out: output.where, ...report }, 2)}\n`);
+  else if (written.kind === 'lake') ctx.out.write(lakeSummary(output.where, written.report));
   else {
     ctx.out.write(
-      `exported ${report.tables.length} table(s) (${report.files} Parquet file(s)) to ${out}: ${report.tables.join(', ') || 'none'}\n`,
+      `exported ${report.tables.length} table(s) (${written.report.files} Parquet file(s)) to ${output.where}: ${report.tables.join(', ') || 'none'}\n`,
     );
   }
-  return ExitCode.Done;
-}
-
-async function exportLakeCommand(
-  ctx: Ctx,
-  target: Extract<ExportTarget, { kind: 's3' }>,
-  flags: ExportFlags,
-): Promise<number> {
-  const { exportToLakeTarget, lakeSummary } = await import('./lake.js');
-  const report = await withWarehouse(ctx, { readOnly: true, mustExist: true }, (warehouse) => {
-    ctx.log.info(`exporting ${flags.tables ? flags.tables.join(', ') : 'every table'} to ${target.url}…`);
-    return exportToLakeTarget(ctx, warehouse, target, {
-      ...(flags.tables ? { tables: flags.tables } : {}),
-      includeDeleted: flags.includeDeleted === true,
-      force: flags.force === true,
-      command: 'evsync export',
-    });
-  });
-  for (const warning of report.warnings) ctx.log.warn(warning);
-  if (ctx.json) ctx.out.write(`${toJson({ out: target.url, ...report }, 2)}\n`);
-  else ctx.out.write(lakeSummary(target.url, report));
   return ExitCode.Done;
 }
 

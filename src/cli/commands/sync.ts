@@ -2,23 +2,22 @@
  * `evsync sync` (incremental) and `evsync backfill` (full, resumable): the engine under the credit budget.
  * Exit 0 done, 3 partial (state saved: the same command resumes), 1 failed.
  */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { tuningFrom } from '../../../schemas/engine-options.js';
 import type { ApiClient } from '../../api/index.js';
-import { parseTarget } from '../../lake/target.js';
+import { lakeSummary } from '../../outputs/lake-output.js';
+import type { Output } from '../../outputs/output.js';
+import { TouchedPartitions } from '../../outputs/partition.js';
 import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
-import { snapshotTargetProblem } from '../../warehouse/snapshot-target.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import type { DaemonSocket } from '../daemon.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { addBudgetOptions, addSelectionOptions, type BudgetFlags, type SelectionFlags } from '../options.js';
 import { formatDuration, formatNumber, formatTable, toJson } from '../output/format.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { SyncProgress } from '../output/progress.js';
-import { checkOutputs } from '../output-paths.js';
-import { checkOutputFolder, withOutputFolder } from './output-folder.js';
+import { readOutputFlags } from '../output-paths.js';
 import { startRunSocket } from './run-socket.js';
 
 export interface SyncFlags extends SelectionFlags, BudgetFlags {
@@ -126,18 +125,6 @@ class FailureEcho {
   }
 }
 
-/** Which partitions a run wrote: per stream, the event ids (null for account-scoped tables). */
-export class TouchedPartitions {
-  readonly byStream = new Map<string, Set<number | null>>();
-  onProgress(e: ProgressEvent): void {
-    if ((e.type === 'page' && e.rows > 0) || (e.type === 'item-done' && (e.rows > 0 || e.deleted > 0))) {
-      const set = this.byStream.get(e.stream) ?? new Set();
-      set.add(e.eventId);
-      this.byStream.set(e.stream, set);
-    }
-  }
-}
-
 export function summaryTable(result: SyncResult): string {
   const rows = Object.entries(result.streams).map(([stream, s]) => ({
     stream,
@@ -186,55 +173,30 @@ export function explain(log: Logger, result: SyncResult, command: string): void 
   }
 }
 
+/** The partitions the run wrote, to the folder or the lake `--parquet-out` named (`named`, as given). */
 async function exportTouched(
   ctx: Ctx,
   warehouse: Warehouse,
   client: ApiClient,
-  out: string,
+  output: Output,
+  named: string,
   touched: TouchedPartitions,
-  log: Logger,
   runId: string,
 ): Promise<void> {
-  if (touched.byStream.size === 0) {
+  const log = ctx.log;
+  if (touched.size === 0) {
     log.info(`--parquet-out: the run wrote nothing, nothing exported`);
     return;
   }
-  const partitions = [...touched.byStream].map(([table, ids]) => ({
-    table,
-    eventIds: [...ids].filter((id): id is number => id !== null),
-  }));
-  const target = parseTarget(out);
-  if (target.ok && target.target.kind === 's3') {
-    const { exportToLakeTarget, lakeSummary } = await import('./lake.js');
-    const lake = await exportToLakeTarget(ctx, warehouse, target.target, {
-      tables: partitions.map((p) => p.table),
-      partitions,
-      runId,
-      command: commandLine(ctx.app.argv),
-    });
-    for (const warning of lake.warnings) log.warn(warning);
-    log.info(`parquet: ${lakeSummary(target.target.url, lake).trim()}`);
+  const who = { command: commandLine(ctx.app.argv), client };
+  const written = await output.write(warehouse, who, { touched, runId });
+  if (written.kind === 'lake') {
+    for (const warning of written.report.warnings) log.warn(warning);
+    log.info(`parquet: ${lakeSummary(output.where, written.report).trim()}`);
     return;
   }
-  const dir = resolve(ctx.io.cwd, out);
-  const folder = { flag: '--parquet-out', out: dir, command: commandLine(ctx.app.argv), client } as const;
-  const report = await withOutputFolder(ctx, warehouse, folder, () =>
-    warehouse.exportParquet({ out: dir, tables: partitions.map((p) => p.table), partitions, runId }),
-  );
-  log.info(`parquet: exported ${partitions.length} table(s) to ${out}`);
-  ctx.log.debug(`export: ${toJson(report)}`);
-}
-
-/**
- * `--snapshot <file>` checked before the run spends a credit: not the warehouse itself, not a folder, in a folder
- * that exists, not a file other than a DuckDB database. Returns the absolute path.
- */
-export function snapshotTarget(ctx: Ctx, file: string): string {
-  if (file.trim() === '') throw new UsageError('--snapshot: no file given');
-  const target = resolve(ctx.io.cwd, file);
-  const problem = snapshotTargetProblem(target, resolve(ctx.io.cwd, ctx.config.db));
-  if (problem) throw new UsageError(`--snapshot: ${problem.replace(target, file)}`);
-  return target;
+  log.info(`parquet: exported ${touched.size} table(s) to ${named}`);
+  log.debug(`export: ${toJson(written.report)}`);
 }
 
 /** Publishes the snapshot after a run and says where and how long it took. */
@@ -265,14 +227,11 @@ async function runSyncCommand(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: 
 }
 
 async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name: string): Promise<number> {
-  const lakeTarget = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
-  if (lakeTarget && !lakeTarget.ok) throw new UsageError(`--parquet-out: ${lakeTarget.problem}`);
-  const local = lakeTarget?.ok && lakeTarget.target.kind === 'local' ? lakeTarget.target.path : null;
-  checkOutputs(ctx, {
-    snapshot: flags.snapshot ?? null,
-    folder: local === null ? null : { flag: '--parquet-out', path: local },
+  const { output, snapshot } = readOutputFlags(ctx, {
+    flag: '--parquet-out',
+    target: flags.parquetOut,
+    snapshot: flags.snapshot,
   });
-  const snapshot = flags.snapshot === undefined ? null : snapshotTarget(ctx, flags.snapshot);
   const conn = connection(ctx);
   const options = syncOptionsFrom(ctx, flags, mode);
   const client = await createClient(ctx, conn, flags);
@@ -286,12 +245,9 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     const { RunProgressTracker } = await import('../../sync/index.js');
     const tracker = new RunProgressTracker(mode, client.ledger, ctx.now);
     socket = await startRunSocket(ctx, mode, client, tracker);
-    // Another writer of this account's lake: refused before any credit is spent (the lease is taken at export).
-    if (lakeTarget?.ok && lakeTarget.target.kind === 's3') {
-      await (await import('./lake.js')).refuseIfLeaseHeld(ctx, lakeTarget.target);
-    }
-    // A local folder of another warehouse or account, or one another writer holds now: refused as well.
-    if (local !== null) await checkOutputFolder(ctx, warehouse, '--parquet-out', resolve(ctx.io.cwd, local), client);
+    // Another writer of this account's lake, a local folder of another warehouse or account, or one another writer
+    // holds now: refused before any credit is spent (the lease is taken at export).
+    if (output) await output.check(warehouse, { command: 'evsync', client });
     const { runSync } = await import('../../sync/index.js');
     const touched = new TouchedPartitions();
     progress.log.info(
@@ -307,8 +263,8 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
       },
     });
     progress.dispose();
-    if (flags.parquetOut && result.status !== 'failed')
-      await exportTouched(ctx, warehouse, client, flags.parquetOut, touched, ctx.log, result.runId);
+    if (output && flags.parquetOut && result.status !== 'failed')
+      await exportTouched(ctx, warehouse, client, output, flags.parquetOut, touched, result.runId);
     // Partial runs too: what they loaded is committed, and readers of the snapshot should see it.
     if (snapshot && result.status !== 'failed') await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log);
     if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);

@@ -8,7 +8,7 @@
 import type { StreamOverride } from '../../../connectors/index.js';
 import type { Now } from '../../../schemas/clock.js';
 import { type ApiClient, EvsyncApiError } from '../../api/index.js';
-import type { Warehouse } from '../../warehouse/index.js';
+import type { Partition, Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
 import { PageLoader } from '../page-loader.js';
 import { applyBatch, type BatchContext } from './apply-batch.js';
@@ -35,8 +35,8 @@ export interface ApplierOptions {
   batchSize?: number;
   metrics?: CaptureMetrics;
   log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
-  /** Told of each partition (stream, event or null) once a write to it is committed (the daemon's publisher). */
-  onTouched?: (stream: string, eventId: number | null) => void;
+  /** Told of each partition (its table, its event or null for the whole table) once a write to it is committed (the daemon's publisher). */
+  onTouched?: (partition: Partition) => void;
 }
 
 const MAX_BACKOFF_MS = 60_000;

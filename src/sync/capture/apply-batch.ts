@@ -6,7 +6,7 @@
  */
 import type { ApiClient } from '../../api/index.js';
 import { ForbiddenError, LIST_COST, MAX_IDS, NotFoundError } from '../../api/index.js';
-import type { JournaledDelivery, Settlement, StreamSettlement, Warehouse } from '../../warehouse/index.js';
+import type { JournaledDelivery, Partition, Settlement, StreamSettlement, Warehouse } from '../../warehouse/index.js';
 import type { PageLoader } from '../page-loader.js';
 import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
 import { type Candidate, type Decision, decide, type StoredState } from './decide.js';
@@ -30,8 +30,8 @@ export interface BatchContext {
   /** Re-applying deliveries already applied (after a reconciliation run): see decide.ts. */
   replay?: boolean;
   signal?: AbortSignal;
-  /** Told of each partition (stream, event or null) once a write to it is committed (the daemon's publisher). */
-  onTouched?: (stream: string, eventId: number | null) => void;
+  /** Told of each partition (its table, its event or null for the whole table) once a write to it is committed (the daemon's publisher). */
+  onTouched?: (partition: Partition) => void;
 }
 
 export interface BatchResult {
@@ -100,7 +100,7 @@ async function load(
   if (records.length === 0) return;
   const scope = eventId === null ? ACCOUNT_SCOPE : eventScope(eventId);
   const r = await ctx.loader.load({ stream: captureStream.stream, scope, records });
-  ctx.onTouched?.(captureStream.stream.name, eventId);
+  ctx.onTouched?.({ table: captureStream.stream.name, eventId });
   // A new field became a column: the stream, resolved again, keeps it in the payloads written from now on.
   if (r.newColumns.length > 0) ctx.streams.invalidate(captureStream.stream.name);
 }
@@ -291,8 +291,8 @@ async function applyStream(ctx: BatchContext, tally: Tally, name: string, items:
   await markDeletes(ctx, name, decisions, rereads.gone, stored);
   if (ctx.onTouched) {
     const deleted = decisions.filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone');
-    for (const eventId of new Set(deleted.map((d) => d.winner.eventId))) ctx.onTouched(name, eventId);
-    if (rereads.gone.size > 0) for (const d of decisions) ctx.onTouched(name, d.winner.eventId);
+    for (const eventId of new Set(deleted.map((d) => d.winner.eventId))) ctx.onTouched({ table: name, eventId });
+    if (rereads.gone.size > 0) for (const d of decisions) ctx.onTouched({ table: name, eventId: d.winner.eventId });
   }
   settleDecisions(tally, name, decisions, itemOf, rereads, ctx.client.now());
 }

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { StreamOverride } from '../../../connectors/index.js';
 import type { ApiClient } from '../../api/index.js';
-import type { JournaledDelivery, Warehouse } from '../../warehouse/index.js';
+import type { JournaledDelivery, Partition, Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
 import { Applier } from './applier.js';
 import { describeWait } from './credit-wait.js';
@@ -43,7 +43,7 @@ export interface CaptureOptions {
   /** Called once a delivery is committed to the journal, before it is answered or applied. */
   onJournaled?: (delivery: JournaledDelivery) => void;
   /** Told of each partition (stream, event or null) the applier wrote, once committed. */
-  onTouched?: (stream: string, eventId: number | null) => void;
+  onTouched?: (partition: Partition) => void;
 }
 
 export interface RunningCapture {

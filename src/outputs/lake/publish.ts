@@ -15,10 +15,10 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import type { Now } from '../../schemas/clock.js';
-import type { Manifest, ManifestFile } from '../warehouse/export-manifest.js';
-import { readManifest } from '../warehouse/export-manifest.js';
-import type { Warehouse } from '../warehouse/index.js';
+import type { Now } from '../../../schemas/clock.js';
+import type { Manifest, ManifestFile } from '../../warehouse/export-manifest.js';
+import { readManifest } from '../../warehouse/export-manifest.js';
+import type { Warehouse } from '../../warehouse/index.js';
 import type { Lease } from './lease.js';
 import { putManifest, type RemoteTable, recoverRemote } from './remote-table.js';
 import type { ObjectStore } from './store.js';

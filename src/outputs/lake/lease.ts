@@ -15,7 +15,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { systemNow } from '../../schemas/clock.js';
+import { systemNow } from '../../../schemas/clock.js';
 import { LakeError } from './errors.js';
 import type { ObjectStore } from './store.js';
 

@@ -7,9 +7,9 @@
 
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Now, systemNow } from '../../schemas/clock.js';
-import type { Manifest } from '../warehouse/export-manifest.js';
-import type { PartitionSelection } from '../warehouse/index.js';
+import { type Now, systemNow } from '../../../schemas/clock.js';
+import type { Manifest } from '../../warehouse/export-manifest.js';
+import type { PartitionSelection } from '../../warehouse/index.js';
 import { LakeError } from './errors.js';
 import { ACCOUNT_ID_RE, leaseKey, tableRoot } from './layout.js';
 import { Lease } from './lease.js';

@@ -20,9 +20,9 @@
 
 import { lstatSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { systemNow } from '../../schemas/clock.js';
-import { ensureFolder } from '../warehouse/export-folder.js';
-import { MARKER_DIR } from '../warehouse/export-manifest.js';
+import { systemNow } from '../../../schemas/clock.js';
+import { ensureFolder } from '../../warehouse/export-folder.js';
+import { MARKER_DIR } from '../../warehouse/export-manifest.js';
 import {
   earlierExport,
   ensureMarkerDir,
@@ -31,8 +31,8 @@ import {
   ownerPath,
   readOwner,
   writeOwner,
-} from '../warehouse/export-owner.js';
-import type { AccountBinding, ExportOrigins } from '../warehouse/index.js';
+} from '../../warehouse/export-owner.js';
+import type { AccountBinding, ExportOrigins } from '../../warehouse/index.js';
 import { LakeError } from './errors.js';
 import { FolderLeaseStore } from './folder-store.js';
 import { Lease, type LeaseBody, type LeaseWording, leaseRefusal, liveLease } from './lease.js';
