@@ -1,12 +1,14 @@
 /**
- * The `_evsync` schema: what the warehouse knows about its own syncs. Every table is created here.
+ * The `_evsync` schema: what the warehouse knows about its own syncs. The tables below are declared here; state.ts,
+ * journal.ts and publish-pending.ts declare theirs, and layout/ creates them all and migrates older layouts.
  *
- * _evsync.meta            key VARCHAR PK, value VARCHAR                      -- schema_version of this layout
+ * _evsync.meta            key VARCHAR PK, value VARCHAR                      -- schema_version: the layout version
  * _evsync.runs            run_id VARCHAR PK, kind VARCHAR ('sync' | 'backfill' | ...), args JSON (the options the
  *                         run was started with), status VARCHAR ('running' until finished, then 'done' | 'partial' |
  *                         'failed'), started_at TIMESTAMP (UTC), finished_at TIMESTAMP, credits JSON (credits spent
  *                         by kind), requests BIGINT, waits_ms BIGINT, rejected_429 BIGINT, streams JSON (per stream:
- *                         inserted, updated, deleted, rejected, pages, errors), error VARCHAR, pid INTEGER
+ *                         inserted, updated, deleted, rejected, pages, errors), error VARCHAR, pid INTEGER,
+ *                         resumable BOOLEAN (see state.ts)
  * _evsync.cursors         stream VARCHAR, scope VARCHAR (PK stream+scope; scope 'account', 'event:12', or what the
  *                         engine chooses, e.g. 'event:12/sweep'), watermark VARCHAR ('YYYY-MM-DD HH:MM:SS', the
  *                         committed high-water mark), walk_mode VARCHAR, walk_id VARCHAR, walk_from VARCHAR,
@@ -40,22 +42,17 @@
  *                         (see staged.ts)
  */
 import type { Db, ResultRow } from './connection.js';
-import { JOURNAL_DDL } from './journal.js';
-import { PUBLISH_PENDING_DDL } from './publish-pending.js';
 import { duckJson, timestampText, utcNow } from './sql.js';
-import { STATE_DDL } from './state.js';
 import type { CreditRow, CursorState, CursorWalk, RunSummary } from './types.js';
 
-export const SCHEMA_VERSION = '1';
-
-const DDL = [
+export const BOOKKEEPING_DDL = [
   `CREATE SCHEMA IF NOT EXISTS _evsync`,
   `CREATE SCHEMA IF NOT EXISTS analytics`,
   `CREATE TABLE IF NOT EXISTS _evsync.meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
   `CREATE TABLE IF NOT EXISTS _evsync.runs (
      run_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, args JSON, status VARCHAR NOT NULL,
      started_at TIMESTAMP NOT NULL, finished_at TIMESTAMP, credits JSON, requests BIGINT, waits_ms BIGINT,
-     rejected_429 BIGINT, streams JSON, error VARCHAR, pid INTEGER)`,
+     rejected_429 BIGINT, streams JSON, error VARCHAR, pid INTEGER, resumable BOOLEAN)`,
   `CREATE TABLE IF NOT EXISTS _evsync.cursors (
      stream VARCHAR NOT NULL, scope VARCHAR NOT NULL, watermark VARCHAR,
      walk_mode VARCHAR, walk_id VARCHAR, walk_from VARCHAR, walk_to VARCHAR, walk_last_key BIGINT,
@@ -80,13 +77,6 @@ const DDL = [
      row_count BIGINT NOT NULL, page JSON NOT NULL, keys VARCHAR, run_id VARCHAR, walk_id VARCHAR,
      staged_at TIMESTAMP NOT NULL)`,
 ];
-
-export async function createBookkeeping(db: Db): Promise<void> {
-  await db.transaction(async () => {
-    for (const sql of [...DDL, ...STATE_DDL, ...JOURNAL_DDL, ...PUBLISH_PENDING_DDL]) await db.run(sql);
-    await db.run(`INSERT OR IGNORE INTO _evsync.meta VALUES ('schema_version', ?)`, [SCHEMA_VERSION]);
-  });
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // runs and credits

@@ -1,6 +1,6 @@
 /** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
 export type { AccountRecord } from './account.js';
-export { newRunId, SCHEMA_VERSION } from './bookkeeping.js';
+export { newRunId } from './bookkeeping.js';
 export type {
   CaptureStore,
   CaptureStreamState,
@@ -27,6 +27,7 @@ export type { Cursors } from './cursors.js';
 export { SYSTEM_COLUMNS } from './ddl.js';
 export type { MarkMissingInput } from './deletes.js';
 export { DatabaseInUseError, WarehouseError } from './errors.js';
+export { LAYOUT_VERSION, WarehouseLayoutError } from './layout/version.js';
 export type { Marks } from './marks.js';
 export type { PendingPartition } from './publish-pending.js';
 export { type QueryCopyWritten, removeQueryCopyLeftovers } from './query-copy.js';

@@ -7,8 +7,9 @@
  *                      detail VARCHAR, first_seen_at TIMESTAMP (UTC), last_seen_at TIMESTAMP (UTC), run_id VARCHAR
  * _evsync.meta         also holds `account_base_url` and `account_client_id` (never a secret): the account whose data
  *                      the warehouse holds
- * _evsync.runs         gains `resumable BOOLEAN`: a failed run whose failures were all the service going away (its
- *                      signpost and completed scopes carry over to the next run, like a partial run's)
+ * _evsync.runs         `resumable BOOLEAN` (declared in bookkeeping.ts): a failed run whose failures were all the
+ *                      service going away (its signpost and completed scopes carry over to the next run, like a
+ *                      partial run's)
  */
 import type { Db, ResultRow } from './connection.js';
 import { readTableColumns } from './ddl.js';
@@ -19,7 +20,6 @@ export const STATE_DDL = [
   `CREATE TABLE IF NOT EXISTS _evsync.unavailable (
      stream VARCHAR PRIMARY KEY, path VARCHAR NOT NULL, status INTEGER NOT NULL, detail VARCHAR,
      first_seen_at TIMESTAMP NOT NULL, last_seen_at TIMESTAMP NOT NULL, run_id VARCHAR)`,
-  `ALTER TABLE _evsync.runs ADD COLUMN IF NOT EXISTS resumable BOOLEAN`,
 ];
 
 function str(v: unknown): string | null {

@@ -6,7 +6,6 @@
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import type { Now } from '../../schemas/clock.js';
 import { AccountRecord } from './account.js';
-import * as bookkeeping from './bookkeeping.js';
 import { CaptureStore } from './capture.js';
 import {
   Db,
@@ -21,10 +20,12 @@ import { Cursors } from './cursors.js';
 import * as ddl from './ddl.js';
 import { type MarkMissingInput, markMissing } from './deletes.js';
 import { exportParquet } from './export.js';
+import { createLayout } from './layout/create.js';
+import { migrateLayout } from './layout/migrations.js';
+import { LAYOUT_VERSION, readLayoutVersion } from './layout/version.js';
 import { type LoadDeps, loadPage, stepTimer } from './load.js';
 import { Marks } from './marks.js';
 import { emptyStagedMerge, type MergeCounts, mergeStaged, type StagedMerge } from './merge-staged.js';
-import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
 import { owePartitions, type PendingPartition, partitionOf } from './publish-pending.js';
 import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
 import { RunLog } from './run-log.js';
@@ -108,6 +109,7 @@ export class Warehouse {
   private readonly merged = new Map<string, Map<string, MergeCounts>>();
   private readonly listeners = new Set<ChangeListener>();
   private captureStore: CaptureStore | null = null;
+  private layout: number | null = null;
   /** The runs' record: start and end, progress, credits, past runs (run-log.ts). */
   readonly runs: RunLog;
   /** Where each walk stands: cursors and seen ids (cursors.ts). */
@@ -157,8 +159,10 @@ export class Warehouse {
   }
 
   /**
-   * Opens (or creates) the database file. New files and their WAL are owner-only (0600). Creates the `_evsync`
-   * and `analytics` schemas unless read-only. Another process holding the file gives `DatabaseInUseError`.
+   * Opens (or creates) the database file. New files and their WAL are owner-only (0600). Unless read-only, creates
+   * the `_evsync` and `analytics` schemas of a new file at the current layout, or migrates an older layout to it
+   * (layout/). Another process holding the file gives `DatabaseInUseError`; a file of a newer layout than this
+   * program's, `WarehouseLayoutError`, before anything is written to it.
    */
   static async open(path: string, opts: OpenOptions = {}): Promise<Warehouse> {
     const loadThreads = opts.loadThreads ?? 1;
@@ -176,7 +180,7 @@ export class Warehouse {
     });
     let warehouse: Warehouse | null = null;
     try {
-      if (!db.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
+      const found = await db.exclusive(() => readLayoutVersion(db));
       warehouse = new Warehouse(
         db,
         loadThreads,
@@ -184,7 +188,8 @@ export class Warehouse {
         memoryLimits(opts.memoryLimit ?? DEFAULT_MEMORY_LIMIT, opts.sameLimitWhileLoading === true),
         opts.publishing === true && !db.readOnly,
       );
-      if (!db.readOnly) await db.exclusive(() => warehouse!.recover());
+      warehouse.layout = found;
+      if (!db.readOnly) await db.exclusive(() => warehouse!.recover(found));
     } catch (err) {
       await db.close();
       warehouse?.staging.dispose();
@@ -194,17 +199,27 @@ export class Warehouse {
   }
 
   /**
-   * At the first open of the file in this process: merges the pages a killed process staged and committed, then
-   * removes staged files nothing registers (the page each walk had in flight when the process died). Then folds the
-   * `c_<id>` columns of a warehouse written before the custom-fields column (migrate-custom-fields.ts): after the
-   * merge, so pages staged in the old shape land first.
+   * Brings the file to the current layout: a new file is created at it, an older layout migrated step by step
+   * (layout/migrations.ts; a step merges the pages staged in the old layout before it changes the tables). Then, at
+   * the first open of the file in this process: merges the pages a killed process staged and committed, and removes
+   * staged files nothing registers (the page each walk had in flight when the process died).
    */
-  private async recover(): Promise<void> {
+  private async recover(found: number | null): Promise<void> {
+    if (found === null) await createLayout(this.db);
+    else if (await migrateLayout({ db: this.db, mergeStaged: () => this.mergeNow() }, found)) this.tables.clear();
+    this.layout = LAYOUT_VERSION;
     if (!this.db.firstOpen) return;
     await this.mergeNow();
     const keep = new Set((await stagedPages(this.db)).map((p) => p.file));
     this.staging.clear(keep);
-    if ((await migrateCustomFieldColumns(this.db)).length > 0) this.tables.clear();
+  }
+
+  /**
+   * The file's layout version (layout/version.ts): the current one once opened for writing; as found for a
+   * read-only open (null: a file evsync never wrote).
+   */
+  get layoutVersion(): number | null {
+    return this.layout;
   }
 
   /** Merges staged pages (all, or those `filter` selects) into their tables; counts go to the runs that staged them. */

@@ -1,8 +1,11 @@
 /**
- * Migration of warehouses written with a column per custom field (`c_<id>`, before the custom-fields column): on
- * open, each such stream table is rebuilt with its `c_<id>` columns folded into `custom_fields`, in one transaction
- * per table. Rows, their system columns and every bookkeeping table (cursors, runs, ledger) are kept as they are;
- * no API call is made.
+ * Layout 1 to 2. Layout 1 (773f596 and before) kept a column per custom field (`c_<id>`) and had no
+ * `_evsync.publish_pending`; layout 2 keeps the answers in one JSON column. The step creates the table, merges the
+ * pages a killed process staged (in the old shape: they land first), then rebuilds each stream table with its
+ * `c_<id>` columns folded into `custom_fields`, in one transaction per table. Rows, their system columns and every
+ * bookkeeping table (cursors, runs, ledger) are kept as they are; no API call is made. A table already folded (a
+ * warehouse of layout 2 stamped `'1'` by a release before versioning, or a step killed half-way) has no `c_<id>`
+ * column left and is skipped.
  *
  * The folded object follows the normalizer's rules (normalizer/custom-values.ts): only non-empty answers (not null,
  * `""`, `[]`, `{}`), ordered by field id, values as stored (text as a JSON string, JSON columns as their JSON), so
@@ -10,13 +13,21 @@
  * with values all empty `{}`. The table is rebuilt rather than altered column by column: hundreds of DROP COLUMNs
  * each rewrite the table, and tables of earlier versions may carry a PRIMARY KEY, which blocks DROP COLUMN.
  */
-import { catalogue } from '../../connectors/index.js';
-import { isCustomFieldName } from '../../connectors/types.js';
-import { byFieldId } from '../../normalizer/custom-values.js';
-import { CUSTOM_FIELDS_COLUMN } from '../../schemas/columns.js';
-import type { Db } from './connection.js';
-import { readTableColumns, recordSchemaChange, type TableColumns } from './ddl.js';
-import { ident, literal } from './sql.js';
+import { catalogue } from '../../../connectors/index.js';
+import { isCustomFieldName } from '../../../connectors/types.js';
+import { byFieldId } from '../../../normalizer/custom-values.js';
+import { CUSTOM_FIELDS_COLUMN } from '../../../schemas/columns.js';
+import type { Db } from '../connection.js';
+import { readTableColumns, recordSchemaChange, type TableColumns } from '../ddl.js';
+import { ident, literal } from '../sql.js';
+import type { MigrationContext } from './context.js';
+
+/** What layout 2 has that layout 1 may lack (frozen: the tables as layout 2 declared them). */
+const DDL = [
+  `CREATE TABLE IF NOT EXISTS _evsync.publish_pending (
+     table_name VARCHAR NOT NULL, event_id BIGINT, recorded_at TIMESTAMP NOT NULL)`,
+  `ALTER TABLE _evsync.runs ADD COLUMN IF NOT EXISTS resumable BOOLEAN`,
+];
 
 /** One `"c_<id>": value` member of the folded JSON text, or NULL when the column holds no answer in the row. */
 function member(name: string, type: string | null): string {
@@ -69,9 +80,8 @@ async function migrateTable(db: Db, table: string, columns: TableColumns, custom
   });
 }
 
-/** Folds the `c_<id>` columns of every stream table with custom fields; returns the tables migrated. */
-export async function migrateCustomFieldColumns(db: Db): Promise<string[]> {
-  const migrated: string[] = [];
+/** Folds the `c_<id>` columns of every stream table with custom fields. */
+async function foldCustomFieldColumns(db: Db): Promise<void> {
   for (const def of catalogue) {
     if (!def.customFields) continue;
     const columns = await readTableColumns(db, def.name);
@@ -79,7 +89,13 @@ export async function migrateCustomFieldColumns(db: Db): Promise<string[]> {
     const customs = [...columns.keys()].filter(isCustomFieldName);
     if (customs.length === 0) continue;
     await migrateTable(db, def.name, columns, customs);
-    migrated.push(def.name);
   }
-  return migrated;
+}
+
+export async function migrate1To2(ctx: MigrationContext): Promise<void> {
+  await ctx.db.transaction(async () => {
+    for (const sql of DDL) await ctx.db.run(sql);
+  });
+  await ctx.mergeStaged();
+  await foldCustomFieldColumns(ctx.db);
 }
