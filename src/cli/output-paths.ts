@@ -11,7 +11,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { type OwnPath, warehouseLayout } from '../warehouse/own-files.js';
+import { type OwnPath, warehouseLayout } from '../warehouse/copies/own-files.js';
 import type { Ctx } from './context.js';
 import { socketPathFor } from './daemon.js';
 import { UsageError } from './errors.js';

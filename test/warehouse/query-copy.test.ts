@@ -7,9 +7,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Db } from '../../src/warehouse/connection.js';
+import { copyFileAside } from '../../src/warehouse/copies/query-copy.js';
+import { Db } from '../../src/warehouse/db/connection.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { copyFileAside } from '../../src/warehouse/query-copy.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { eventScope, page, reg, registrants, type TempWarehouse, tempWarehouseEach } from './helpers.js';
 

@@ -8,8 +8,8 @@ import type { LakeExportResult } from '../../lake/export-lake.js';
 import type { ObjectStore } from '../../lake/store.js';
 import type { ExportTarget } from '../../lake/target.js';
 import type { PublisherLake } from '../../sync/publisher.js';
+import { lakeStagingPathOf } from '../../warehouse/copies/own-files.js';
 import type { PartitionSelection, Warehouse } from '../../warehouse/index.js';
-import { lakeStagingPathOf } from '../../warehouse/own-files.js';
 import type { Ctx } from '../context.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 

@@ -17,9 +17,9 @@ import { catalogue } from '../../../connectors/index.js';
 import { isCustomFieldName } from '../../../connectors/types.js';
 import { byFieldId } from '../../../normalizer/custom-values.js';
 import { CUSTOM_FIELDS_COLUMN } from '../../../schemas/columns.js';
-import type { Db } from '../connection.js';
-import { readTableColumns, recordSchemaChange, type TableColumns } from '../ddl.js';
-import { ident, literal } from '../sql.js';
+import type { Db } from '../db/connection.js';
+import { ident, literal } from '../db/sql.js';
+import { readTableColumns, recordSchemaChange, type TableColumns } from '../load/ddl.js';
 import type { MigrationContext } from './context.js';
 
 /** What layout 2 has that layout 1 may lack (frozen: the tables as layout 2 declared them). */
