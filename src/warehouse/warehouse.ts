@@ -368,8 +368,8 @@ export class Warehouse {
     let session = this.sessions.get(runId);
     if (!session) {
       session = new LoadSession(runId, {
-        // Staged while the session is open; a page after its finish merges at once, as outside any session.
-        loadStaged: (input) => this.db.exclusive(() => this.loadNow(input)),
+        // Through loadPage, which stages the pages of a run whose session is open (after its finish: merged at once).
+        load: (input) => this.loadPage(input),
         finish: (id) => this.finishLoads(id),
       });
       this.sessions.set(runId, session);

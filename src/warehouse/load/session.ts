@@ -10,8 +10,8 @@ import type { MergeCounts } from './merge-staged.js';
 
 /** What a session asks of the warehouse that opened it (each call runs in the warehouse's one queue). */
 export interface LoadSessionHost {
-  /** Loads the page staged (while the session is open), merging a stream's staged rows once they reach the batch. */
-  loadStaged(input: LoadPageInput): Promise<LoadResult>;
+  /** Loads the page: staged while the session is open, a stream's staged rows merged once they reach the batch. */
+  load(input: LoadPageInput): Promise<LoadResult>;
   /** Closes the session of `runId`: merges every staged page and hands over its run's counts. */
   finish(runId: string): Promise<Record<string, MergeCounts>>;
 }
@@ -27,7 +27,7 @@ export class LoadSession {
     if (input.runId !== this.runId) {
       return Promise.reject(new Error(`a page of run ${input.runId} loaded through the session of run ${this.runId}`));
     }
-    return this.host.loadStaged(input);
+    return this.host.load(input);
   }
 
   /**
