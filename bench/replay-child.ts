@@ -19,9 +19,9 @@ import '../src/cli/apply-heap-policy.js';
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PageLoader } from '../src/sync/page-loader.js';
-import { createTableSql } from '../src/warehouse/ddl.js';
 import type { CursorState } from '../src/warehouse/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
+import { createTableSql } from '../src/warehouse/load/ddl.js';
 import { openRecording } from './recording.js';
 
 export interface ReplayBand {
@@ -94,9 +94,11 @@ for (const setting of values.set) {
 }
 if (values.keyed) await warehouse.query(createTableSql(stream).replace(/\n\)$/, `,\n  PRIMARY KEY ("id")\n)`));
 await warehouse.ensureTable(stream);
-// A run started with warehouse.runs.start stages its pages and merges them in batches; `--immediate` loads with a run id the
-// warehouse did not start, so every page is merged in its own transaction.
-const runId = values.immediate ? 'replay-immediate' : await warehouse.runs.start('backfill', { bench: 'replay' });
+// A run with its load session open (warehouse.openLoad) stages its pages and merges them in batches; `--immediate`
+// loads with a run id no session is open for, so every page is merged in its own transaction.
+const runId = values.immediate
+  ? 'replay-immediate'
+  : warehouse.openLoad(await warehouse.runs.start('backfill', { bench: 'replay' })).runId;
 const loader = new PageLoader(warehouse, runId);
 
 type Phase = 'pages' | 'walk ends' | 'final' | 'check';

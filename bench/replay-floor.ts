@@ -19,8 +19,8 @@ import { parseArgs } from 'node:util';
 import { type DuckDBAppender, DuckDBInstance } from '@duckdb/node-api';
 import type { NormalizedRow, NormalizedValue } from '../connectors/types.js';
 import { createNormalizer } from '../normalizer/normalize.js';
-import { createTableSql } from '../src/warehouse/ddl.js';
-import { duckJson, ident, literal } from '../src/warehouse/sql.js';
+import { duckJson, ident, literal } from '../src/warehouse/db/sql.js';
+import { createTableSql } from '../src/warehouse/load/ddl.js';
 import { readRecording } from './recording.js';
 
 export interface FloorReport {

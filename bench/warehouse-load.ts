@@ -1,7 +1,7 @@
 /**
  * Warehouse load throughput: the catalogue's registrants (connectors/registrants.ts, with four custom fields),
  * records generated as the API sends them and normalized by the engine's normalizer, loaded through
- * `Warehouse.loadPage` in pages of a run started with `runs.start` (as the sync engine loads them: each page its own
+ * `Warehouse.loadPage` in pages of a run with its load session open (`openLoad`, as the sync engine loads them: each page its own
  * transaction with a cursor update, staged and merged in batches; `finishLoads` merges the rest), into a table that
  * grows to the full row count. Then a phase of updates to existing rows.
  *
@@ -23,8 +23,8 @@ import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { NormalizedRow } from '../connectors/types.js';
 import { createNormalizer } from '../normalizer/normalize.js';
-import { createTableSql } from '../src/warehouse/ddl.js';
 import { Warehouse } from '../src/warehouse/index.js';
+import { createTableSql } from '../src/warehouse/load/ddl.js';
 import { registrantRecord, registrantsStream } from './registrant-record.js';
 
 const { values: args } = parseArgs({
@@ -76,7 +76,7 @@ interface Phase {
 let peakRss = 0;
 
 async function phase(w: Warehouse, label: string, start: number, total: number, version: number): Promise<Phase> {
-  const runId = await w.runs.start('backfill', { bench: label });
+  const runId = w.openLoad(await w.runs.start('backfill', { bench: label })).runId;
   let load = 0;
   let pages = 0;
   let inserted = 0;

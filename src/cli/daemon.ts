@@ -16,7 +16,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-settings.js';
-import { socketPathBeside } from '../warehouse/own-files.js';
+import { socketPathBeside } from '../warehouse/copies/own-files.js';
 import { type DaemonAnswer, type DaemonRequest, parseRequest } from './socket-protocol.js';
 
 export type { DaemonAnswer, DaemonRequest } from './socket-protocol.js';

@@ -152,6 +152,11 @@ function reportError(app: App, err: unknown): number {
     return ExitCode.Failure;
   }
   // Bad values that only the client or the engine could judge (a base URL shape, a time zone) are usage errors.
+  // So is a warehouse of a newer layout than this program's: nothing was attempted, upgrading evsync is the fix.
+  if (name === 'WarehouseLayoutError') {
+    print(message);
+    return ExitCode.Usage;
+  }
   if (name === 'ApiUsageError' || name === 'SyncUsageError' || name === 'AccountMismatchError') {
     print(message);
     return ExitCode.Usage;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, lstatSync, openSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errnoCode, errnoReason } from '../warehouse/fs-errors.js';
+import { errnoCode, errnoReason } from '../warehouse/db/fs-errors.js';
 import { errorMessage } from './errors.js';
 
 /** How the codes whose plain meaning does not fit a database file are said. */

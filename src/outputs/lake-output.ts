@@ -3,7 +3,7 @@
  * opened from the config's `lake` block, the account's id, the staging folder beside the database, and the lake's
  * errors said with `lake:`. The AWS SDK is loaded only when a store is opened (s3-store.ts).
  */
-import { lakeStagingPathOf } from '../warehouse/own-files.js';
+import { lakeStagingPathOf } from '../warehouse/copies/own-files.js';
 import { outputError } from './errors.js';
 import { exportToLake, type LakeExportResult } from './lake/export-lake.js';
 import type { ObjectStore } from './lake/store.js';

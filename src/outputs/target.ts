@@ -3,7 +3,7 @@
  * like a URL (`gs://`, `https://`, `s3:/one-slash`) is refused: before this, `--out s3://lake/evsync` wrote a local
  * folder named `s3:` and exited 0, which a scheduler reads as "the lake is up to date".
  */
-import { URL_SCHEME_RE } from '../warehouse/export-folder.js';
+import { URL_SCHEME_RE } from '../warehouse/copies/export-folder.js';
 
 export type ExportTarget =
   | { kind: 'local'; path: string }

@@ -3,7 +3,7 @@ import { createNormalizer, type Normalizer, type SkippedFieldSummary } from '../
 import { makeSecretScrubber } from '../../normalizer/secrets.js';
 import { storableRaw } from '../../normalizer/storable.js';
 import { registeredSecrets } from '../api/index.js';
-import type { CursorState, LoadResult, ScopeRef, Warehouse } from '../warehouse/index.js';
+import type { CursorState, LoadResult, LoadSession, ScopeRef, Warehouse } from '../warehouse/index.js';
 import { withoutSecretValues } from './secret-values.js';
 
 /**
@@ -22,6 +22,8 @@ export class PageLoader {
   constructor(
     readonly warehouse: Warehouse,
     readonly runId: string,
+    /** The run's load session (Warehouse.openLoad): pages staged and merged in batches; without one, merged at once. */
+    private readonly session: LoadSession | null = null,
   ) {}
 
   /** Every stored value is scrubbed of the credentials live clients hold (an echoed token never lands anywhere). */
@@ -96,7 +98,7 @@ export class PageLoader {
       }
     }
 
-    const result = await this.warehouse.loadPage({
+    const result = await (this.session ?? this.warehouse).loadPage({
       stream,
       scope,
       runId: this.runId,

@@ -174,7 +174,7 @@ async function openRun(
     // The walks' calls: in the run's lane when it is bulk work.
     client: options.lane ? client.inBulkLane(options.lane) : client,
     warehouse,
-    loader: dry ? null : new PageLoader(warehouse, runId),
+    loader: dry ? null : new PageLoader(warehouse, runId, warehouse.openLoad(runId)),
     runId,
     concurrency: options.concurrency,
     mergeEachItem: options.mergeEachItem,

@@ -1,17 +1,10 @@
 /** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
-export type { AccountRecord } from './account.js';
-export { newRunId, SCHEMA_VERSION } from './bookkeeping.js';
-export type {
-  CaptureStore,
-  CaptureStreamState,
-  DeliveryStatus,
-  JournaledDelivery,
-  NewDelivery,
-  Settlement,
-  StoredVersion,
-  StreamSettlement,
-} from './capture.js';
-export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
+
+export { type QueryCopyWritten, removeQueryCopyLeftovers } from './copies/query-copy.js';
+export type { WarehouseSide } from './copies/side.js';
+export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './copies/snapshot.js';
+export { snapshotTargetProblem } from './copies/snapshot-target.js';
+export type { QueryResult, ResultRow, ScalarJson } from './db/connection.js';
 export {
   DEFAULT_MEMORY_LIMIT,
   type JsonQueryResult,
@@ -21,20 +14,32 @@ export {
   QueryRefusedError,
   QueryTooLargeError,
   type Sandbox,
-} from './connection.js';
-export type { CurrentRows } from './current-rows.js';
-export type { Cursors } from './cursors.js';
-export { SYSTEM_COLUMNS } from './ddl.js';
-export type { MarkMissingInput } from './deletes.js';
-export { DatabaseInUseError, WarehouseError } from './errors.js';
-export type { Marks } from './marks.js';
-export type { Partition } from './publish-pending.js';
-export { type QueryCopyWritten, removeQueryCopyLeftovers } from './query-copy.js';
-export type { RunLog } from './run-log.js';
-export type { WarehouseSide } from './side.js';
-export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './snapshot.js';
-export { snapshotTargetProblem } from './snapshot-target.js';
-export { utcNow } from './sql.js';
+} from './db/connection.js';
+export { DatabaseInUseError, WarehouseError } from './db/errors.js';
+export { utcNow } from './db/sql.js';
+export { statementRefusal } from './db/statement-check.js';
+export type {
+  CaptureStore,
+  CaptureStreamState,
+  DeliveryStatus,
+  JournaledDelivery,
+  NewDelivery,
+  Settlement,
+  StoredVersion,
+  StreamSettlement,
+} from './journal/capture.js';
+export { LAYOUT_VERSION, WarehouseLayoutError } from './layout/version.js';
+export { SYSTEM_COLUMNS } from './load/ddl.js';
+export type { LoadSession } from './load/session.js';
+export { fits, widen } from './load/widen.js';
+export type { AccountRecord } from './state/account.js';
+export { newRunId } from './state/bookkeeping.js';
+export type { CurrentRows } from './state/current-rows.js';
+export type { Cursors } from './state/cursors.js';
+export type { MarkMissingInput } from './state/deletes.js';
+export type { Marks } from './state/marks.js';
+export type { Partition } from './state/publish-pending.js';
+export type { RunLog } from './state/run-log.js';
 export type {
   AccountBinding,
   EventRow,
@@ -43,15 +48,15 @@ export type {
   LedgerRecord,
   RunRecord,
   UnavailableStream,
-} from './state.js';
-export { statementRefusal } from './statement-check.js';
+} from './state/state.js';
 export {
   type CreditWindow,
   DELIVERY_BUCKET_MINUTES,
   type DeliveryBucket,
   type StatusHistory,
   type WallLag,
-} from './status-history.js';
+} from './state/status-history.js';
+export type { UnavailableStreams } from './state/unavailable.js';
 export type {
   CreditRow,
   CursorState,
@@ -65,7 +70,5 @@ export type {
   RunSummary,
   ScopeRef,
 } from './types.js';
-export type { UnavailableStreams } from './unavailable.js';
-export { AnalyticsViewsError, type AnalyticsViewsReport, VIEWS } from './views.js';
+export { AnalyticsViewsError, type AnalyticsViewsReport, VIEWS } from './views/views.js';
 export { type ChangeListener, type OpenOptions, Warehouse } from './warehouse.js';
-export { fits, widen } from './widen.js';

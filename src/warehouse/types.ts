@@ -1,7 +1,7 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
 
 /** Defined beside the code that enforces them (connection.ts); listed here with the other warehouse types. */
-export type { JsonQueryResult, Sandbox } from './connection.js';
+export type { JsonQueryResult, Sandbox } from './db/connection.js';
 
 /**
  * Which slice of a stream's table a walk covers: `account` (the whole table), `event:12` (rows with event_id 12),

@@ -5,9 +5,10 @@
 
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import type { Now } from '../../schemas/clock.js';
-import { AccountRecord } from './account.js';
-import * as bookkeeping from './bookkeeping.js';
-import { CaptureStore } from './capture.js';
+import { exportParquet } from './copies/export.js';
+import { type QueryCopyWritten, writeQueryCopy } from './copies/query-copy.js';
+import { WarehouseSide } from './copies/side.js';
+import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './copies/snapshot.js';
 import {
   Db,
   DEFAULT_MEMORY_LIMIT,
@@ -15,29 +16,30 @@ import {
   memoryLimitBytes,
   type QueryLimits,
   type QueryResult,
-} from './connection.js';
-import { CurrentRows } from './current-rows.js';
-import { Cursors } from './cursors.js';
-import * as ddl from './ddl.js';
-import { type MarkMissingInput, markMissing } from './deletes.js';
-import { exportParquet } from './export.js';
-import { type LoadDeps, loadPage, stepTimer } from './load.js';
-import { Marks } from './marks.js';
-import { emptyStagedMerge, type MergeCounts, mergeStaged, type StagedMerge } from './merge-staged.js';
-import { migrateCustomFieldColumns } from './migrate-custom-fields.js';
-import { owePartitions, type Partition, partitionOf } from './publish-pending.js';
-import { type QueryCopyWritten, writeQueryCopy } from './query-copy.js';
-import { RunLog } from './run-log.js';
-import { WarehouseSide } from './side.js';
-import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
-import { ident } from './sql.js';
-import { Staging } from './stage.js';
-import { type StagedFilter, stagedPages } from './staged.js';
-import * as state from './state.js';
-import { type StatusHistory, statusHistory } from './status-history.js';
+} from './db/connection.js';
+import { ident } from './db/sql.js';
+import { CaptureStore } from './journal/capture.js';
+import { createLayout } from './layout/create.js';
+import { migrateLayout } from './layout/migrations.js';
+import { LAYOUT_VERSION, readLayoutVersion } from './layout/version.js';
+import * as ddl from './load/ddl.js';
+import { type LoadDeps, loadPage, stepTimer } from './load/load.js';
+import { emptyStagedMerge, type MergeCounts, mergeStaged, type StagedMerge } from './load/merge-staged.js';
+import { LoadSession } from './load/session.js';
+import { Staging } from './load/stage.js';
+import { type StagedFilter, stagedPages } from './load/staged.js';
+import { AccountRecord } from './state/account.js';
+import { CurrentRows } from './state/current-rows.js';
+import { Cursors } from './state/cursors.js';
+import { type MarkMissingInput, markMissing } from './state/deletes.js';
+import { Marks } from './state/marks.js';
+import { owePartitions, type Partition, partitionOf } from './state/publish-pending.js';
+import { RunLog } from './state/run-log.js';
+import * as state from './state/state.js';
+import { type StatusHistory, statusHistory } from './state/status-history.js';
+import { UnavailableStreams } from './state/unavailable.js';
 import type { ExportOptions, ExportResult, JsonQueryResult, LoadPageInput, LoadResult, Sandbox } from './types.js';
-import { UnavailableStreams } from './unavailable.js';
-import { AnalyticsViewsError, type AnalyticsViewsReport, createAnalyticsViews } from './views.js';
+import { AnalyticsViewsError, type AnalyticsViewsReport, createAnalyticsViews } from './views/views.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
@@ -100,14 +102,15 @@ export class Warehouse {
   private readonly timings: Record<string, number> = {};
   private loading = false;
   private closed = false;
-  /** Runs started here and not finished: their pages are staged and merged in batches. */
-  private readonly deferring = new Set<string>();
+  /** Load sessions open (openLoad), by run id: pages of these runs are staged and merged in batches. */
+  private readonly sessions = new Map<string, LoadSession>();
   /** Rows staged per stream since its last merge (this warehouse's pages). */
   private readonly pending = new Map<string, number>();
-  /** What merges did with the rows of each run, per stream, until finishLoads hands it over. */
+  /** What merges did with the rows of each run, per stream, until its load session's end hands it over. */
   private readonly merged = new Map<string, Map<string, MergeCounts>>();
   private readonly listeners = new Set<ChangeListener>();
   private captureStore: CaptureStore | null = null;
+  private layout: number | null = null;
   /** The runs' record: start and end, progress, credits, past runs (run-log.ts). */
   readonly runs: RunLog;
   /** Where each walk stands: cursors and seen ids (cursors.ts). */
@@ -141,13 +144,10 @@ export class Warehouse {
       },
       skipped: new Set(),
     };
-    this.runs = new RunLog(db, {
-      started: (runId) => this.deferring.add(runId),
-      ending: async (runId) => {
-        this.deferring.delete(runId);
-        await this.mergeNow();
-        this.merged.delete(runId);
-      },
+    this.runs = new RunLog(db, async (runId) => {
+      this.sessions.delete(runId);
+      await this.mergeNow();
+      this.merged.delete(runId);
     });
     this.cursors = new Cursors(db);
     this.unavailable = new UnavailableStreams(db);
@@ -157,8 +157,10 @@ export class Warehouse {
   }
 
   /**
-   * Opens (or creates) the database file. New files and their WAL are owner-only (0600). Creates the `_evsync`
-   * and `analytics` schemas unless read-only. Another process holding the file gives `DatabaseInUseError`.
+   * Opens (or creates) the database file. New files and their WAL are owner-only (0600). Unless read-only, creates
+   * the `_evsync` and `analytics` schemas of a new file at the current layout, or migrates an older layout to it
+   * (layout/). Another process holding the file gives `DatabaseInUseError`; a file of a newer layout than this
+   * program's, `WarehouseLayoutError`, before anything is written to it.
    */
   static async open(path: string, opts: OpenOptions = {}): Promise<Warehouse> {
     const loadThreads = opts.loadThreads ?? 1;
@@ -176,7 +178,7 @@ export class Warehouse {
     });
     let warehouse: Warehouse | null = null;
     try {
-      if (!db.readOnly) await db.exclusive(() => bookkeeping.createBookkeeping(db));
+      const found = await db.exclusive(() => readLayoutVersion(db));
       warehouse = new Warehouse(
         db,
         loadThreads,
@@ -184,7 +186,8 @@ export class Warehouse {
         memoryLimits(opts.memoryLimit ?? DEFAULT_MEMORY_LIMIT, opts.sameLimitWhileLoading === true),
         opts.publishing === true && !db.readOnly,
       );
-      if (!db.readOnly) await db.exclusive(() => warehouse!.recover());
+      warehouse.layout = found;
+      if (!db.readOnly) await db.exclusive(() => warehouse!.recover(found));
     } catch (err) {
       await db.close();
       warehouse?.staging.dispose();
@@ -194,17 +197,27 @@ export class Warehouse {
   }
 
   /**
-   * At the first open of the file in this process: merges the pages a killed process staged and committed, then
-   * removes staged files nothing registers (the page each walk had in flight when the process died). Then folds the
-   * `c_<id>` columns of a warehouse written before the custom-fields column (migrate-custom-fields.ts): after the
-   * merge, so pages staged in the old shape land first.
+   * Brings the file to the current layout: a new file is created at it, an older layout migrated step by step
+   * (layout/migrations.ts; a step merges the pages staged in the old layout before it changes the tables). Then, at
+   * the first open of the file in this process: merges the pages a killed process staged and committed, and removes
+   * staged files nothing registers (the page each walk had in flight when the process died).
    */
-  private async recover(): Promise<void> {
+  private async recover(found: number | null): Promise<void> {
+    if (found === null) await createLayout(this.db);
+    else if (await migrateLayout({ db: this.db, mergeStaged: () => this.mergeNow() }, found)) this.tables.clear();
+    this.layout = LAYOUT_VERSION;
     if (!this.db.firstOpen) return;
     await this.mergeNow();
     const keep = new Set((await stagedPages(this.db)).map((p) => p.file));
     this.staging.clear(keep);
-    if ((await migrateCustomFieldColumns(this.db)).length > 0) this.tables.clear();
+  }
+
+  /**
+   * The file's layout version (layout/version.ts): the current one once opened for writing; as found for a
+   * read-only open (null: a file evsync never wrote).
+   */
+  get layoutVersion(): number | null {
+    return this.layout;
   }
 
   /** Merges staged pages (all, or those `filter` selects) into their tables; counts go to the runs that staged them. */
@@ -348,30 +361,49 @@ export class Warehouse {
   }
 
   /**
-   * Loads one page in one transaction (see load.ts). Pages of a run started with runs.start are staged (durably, with
-   * their cursor) and merged in batches: their counts come from finishLoads. Other pages are merged at once.
+   * Opens the load session of run `runId` (load/session.ts): until it finishes, the run's pages are staged (durably,
+   * with their cursor) and merged in batches, and their counts come from its `finish`. The same session while open.
    */
-  loadPage(input: LoadPageInput): Promise<LoadResult> {
-    return this.db.exclusive(async () => {
-      const result = await loadPage(this.deps, input, this.deferring.has(input.runId));
-      if (result.staged) {
-        const name = input.stream.name;
-        const pending = (this.pending.get(name) ?? 0) + result.staged;
-        this.pending.set(name, pending);
-        if (pending >= this.mergeRows) await this.mergeNow({ stream: name });
-      }
-      return result;
-    });
+  openLoad(runId: string): LoadSession {
+    let session = this.sessions.get(runId);
+    if (!session) {
+      session = new LoadSession(runId, {
+        // Through loadPage, which stages the pages of a run whose session is open (after its finish: merged at once).
+        load: (input) => this.loadPage(input),
+        finish: (id) => this.finishLoads(id),
+      });
+      this.sessions.set(runId, session);
+    }
+    return session;
   }
 
   /**
-   * The end of a run's loading: merges every staged page, then returns per stream what the rows of run `runId`
-   * did (inserted, updated, unchanged) in the merges since runs.start, and forgets those counts. Call it once loading
-   * is done and before runs.finish; afterwards the run's pages are merged at once again.
+   * Loads one page in one transaction (see load.ts): through the load session of its run when one is open (staged,
+   * merged in batches), else merged at once.
+   */
+  loadPage(input: LoadPageInput): Promise<LoadResult> {
+    return this.db.exclusive(() => this.loadNow(input));
+  }
+
+  private async loadNow(input: LoadPageInput): Promise<LoadResult> {
+    const result = await loadPage(this.deps, input, this.sessions.has(input.runId));
+    if (result.staged) {
+      const name = input.stream.name;
+      const pending = (this.pending.get(name) ?? 0) + result.staged;
+      this.pending.set(name, pending);
+      if (pending >= this.mergeRows) await this.mergeNow({ stream: name });
+    }
+    return result;
+  }
+
+  /**
+   * The end of run `runId`'s load session (LoadSession.finish): merges every staged page, then returns per stream
+   * what the run's rows did (inserted, updated, unchanged) in the merges since the session opened, and forgets those
+   * counts. Call it once loading is done and before runs.finish; afterwards the run's pages are merged at once again.
    */
   finishLoads(runId: string): Promise<Record<string, MergeCounts>> {
     return this.db.exclusive(async () => {
-      this.deferring.delete(runId);
+      this.sessions.delete(runId);
       await this.mergeNow();
       const out: Record<string, MergeCounts> = {};
       for (const [name, c] of this.merged.get(runId) ?? []) out[name] = { ...c };

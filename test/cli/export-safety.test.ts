@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
-import type { Manifest as ExportManifest } from '../../src/warehouse/export-manifest.js';
+import type { Manifest as ExportManifest } from '../../src/warehouse/copies/export-manifest.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';
 import { cliWarehouse, run } from './helpers.js';
 import { canMountReadOnly, runOnReadOnlyMount } from './readonly-mount.js';

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/warehouse/export-manifest.js';
+import type { Manifest } from '../../src/warehouse/copies/export-manifest.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';
 import { cliWarehouse, run } from './helpers.js';
 

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readOnlyReason, statementRefusal } from '../../src/warehouse/db/statement-check.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { readOnlyReason, statementRefusal } from '../../src/warehouse/statement-check.js';
 import { eventScope, page, registrants } from '../warehouse/helpers.js';
 import { run, tempDir } from './helpers.js';
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { type LoopbackS3, startLoopbackS3 } from '../../bench/s3-loopback.js';
 import { openS3Store } from '../../src/outputs/lake/s3-store.js';
 import type { ObjectStore } from '../../src/outputs/lake/store.js';
-import type { Manifest } from '../../src/warehouse/export-manifest.js';
+import type { Manifest } from '../../src/warehouse/copies/export-manifest.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { tempDir } from '../cli/helpers.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';

@@ -39,7 +39,7 @@ describe('a warehouse that publishes', () => {
     t = await openTemp({ publishing: true });
     const { w, path } = t;
     const heard = await told(w);
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, registrants, eventScope(7), [reg(1), reg(2)], { runId });
     await page(w, registrants, eventScope(8), [reg(3)], { runId });
     await page(w, events, accountScope, [{ id: 7, name: 'E7' }], { runId });
@@ -94,7 +94,7 @@ describe('a warehouse that publishes', () => {
   it('a killed daemon’s staged pages are owed by the next open, which merges them', async () => {
     t = await openTemp({ publishing: true });
     const { w, path, dir } = t;
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, registrants, eventScope(7), [reg(1)], { runId });
     await page(w, registrants, eventScope(9), [reg(2)], { runId });
     // The kill: the file (checkpointed, the staged rows are committed) and its staging folder as they are now.
@@ -116,7 +116,7 @@ describe('a warehouse that publishes', () => {
     t = await openTemp();
     const { w, path } = t;
     const heard = await told(w);
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, registrants, eventScope(7), [reg(1)], { runId });
     await w.mergeScope('registrants', 'event:7');
     await w.finishLoads(runId);

@@ -1,5 +1,5 @@
 /**
- * The daemon's query copy (src/warehouse/query-copy.ts) is the warehouse file's bytes as of a checkpoint, copied
+ * The daemon's query copy (src/warehouse/copies/query-copy.ts) is the warehouse file's bytes as of a checkpoint, copied
  * while the writer goes on. What that rests on, shown without any clock: between `holdCheckpoints` and the release,
  * the writer's large appends (written to the file at once), updates, deletes and a dropped table change nothing a
  * copy of the file opens as; the copy opens as the database at the checkpoint, in another process.
@@ -7,9 +7,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Db } from '../../src/warehouse/connection.js';
+import { copyFileAside } from '../../src/warehouse/copies/query-copy.js';
+import { Db } from '../../src/warehouse/db/connection.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { copyFileAside } from '../../src/warehouse/query-copy.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { eventScope, page, reg, registrants, type TempWarehouse, tempWarehouseEach } from './helpers.js';
 

@@ -1,5 +1,5 @@
 /**
- * The snapshot (src/warehouse/snapshot.ts), read the way analysts read it: from ANOTHER process (a child node with
+ * The snapshot (src/warehouse/copies/snapshot.ts), read the way analysts read it: from ANOTHER process (a child node with
  * @duckdb/node-api, test/helpers/duckdb-reader.ts) while this process holds the live file, which DuckDB lets no
  * other process open. Faults by count: a child SIGKILLs itself after its n-th copied table.
  */

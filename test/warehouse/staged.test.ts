@@ -43,7 +43,7 @@ const keysUnique = async (table: string) =>
 describe('pages of a run: staged, merged in batches', () => {
   it('stages pages with their cursor, merges them on read and counts them in finishLoads', async () => {
     await page(w, registrants, eventScope(7), [reg(1), reg(2), reg(3)], { runId: 'before' });
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     const c1 = cursor('registrants', 'event:7', {
       walk: { mode: 'incremental', walkId: 'w', from: null, to: null, lastKey: 4, pages: 1, rows: 3 },
     });
@@ -83,7 +83,7 @@ describe('pages of a run: staged, merged in batches', () => {
     await t.cleanup();
     t = await openTemp({ mergeRows: 4 });
     w = t.w;
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, registrants, eventScope(1), [reg(1), reg(2)], { runId });
     await page(w, registrants, eventScope(1), [reg(3)], { runId });
     expect(heldPages()).toHaveLength(2);
@@ -112,7 +112,7 @@ describe('pages of a run: staged, merged in batches', () => {
     await page(w, expanded, { key: 'account', column: null, value: null }, [
       { id: 1, label: 'a', home_address_city: 'Oslo', updated_at: '2024-01-01 00:00:00' },
     ]);
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     const account = { key: 'account', column: null, value: null };
     await page(w, plain, account, [{ id: 1, label: 'a2', updated_at: '2024-01-02 00:00:00' }], { runId });
     await page(w, expanded, account, [{ id: 2, label: 'b', home_address_city: 'Rome' }], { runId });
@@ -127,7 +127,7 @@ describe('pages of a run: staged, merged in batches', () => {
     const expanded = resolve(typed, { expand: ['homeAddress'] });
     const plain = resolve(typed);
     const account = { key: 'account', column: null, value: null };
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, expanded, account, [{ id: 1, label: 'a', home_address_city: 'Oslo' }], { runId });
     await page(w, plain, account, [{ id: 1, label: 'b' }], { runId });
     await page(w, expanded, account, [{ id: 1, label: 'c', home_address_city: null }, { id: 2 }], { runId });
@@ -142,7 +142,7 @@ describe('pages of a run: staged, merged in batches', () => {
   });
 
   it('a killed process leaves committed pages staged: the next open merges them and removes stray files', async () => {
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, registrants, eventScope(7), [reg(1), reg(2)], { runId });
     await page(w, registrants, eventScope(7), [reg(2, { email: 'two' }), reg(3)], { runId });
     // What a kill leaves: the registrations (committed) and their files, plus a page file nothing registered yet.
@@ -171,7 +171,7 @@ describe('pages of a run: staged, merged in batches', () => {
 
   it('readers never see two current rows of a key: repeated pages and runs keep one row each', async () => {
     for (let round = 0; round < 3; round++) {
-      const runId = await w.runs.start('sync', {});
+      const runId = w.openLoad(await w.runs.start('sync', {})).runId;
       for (let p = 0; p < 3; p++) {
         const ids = [1 + p, 2 + p, 3 + p];
         await page(
@@ -198,7 +198,7 @@ describe('pages of a run: staged, merged in batches', () => {
     const answers = (diet: string | null) => ({ custom_fields: diet === null ? null : JSON.stringify({ c_7: diet }) });
     await page(w, registrants, eventScope(7), [reg(1, answers('vegan')), reg(2, answers('none'))]);
     await page(w, registrants, eventScope(7), [reg(1, { ...answers(null), updated_at: '2024-01-02 00:00:00' })]);
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, registrants, eventScope(7), [reg(2, answers(null)), reg(3, answers(null))], { runId });
     await page(w, registrants, eventScope(7), [reg(4, answers('x'))], { runId });
     expect(await w.finishLoads(runId)).toEqual({ registrants: { inserted: 2, updated: 1, unchanged: 0 } });
@@ -211,7 +211,7 @@ describe('pages of a run: staged, merged in batches', () => {
   });
 
   it('a column widened while earlier pages wait keeps their values (schema evolution between staged pages)', async () => {
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, registrants, eventScope(7), [reg(1, { level: 3 }), reg(2, { level: 4 })], { runId });
     await page(w, registrants, eventScope(7), [reg(2, { level: 'four' }), reg(3, { level: 'x' })], { runId });
     // The two pages have different column types, so they merge one after the other: page 2 updates key 2.
@@ -226,7 +226,7 @@ describe('pages of a run: staged, merged in batches', () => {
   it('a staged page its table refuses goes to _evsync.rejected; the other pages merge', async () => {
     const stream = resolve(typed);
     const account = { key: 'account', column: null, value: null };
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(w, stream, account, [{ id: 1, meta: '{"ok":true}' }], { runId });
     await page(
       w,
@@ -251,7 +251,7 @@ describe('pages of a run: staged, merged in batches', () => {
     await w.query(`CREATE TABLE registrants (id BIGINT PRIMARY KEY, event_id BIGINT, email VARCHAR,
       updated_at TIMESTAMP, _synced_at TIMESTAMP, _run_id VARCHAR, _deleted_at TIMESTAMP)`);
     const stream = resolve({ ...registrantsDef, fields: { id: 'bigint', email: 'text', updated_at: 'timestamp' } });
-    const runId = await w.runs.start('sync', {});
+    const runId = w.openLoad(await w.runs.start('sync', {})).runId;
     await page(
       w,
       stream,

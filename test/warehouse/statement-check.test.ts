@@ -7,8 +7,8 @@
 import { DuckDBConnection, DuckDBInstance, StatementType } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { splitStatements } from '../../src/warehouse/sql-tokens.js';
-import { readOnlyReason, statementRefusal } from '../../src/warehouse/statement-check.js';
+import { splitStatements } from '../../src/warehouse/db/sql-tokens.js';
+import { readOnlyReason, statementRefusal } from '../../src/warehouse/db/statement-check.js';
 
 const NO_FOLDER = { explain: true };
 const FOLDERS = { explain: false };

@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defineStream } from '../../connectors/types.js';
 import { AnalyticsViewsError } from '../../src/warehouse/index.js';
-import { labelAliases, viewLabel } from '../../src/warehouse/labels.js';
-import { VIEWS } from '../../src/warehouse/views.js';
+import { labelAliases, viewLabel } from '../../src/warehouse/views/labels.js';
+import { VIEWS } from '../../src/warehouse/views/views.js';
 import {
   customFields,
   eventQuestions,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedValue, ScalarType } from '../../connectors/types.js';
-import { conversionSql, fits, isWidening, scalarTypeOf, widen } from '../../src/warehouse/widen.js';
+import { conversionSql, fits, isWidening, scalarTypeOf, widen } from '../../src/warehouse/load/widen.js';
 
 describe('fits', () => {
   describe('accepts values a column holds exactly, and null everywhere', () => {

@@ -67,6 +67,8 @@ export interface CursorInfo extends CursorState {
 export interface StatusReport {
   db: string;
   exists: boolean;
+  /** The warehouse's layout version (null: a file evsync never wrote). */
+  layoutVersion?: number | null;
   runs: RunInfo[];
   cursors: CursorInfo[];
   rejected: { total: number; byStream: Record<string, number> };
@@ -217,6 +219,7 @@ export async function collectStatus(warehouse: Warehouse, o: CollectOptions): Pr
   return {
     db: o.db,
     exists: true,
+    layoutVersion: warehouse.layoutVersion,
     runs: recent.slice(0, Math.floor(o.runs)).map(runOf),
     cursors,
     rejected: { total: Object.values(byStream).reduce((a, b) => a + b, 0), byStream },

@@ -8,7 +8,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Now, systemNow } from '../../../schemas/clock.js';
-import type { Manifest } from '../../warehouse/export-manifest.js';
+import type { Manifest } from '../../warehouse/copies/export-manifest.js';
 import type { PartitionSelection } from '../../warehouse/index.js';
 import { LakeError } from './errors.js';
 import { ACCOUNT_ID_RE, leaseKey, tableRoot } from './layout.js';

@@ -21,8 +21,8 @@
 import { lstatSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemNow } from '../../../schemas/clock.js';
-import { ensureFolder } from '../../warehouse/export-folder.js';
-import { MARKER_DIR } from '../../warehouse/export-manifest.js';
+import { ensureFolder } from '../../warehouse/copies/export-folder.js';
+import { MARKER_DIR } from '../../warehouse/copies/export-manifest.js';
 import {
   earlierExport,
   ensureMarkerDir,
@@ -31,7 +31,7 @@ import {
   ownerPath,
   readOwner,
   writeOwner,
-} from '../../warehouse/export-owner.js';
+} from '../../warehouse/copies/export-owner.js';
 import type { AccountBinding, ExportOrigins } from '../../warehouse/index.js';
 import { LakeError } from './errors.js';
 import { FolderLeaseStore } from './folder-store.js';

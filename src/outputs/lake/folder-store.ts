@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoCode } from '../../warehouse/fs-errors.js';
+import { errnoCode } from '../../warehouse/db/fs-errors.js';
 import { LakeError } from './errors.js';
 import type { LeaseStore } from './lease.js';
 import type { PutCondition, StoredObject } from './store.js';

@@ -3,7 +3,7 @@
  * local export folder (warehouse/export-folder.ts): evsync writes only where its manifest is, or where nothing is;
  * objects its manifest does not list are someone else's, refused unless `force` and never removed.
  */
-import { emptyManifest, type Manifest, manifestText, parseManifest } from '../../warehouse/export-manifest.js';
+import { emptyManifest, type Manifest, manifestText, parseManifest } from '../../warehouse/copies/export-manifest.js';
 import { LakeError } from './errors.js';
 import { manifestKey } from './layout.js';
 import type { ListedObject, ObjectStore } from './store.js';

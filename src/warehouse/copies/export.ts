@@ -1,0 +1,250 @@
+/**
+ * Parquet export: `<out>/<table>/event_id=<id>/*.parquet` (Hive layout) for tables with event_id,
+ * `<out>/<table>/*.parquet` otherwise; zstd. Current rows only unless `includeDeleted`.
+ *
+ * evsync writes only what it owns (export-folder.ts): every table folder is checked before anything is written,
+ * and each is marked by its manifest (export-manifest.ts). Files are never overwritten and no folder is ever
+ * removed with its contents: an export writes new files under new names (`<exportId>_<uuid>.parquet`, written as
+ * `.partial` and renamed once complete, so a reader never opens half a file), commits them to the manifest, then
+ * removes the files they replace. A reader sees a partition doubled at most between the commit and the removal.
+ * With `partitions`, only the listed event partitions are replaced; the others stay as they are (with
+ * `newTablesWhole`, a table folder new to the output is written whole, as in the lake). Everything written is
+ * owner-only (0600 files, 0700 folders): the files hold personal data.
+ *
+ * Which warehouse and account the whole folder belongs to (its owner record) and who writes it now (its lease) are
+ * judged before this runs, by src/outputs/lake/folder-claim.ts, which the CLI and the daemon call around every export.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import { type Db, holdOwnerOnlyUmask } from '../db/connection.js';
+import { ident, literal } from '../db/sql.js';
+import { listStreamTables, readTableColumns } from '../load/ddl.js';
+import type { ExportOptions, ExportResult } from '../types.js';
+import {
+  ExportRefusedError,
+  ensureFolder,
+  folderError,
+  inspectTableFolder,
+  prepareTableFolder,
+  removeFolderIfEmpty,
+  removeOwnFile,
+  type TableFolder,
+  URL_SCHEME_RE,
+} from './export-folder.js';
+import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
+
+const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PARTITION_COLUMN = 'event_id';
+
+/** Sortable and unique: `20240501T120000Z-1a2b3c4d`. Safe in DuckDB's FILENAME_PATTERN and in file names. */
+export function newExportId(now: Date): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(4).toString('hex')}`;
+}
+
+function partitionMap(partitions: ExportOptions['partitions']): Map<string, number[]> | null {
+  if (!partitions) return null;
+  const map = new Map<string, number[]>();
+  const entries: [string, readonly number[]][] = Array.isArray(partitions)
+    ? partitions.map((p) => [p.table, p.eventIds])
+    : Object.entries(partitions);
+  for (const [table, ids] of entries) {
+    for (const id of ids) {
+      if (!Number.isSafeInteger(id)) throw new Error(`export: partition event_id ${id} of ${table} is not an integer`);
+    }
+    map.set(table, [...new Set([...(map.get(table) ?? []), ...ids])]);
+  }
+  return map;
+}
+
+interface CopyStat {
+  filename: string;
+  count: number;
+  partition: Record<string, string>;
+}
+
+/** `RETURN_STATS` rows: one per file DuckDB wrote, with its row count and Hive partition values. */
+function copyStats(rows: Record<string, unknown>[]): CopyStat[] {
+  return rows.map((r) => {
+    const partition: Record<string, string> = {};
+    // Db.query gives nested values as JSON text.
+    const raw = typeof r.partition_keys === 'string' ? (JSON.parse(r.partition_keys) as unknown) : r.partition_keys;
+    const keys = Array.isArray(raw) ? raw : [];
+    for (const kv of keys as { key?: unknown; value?: unknown }[]) {
+      if (typeof kv.key === 'string') partition[kv.key] = String(kv.value);
+    }
+    return { filename: String(r.filename), count: Number(r.count), partition };
+  });
+}
+
+function sha256(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** Renames a completed `.partial` file to its final `.parquet` name, owner-only, and describes it for the manifest. */
+function finishFile(dir: string, stat: CopyStat, exportId: string): ManifestFile {
+  const finalPath = stat.filename.replace(/\.partial$/, '.parquet');
+  chmodSync(stat.filename, 0o600);
+  renameSync(stat.filename, finalPath);
+  return {
+    path: relative(dir, finalPath).split(sep).join('/'),
+    partition: stat.partition,
+    rows: stat.count,
+    bytes: statSync(finalPath).size,
+    sha256: sha256(finalPath),
+    exportId,
+  };
+}
+
+interface TableJob {
+  table: string;
+  folder: TableFolder;
+  partitioned: boolean;
+  /** Event partitions to replace; null: the whole table. */
+  only: number[] | null;
+}
+
+async function writeTable(
+  db: Db,
+  job: TableJob,
+  opts: ExportOptions,
+  exportId: string,
+): Promise<{ manifest: Manifest; bytes: number }> {
+  const now = new Date(db.now());
+  let manifest = prepareTableFolder(job.folder, job.table, now);
+  const dir = job.folder.dir;
+  const includeDeleted = opts.includeDeleted === true;
+  // Files written with and without deleted rows must not mix: a change of that choice rewrites the whole table.
+  const only = job.only !== null && manifest.includeDeleted === includeDeleted ? job.only : null;
+
+  // Write-ahead: files named after a pending export are evsync's, even if this process dies before the commit.
+  manifest = { ...manifest, pending: [...manifest.pending, exportId] };
+  writeManifest(dir, manifest);
+
+  const filters: string[] = [];
+  if (!includeDeleted) filters.push(`"_deleted_at" IS NULL`);
+  if (job.partitioned && only) filters.push(`"${PARTITION_COLUMN}" IN (${only.join(', ')})`);
+  const where = filters.length ? `WHERE ${filters.join(' AND ')}` : '';
+  const select = `SELECT * FROM main.${ident(job.table)} ${where}`;
+  // APPEND with a {uuid} pattern: DuckDB refuses to overwrite, and every name is new.
+  const target = job.partitioned
+    ? `${literal(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY ("${PARTITION_COLUMN}"),
+        FILENAME_PATTERN '${exportId}_{uuid}', FILE_EXTENSION 'partial', APPEND, RETURN_STATS)`
+    : `${literal(join(dir, `${exportId}_0.partial`))} (FORMAT parquet, COMPRESSION zstd, RETURN_STATS)`;
+  const result = await db.query(`COPY (${select}) TO ${target}`);
+  const written = copyStats(result.rows).map((s) => finishFile(dir, s, exportId));
+
+  const replaced = (f: ManifestFile) =>
+    only === null ||
+    (f.partition[PARTITION_COLUMN] !== undefined && only.includes(Number(f.partition[PARTITION_COLUMN])));
+  const kept = manifest.files.filter((f) => !replaced(f));
+  const obsolete = manifest.files.filter(replaced).map((f) => f.path);
+  const newFolders = written.map((f) => f.path.split('/').slice(0, -1).join('/')).filter((p) => p !== '');
+  for (const folder of new Set(newFolders)) chmodSync(join(dir, folder), 0o700);
+
+  // The commit: from here the new files are the table; the replaced ones are listed for removal.
+  manifest = {
+    ...manifest,
+    updatedAt: new Date(db.now()).toISOString(),
+    exportId,
+    runId: opts.runId ?? null,
+    partitionBy: job.partitioned ? [PARTITION_COLUMN] : [],
+    includeDeleted,
+    files: [...kept, ...written],
+    folders: [...new Set([...manifest.folders, ...newFolders])].sort(),
+    pending: manifest.pending.filter((id) => id !== exportId),
+    obsolete,
+  };
+  writeManifest(dir, manifest);
+
+  for (const rel of obsolete) removeOwnFile(dir, rel);
+  const live = new Set(manifest.files.map((f) => f.path.split('/').slice(0, -1).join('/')));
+  // An event whose rows are all gone loses its folder, if evsync made it and nothing else is in it.
+  const folders = manifest.folders.filter((f) => live.has(f) || !removeFolderIfEmpty(dir, f));
+  manifest = { ...manifest, obsolete: [], folders };
+  writeManifest(dir, manifest);
+  return { manifest, bytes: written.reduce((n, f) => n + f.bytes, 0) };
+}
+
+export async function exportParquet(db: Db, opts: ExportOptions): Promise<ExportResult> {
+  if (typeof opts.out !== 'string' || opts.out.trim() === '') {
+    // resolve('') is the current folder: an empty path must never mean "write here".
+    throw new ExportRefusedError('export: no output folder given (an empty path would mean the current folder)', '');
+  }
+  // `s3://...` or any URL: never a local folder named `s3:` (object storage is written by exportToLake, src/outputs/lake).
+  if (URL_SCHEME_RE.test(opts.out)) {
+    throw new ExportRefusedError(
+      `export: ${opts.out} is a URL, not a local folder; for s3:// use exportToLake (for a folder named like this, write ./${opts.out})`,
+      opts.out,
+    );
+  }
+  const out = resolve(opts.out);
+  const existing = await listStreamTables(db);
+  const partitions = partitionMap(opts.partitions);
+  const requested = opts.tables ?? (partitions ? [...partitions.keys()] : existing);
+  const unknown = requested.filter((t) => !existing.includes(t));
+  if (unknown.length) {
+    throw new Error(`export: no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`);
+  }
+  const exportId = newExportId(new Date(db.now()));
+  const force = opts.force === true;
+  const release = holdOwnerOnlyUmask();
+  try {
+    ensureFolder(out);
+    // Every folder is judged before anything is written: a refusal leaves the whole output as it was.
+    const jobs: TableJob[] = [];
+    for (const table of requested) {
+      // Names come from the database, but they also become folder names: keep them plain.
+      if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
+      const columns = await readTableColumns(db, table);
+      if (!columns) continue;
+      const partitioned = columns.has(PARTITION_COLUMN);
+      const folder = inspectTableFolder(join(out, table), table, force);
+      // With newTablesWhole, a table new to the output gets every partition, not just those listed (as in the
+      // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
+      // a new folder, so this is not the default.)
+      const listed = partitioned ? (partitions?.get(table) ?? null) : null;
+      const only = opts.newTablesWhole === true && folder.state !== 'owned' ? null : listed;
+      jobs.push({ table, folder, partitioned, only });
+    }
+    const tables: string[] = [];
+    const rows: Record<string, number> = {};
+    const warnings: string[] = [];
+    let files = 0;
+    let bytesWritten = 0;
+    for (const job of jobs) {
+      let manifest: Manifest | null = null;
+      // Nothing to rewrite: the table's partitions on disk stay as they are (and no folder is created).
+      if (job.only !== null && job.only.length === 0) {
+        manifest = job.folder.state === 'owned' ? job.folder.manifest : null;
+      } else {
+        try {
+          const done = await writeTable(db, job, opts, exportId);
+          manifest = done.manifest;
+          bytesWritten += done.bytes;
+        } catch (err) {
+          if (err instanceof ExportRefusedError || !(err instanceof Error) || !('code' in err)) throw err;
+          throw folderError('write into', job.folder.dir, err);
+        }
+      }
+      if (job.folder.state !== 'missing' && job.folder.foreign.length) {
+        const parquet = job.folder.foreign.filter((f) => f.endsWith('.parquet')).length;
+        warnings.push(
+          `${job.folder.dir}: ${job.folder.foreign.length} file(s) evsync did not write were left as they are${
+            parquet ? ` (${parquet} .parquet: readers of ${job.table}/**/*.parquet will read them too)` : ''
+          }`,
+        );
+      }
+      tables.push(job.table);
+      files += manifest?.files.length ?? 0;
+      rows[job.table] = manifest?.files.reduce((n, f) => n + f.rows, 0) ?? 0;
+    }
+    return { files, tables, exportId, rows, warnings, bytesWritten };
+  } finally {
+    release();
+  }
+}

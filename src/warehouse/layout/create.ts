@@ -1,0 +1,18 @@
+/**
+ * A new warehouse, created at the current layout directly (no migration runs on it): every `_evsync` table as each
+ * part of the warehouse declares its own, the `analytics` schema, and the version.
+ */
+
+import type { Db } from '../db/connection.js';
+import { JOURNAL_DDL } from '../journal/journal.js';
+import { BOOKKEEPING_DDL } from '../state/bookkeeping.js';
+import { PUBLISH_PENDING_DDL } from '../state/publish-pending.js';
+import { STATE_DDL } from '../state/state.js';
+import { LAYOUT_VERSION, stampLayoutVersion } from './version.js';
+
+export async function createLayout(db: Db): Promise<void> {
+  await db.transaction(async () => {
+    for (const sql of [...BOOKKEEPING_DDL, ...STATE_DDL, ...JOURNAL_DDL, ...PUBLISH_PENDING_DDL]) await db.run(sql);
+    await stampLayoutVersion(db, LAYOUT_VERSION);
+  });
+}
