@@ -12,7 +12,12 @@ export const DEFAULT_RATE_LIMIT = { credits: 2000, windowSeconds: 600 } as const
 /** The spec caps `ids=` (and keeps `*in*` lists short) at 100 ids per call. */
 export const IDS_PER_CALL = 100;
 
-/** A UTC instant in the service's timestamp form, `YYYY-MM-DD HH:MM:SS` (what `search` and `_meta` use). */
-export function serviceTimestamp(date: Date): string {
-  return date.toISOString().slice(0, 19).replace('T', ' ');
+/**
+ * An instant as UTC text: `seconds` is the service's timestamp form, `YYYY-MM-DD HH:MM:SS` (what `search`, `_meta`
+ * and the status document use); `ms` adds `.mmm`, the form the warehouse writes to its TIMESTAMP columns (so that
+ * two of its writes in one second still order). The one formatter of UTC text: every layer imports it from here.
+ */
+export function utcText(at: number | Date, precision: 'seconds' | 'ms'): string {
+  const iso = new Date(at).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, precision === 'seconds' ? 19 : 23)}`;
 }

@@ -6,11 +6,9 @@ import { type BulkLane, checkLane, closedLaneError, isClosed, leftToOthers } fro
 
 /** What a call is charged as: list calls cost 10 credits, everything else (the token call too) 1. */
 export type CreditKind = 'list' | 'other' | 'token';
-/** What a call costs (connectors/service.ts), under the names the client has always exported. */
-export const LIST_COST = LIST_CALL_CREDITS;
-export const OTHER_COST = OTHER_CALL_CREDITS;
+/** What a call costs (connectors/service.ts). */
 export function costOf(kind: CreditKind): number {
-  return kind === 'list' ? LIST_COST : OTHER_COST;
+  return kind === 'list' ? LIST_CALL_CREDITS : OTHER_CALL_CREDITS;
 }
 
 /** A `X-Rate-Limit-Reset` beyond this is absurd and ignored (the configured window is used instead). */

@@ -13,6 +13,7 @@ import {
   type Json,
   StatementType,
 } from '@duckdb/node-api';
+import { utcText } from '../../connectors/service.js';
 import { type Now, systemNow } from '../../schemas/clock.js';
 import { DatabaseInUseError, lockHolderPid, WarehouseError } from './errors.js';
 import { exactJsonConverter, exactTextConverter, type ValueForm } from './json-values.js';
@@ -135,9 +136,10 @@ export function memoryLimitBytes(limit: string): number | null {
  * table has a sixteenth of them: 336 MB at 1M, 371 MB at 5M. (16 KB blocks were chosen when a stream table had a
  * column per custom field, up to 260: appending allocates a block per column, ~200 MB for 20k rows with 256 KB
  * blocks. Stream tables now have under 100 columns.) Every attach gets 32k-row row groups. Files made by earlier
- * versions keep their block size (DuckDB refuses another).
+ * versions keep their block size (DuckDB refuses another): they are attached with `EXISTING_FILE_OPTIONS`.
  */
-const NEW_FILE_OPTIONS = 'BLOCK_SIZE 262144, ROW_GROUP_SIZE 32768';
+export const EXISTING_FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
+export const NEW_FILE_OPTIONS = `BLOCK_SIZE 262144, ${EXISTING_FILE_OPTIONS}`;
 
 /**
  * The layout of the copies made beside a running warehouse (the readers' snapshot, the query copy): small blocks
@@ -145,8 +147,7 @@ const NEW_FILE_OPTIONS = 'BLOCK_SIZE 262144, ROW_GROUP_SIZE 32768';
  * `COPY FROM DATABASE` of a `medium` warehouse ran out of the writer's 160 MB; with these it peaks ~220 MB above
  * Node's own.
  */
-export const COPY_FILE_OPTIONS = 'BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768';
-const FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
+export const COPY_FILE_OPTIONS = `BLOCK_SIZE 16384, ${EXISTING_FILE_OPTIONS}`;
 
 /**
  * A sandboxed instance (for SQL the user types): read-only, no file system access except `allowRead`, no spill
@@ -280,7 +281,7 @@ async function applySandbox(instance: DuckDBInstance, sandbox: Sandbox): Promise
 async function attach(instance: DuckDBInstance, path: string, readOnly: boolean): Promise<string> {
   const connection = await DuckDBConnection.create(instance);
   try {
-    const options = readOnly ? 'READ_ONLY' : existsSync(path) ? FILE_OPTIONS : NEW_FILE_OPTIONS;
+    const options = readOnly ? 'READ_ONLY' : existsSync(path) ? EXISTING_FILE_OPTIONS : NEW_FILE_OPTIONS;
     const file = `'${path.replaceAll("'", "''")}'`;
     try {
       await connection.run(`ATTACH ${file} (${options})`);
@@ -377,7 +378,7 @@ function toParam(value: unknown, index: number): DuckDBValue {
       // Integers bind as BIGINT (ids), the rest as DOUBLE.
       return Number.isSafeInteger(value) ? BigInt(value) : value;
     default:
-      if (value instanceof Date) return value.toISOString().replace('T', ' ').replace('Z', '');
+      if (value instanceof Date) return utcText(value, 'ms');
       throw new TypeError(`query parameter ${index + 1}: unsupported type ${typeof value}`);
   }
 }

@@ -13,9 +13,11 @@ export type {
 } from './capture.js';
 export type { QueryResult, ResultRow, ScalarJson } from './connection.js';
 export {
+  COPY_FILE_OPTIONS,
   DEFAULT_MEMORY_LIMIT,
   type JsonQueryResult,
   LOAD_MEMORY_LIMIT,
+  NEW_FILE_OPTIONS,
   QueryCancelledError,
   type QueryLimits,
   QueryRefusedError,

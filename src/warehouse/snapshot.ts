@@ -39,7 +39,7 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { COPY_FILE_OPTIONS, type Db } from './connection.js';
+import { COPY_FILE_OPTIONS, type Db, EXISTING_FILE_OPTIONS } from './connection.js';
 import { listStreamTables } from './ddl.js';
 import { WarehouseError } from './errors.js';
 import { snapshotTargetProblem } from './snapshot-target.js';
@@ -56,7 +56,7 @@ const BOOKKEEPING_COPIED = ['custom_fields'] as const;
 /** The snapshot file's layout: a copy's (connection.ts, COPY_FILE_OPTIONS), to bound memory. */
 const SNAPSHOT_FILE_OPTIONS = COPY_FILE_OPTIONS;
 /** A file keeps the block size it was made with. */
-const REUSED_FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
+const REUSED_FILE_OPTIONS = EXISTING_FILE_OPTIONS;
 
 export interface SnapshotOptions {
   /**

@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
 import type { Connection } from '../config.js';
@@ -198,7 +199,7 @@ async function checkListCall(ctx: Ctx, client: ApiClient, add: AddCheck, report:
     add(
       'list call',
       'ok',
-      `GET /events answered (${page.meta.totalCount === null ? 'no total count given' : `${formatNumber(page.meta.totalCount)} events`}; this call cost 10 credits)`,
+      `GET /events answered (${page.meta.totalCount === null ? 'no total count given' : `${formatNumber(page.meta.totalCount)} events`}; this call cost ${LIST_CALL_CREDITS} credits)`,
     );
     checkClock(client, add, report);
     checkRecordZone(ctx, client, page, add, report);

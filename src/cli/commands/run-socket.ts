@@ -6,8 +6,9 @@
  * file (closing one drops the run's lock: see warehouse/query-copy.ts), no query runs beside the run's writes, no
  * API call is made. A query is refused, saying why and what to do instead.
  */
+
+import { utcText } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
-import { utcText } from '../../sync/capture/time.js';
 import type { RunProgress, RunProgressTracker, SyncMode } from '../../sync/index.js';
 import type { Ctx } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
@@ -32,7 +33,7 @@ function runInfo(p: RunProgress): RunInfo {
     runId: p.runId ?? 'starting',
     kind: p.mode,
     status: 'running',
-    startedAt: utcText(Date.parse(p.startedAt)),
+    startedAt: utcText(Date.parse(p.startedAt), 'seconds'),
     finishedAt: null,
     durationMs: null,
     credits: p.credits.spent,

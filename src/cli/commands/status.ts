@@ -7,7 +7,7 @@
 
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { utcText } from '../../sync/capture/time.js';
+import { utcText } from '../../../connectors/service.js';
 import { HEARTBEAT_MARK } from '../../sync/daemon/heartbeat.js';
 import { CATCH_UP_MARK } from '../../sync/daemon/reconcile-loop.js';
 import type { RunProgress } from '../../sync/index.js';
@@ -187,8 +187,8 @@ export interface CollectOptions {
 
 export async function collectStatus(warehouse: Warehouse, o: CollectOptions): Promise<StatusReport> {
   const { nowMs } = o;
-  const since = utcText(nowMs - HISTORY_HOURS * 3_600_000);
-  const history = await warehouse.statusHistory(since, utcText(nowMs));
+  const since = utcText(nowMs - HISTORY_HOURS * 3_600_000, 'seconds');
+  const history = await warehouse.statusHistory(since, utcText(nowMs, 'seconds'));
   const recent = await warehouse.runs.recent({ limit: Math.max(TIMELINE_MAX, Math.floor(o.runs)) });
   const rawCursors = await warehouse.cursors.list();
   const cursors = rawCursors.map((cursor) => {

@@ -6,6 +6,7 @@
  */
 
 import type { StreamOverride } from '../../../connectors/index.js';
+import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { Now } from '../../../schemas/clock.js';
 import { type ApiClient, EvsyncApiError } from '../../api/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
@@ -155,7 +156,7 @@ export class Applier {
 
   private account(calls: number): void {
     this.calls += calls;
-    if (calls > 0) this.o.metrics?.credits.add({ by: 'capture' }, calls * 10);
+    if (calls > 0) this.o.metrics?.credits.add({ by: 'capture' }, calls * LIST_CALL_CREDITS);
   }
 
   private async batch(): Promise<number> {

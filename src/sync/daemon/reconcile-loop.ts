@@ -15,6 +15,7 @@
  * own names are handed to the engine).
  */
 
+import { utcText } from '../../../connectors/service.js';
 import { systemNow } from '../../../schemas/clock.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { RunningCapture } from '../capture/index.js';
@@ -208,10 +209,10 @@ export class ReconcileLoop {
     // Definitions and events may have changed; a page read before a delivery's change and loaded after it must not
     // keep the older version: the deliveries applied meanwhile are applied again.
     capture.applier.invalidate();
-    const replayed = await capture.applier.replay(startedAt.toISOString().replace('T', ' ').slice(0, 23));
+    const replayed = await capture.applier.replay(utcText(startedAt, 'ms'));
     if (replayed) this.o.log('debug', `${replayed} deliveries applied during the run were checked again`);
-    const before = new Date(this.now() - this.o.retentionDays * 86_400_000).toISOString().replace('T', ' ');
-    const pruned = await warehouse.capture.prune(before.slice(0, 23));
+    const before = utcText(this.now() - this.o.retentionDays * 86_400_000, 'ms');
+    const pruned = await warehouse.capture.prune(before);
     if (pruned) this.o.log('debug', `${pruned} settled deliveries older than ${this.o.retentionDays} days removed`);
   }
 
