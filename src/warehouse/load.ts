@@ -22,7 +22,8 @@
  *    its batch, its rows go to `_evsync.rejected` (merge-staged.ts).
  * 4. Seen ids (snapshots, sweeps) and the cursor row.
  */
-import type { NormalizedRow, NormalizedValue, ResolvedStream, ScalarType } from '../../connectors/types.js';
+import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
+import { inferType } from '../../normalizer/converters.js';
 import { recordRejected, saveCursorFast } from './bookkeeping.js';
 import type { Db } from './connection.js';
 import {
@@ -131,20 +132,6 @@ export function dedupeByKey(
   return out;
 }
 
-/** The type a value of an undeclared, unlisted field suggests (the first non-null value of the page). */
-export function inferScalarType(value: NormalizedValue): ScalarType | null {
-  if (value === null) return null;
-  if (typeof value === 'boolean') return 'boolean';
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? 'bigint' : 'double';
-  if (typeof value === 'string') {
-    if (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(value)) return 'timestamp';
-    if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return 'date';
-    return 'text';
-  }
-  if (value.length > 0 && value.every((x) => typeof x === 'number' && Number.isSafeInteger(x))) return 'bigint[]';
-  return value.every((x) => typeof x === 'string') ? 'text[]' : 'json';
-}
-
 type ColumnTypes = Map<string, ScalarType | null>;
 type Evolution = { changes: SchemaChange[]; types: ColumnTypes; skipped: SchemaChange[] };
 /** A column whose type came from values rather than the definition: its values are checked against the type. */
@@ -160,7 +147,7 @@ function firstType(
   if (type !== null) return type;
   for (const row of rows) {
     const v = row[name];
-    const inferred = v === null || v === undefined ? null : inferScalarType(v);
+    const inferred = inferType(v, 'row');
     if (inferred !== null) return inferred;
   }
   return null;
