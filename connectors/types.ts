@@ -39,7 +39,7 @@ export type StreamScope =
     };
 
 /** The service's webhook trigger objects (spec, Events). */
-export const WEBHOOK_OBJECTS = [
+const WEBHOOK_OBJECTS = [
   'event',
   'contact',
   'registrant',
@@ -103,13 +103,13 @@ export interface StreamDefinition {
  * What most streams share, declared once: a list endpoint walked by keyset over `id`, with the documented page cap
  * of 1000. A definition states only where it differs.
  */
-export const STREAM_DEFAULTS = { kind: 'list', key: ['id'], maxPerPage: 1000 } as const satisfies Pick<
+const STREAM_DEFAULTS = { kind: 'list', key: ['id'], maxPerPage: 1000 } as const satisfies Pick<
   StreamDefinition,
   'kind' | 'key' | 'maxPerPage'
 >;
 
 /** A definition as written in the catalogue: the defaults may be left out. */
-export type StreamInput = Omit<StreamDefinition, keyof typeof STREAM_DEFAULTS> &
+type StreamInput = Omit<StreamDefinition, keyof typeof STREAM_DEFAULTS> &
   Partial<Pick<StreamDefinition, keyof typeof STREAM_DEFAULTS>>;
 
 export function defineStream<const T extends StreamInput>(definition: T): T & StreamDefinition {

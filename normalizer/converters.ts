@@ -503,7 +503,7 @@ const TIME_ONLY_RE = /^\d{2}:\d{2}:\d{2}$/;
  * list exactly; in a row JSON is already text, so a list there is a list column). Both are held by
  * tests: `inferType` (test/unit/normalize.test.ts) and schema evolution (test/warehouse/evolution.test.ts).
  */
-export type InferredFrom = 'wire' | 'row';
+type InferredFrom = 'wire' | 'row';
 
 /**
  * The column type a value of an undeclared field suggests, or null when the value says nothing (null, `""` on the

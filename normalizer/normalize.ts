@@ -45,10 +45,9 @@ import { storableRaw } from './storable.js';
 
 // What tests and callers outside this folder use of the converters.
 export { canonicalDecimal, converterFor, INVALID, inferType } from './converters.js';
-export { isExtraFieldName } from './field-names.js';
 
 /** An undeclared field kept out of a row, and why (a name DuckDB would confuse with a column, a value not storable). */
-export interface SkippedField {
+interface SkippedField {
   readonly field: string;
   readonly reason: string;
 }
@@ -69,7 +68,7 @@ export type NormalizeResult =
     };
 
 /** The id a record's key field gives, by the same converter the row's key column uses. */
-export type KeyIdResult = { readonly ok: true; readonly id: number } | { readonly ok: false; readonly reason: string };
+type KeyIdResult = { readonly ok: true; readonly id: number } | { readonly ok: false; readonly reason: string };
 
 /** One kind of skipped field over the normalizer's life (a run's stream), for recording once instead of per row. */
 export interface SkippedFieldSummary extends SkippedField {
@@ -89,7 +88,7 @@ export interface Normalizer {
   skippedFields(): readonly SkippedFieldSummary[];
 }
 
-export interface NormalizerOptions {
+interface NormalizerOptions {
   /** Use the generic loop instead of generated code (tests compare the two). */
   readonly interpreted?: boolean;
   /** Scrubs held credentials from every stored text value and from rejected raw JSON (see secrets.ts). */

@@ -11,7 +11,7 @@ import { type Converter, INVALID } from './converters.js';
  * `counts.present` to how many distinct source fields the record carries (to detect unknown fields cheaply). The
  * custom-fields column is left null: the normalizer fills it (and counts its members).
  */
-export type RowBuilder = (record: Record<string, unknown>, counts: { present: number }) => NormalizedRow | number;
+type RowBuilder = (record: Record<string, unknown>, counts: { present: number }) => NormalizedRow | number;
 
 /**
  * The row builder as generated code: one straight-line function per stream with the field names as literals, so

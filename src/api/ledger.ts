@@ -16,7 +16,7 @@ const MAX_RESET_SECONDS = 86_400;
 /** A 429 that says "reset in 0 s" still gets this pause, so a confused server cannot make us spin. */
 const MIN_429_PAUSE_MS = 50;
 
-export interface LedgerOptions {
+interface LedgerOptions {
   limit: number;
   windowMs: number;
   reserveCredits?: number;
@@ -98,7 +98,7 @@ export interface LedgerWait {
   calls: number;
 }
 
-export interface AcquireOptions {
+interface AcquireOptions {
   method: string;
   path: string;
   signal?: AbortSignal | undefined;

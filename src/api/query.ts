@@ -21,7 +21,7 @@ export interface ListQuery {
  * encodeURIComponent, with commas kept readable (`fields=id,name`): a comma is a legal query character and every
  * server decodes both forms the same. Everything else, notably `&` `=` `>` inside `search`, is escaped.
  */
-export function encodeQueryValue(value: string): string {
+function encodeQueryValue(value: string): string {
   return encodeURIComponent(value).replace(/%2C/g, ',');
 }
 

@@ -23,7 +23,7 @@ export function applyMemoryPolicy(): void {
   applyHeapPolicy();
 }
 
-export interface MemoryLimit {
+interface MemoryLimit {
   bytes: number;
   /** Where the limit comes from: the container (cgroup v2 `memory.max`, v1 `memory.limit_in_bytes`) or the machine. */
   source: 'cgroup v2 memory.max' | 'cgroup v1 memory.limit_in_bytes' | 'machine memory';

@@ -14,8 +14,6 @@ import {
 import { scopedRequest } from './scope.js';
 import type { WorkItem } from './work-item.js';
 
-export type { WalkContext, WalkOutcome } from './page-loop.js';
-
 /**
  * A backfill reads everything, with no upper bound either: a row changed during the walk is then either read in its
  * new version or, if the walk had passed it, read again by the next window (which starts at the signpost). So the

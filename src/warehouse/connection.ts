@@ -20,7 +20,6 @@ import { exactJsonConverter, exactTextConverter, type ValueForm } from './json-v
 import { ident } from './sql.js';
 import { refusalMessage, type StatementRules, statementRefusal } from './statement-check.js';
 
-export type SqlParam = string | number | bigint | boolean | null;
 export type ScalarJson = string | number | boolean | null;
 export type ResultRow = Record<string, ScalarJson>;
 export interface QueryResult {
@@ -236,7 +235,7 @@ export function holdOwnerOnlyUmask(): () => void {
 }
 
 /** Owner read/write only on the database file and its WAL, whatever created them. */
-export function restrictPermissions(path: string): void {
+function restrictPermissions(path: string): void {
   for (const file of [path, `${path}.wal`]) {
     if (existsSync(file)) chmodSync(file, 0o600);
   }

@@ -24,7 +24,7 @@ import { labelAliases } from './labels.js';
 import { ident, literal } from './sql.js';
 
 /** A view to create: its name in `analytics` and its SELECT. */
-export interface CustomFieldView {
+interface CustomFieldView {
   readonly name: string;
   readonly sql: string;
 }

@@ -84,7 +84,7 @@ export interface LoadDeps {
 type Rejected = { raw: unknown; reason: string };
 
 /** Rows unique by key; rows lacking a key value are moved to `rejected`. */
-export function dedupeByKey(
+function dedupeByKey(
   rows: readonly NormalizedRow[],
   key: readonly string[],
   byUpdatedAt: boolean,
@@ -253,7 +253,7 @@ function planEvolution(
 }
 
 /** Milliseconds spent per step of loadPage, summed over calls (for benchmarks and diagnosis). */
-export type LoadTimings = Record<string, number>;
+type LoadTimings = Record<string, number>;
 
 const SEEN_SQL = `INSERT INTO _evsync.seen SELECT $1, $2, $3, unnest(CAST($4 AS BIGINT[]))`;
 

@@ -41,7 +41,7 @@ export interface MergeCounts {
 /** Counts per run (the `_run_id` the rows were staged with). */
 export type CountsByRun = Map<string, MergeCounts>;
 
-export function addCounts(into: CountsByRun, from: CountsByRun): void {
+function addCounts(into: CountsByRun, from: CountsByRun): void {
   for (const [run, c] of from) {
     const sum = into.get(run) ?? { inserted: 0, updated: 0, unchanged: 0 };
     sum.inserted += c.inserted;
@@ -51,7 +51,7 @@ export function addCounts(into: CountsByRun, from: CountsByRun): void {
   }
 }
 
-export interface MergeTarget {
+interface MergeTarget {
   table: string;
   /** The table's columns now (after any schema change of the pages being merged). */
   columns: TableColumns;

@@ -8,7 +8,7 @@ import * as state from './state.js';
 import type { CreditRow, RunSummary } from './types.js';
 
 /** What the warehouse's load path does when a run starts and ends (it stages the run's pages meanwhile). */
-export interface RunLoadHooks {
+interface RunLoadHooks {
   /** The run started: from now on its pages are staged and merged in batches. */
   started(runId: string): void;
   /** The run is ending: what it left staged is merged, inside the queue, before its end is recorded. */

@@ -103,7 +103,7 @@ function tempPrefix(target: string): string {
 const TEMP_RE = /^[0-9a-f]{16}\.tmp(\.wal)?$/;
 
 /** Removes what a killed publish to `target` left beside it; returns how many files. */
-export function removeSnapshotLeftovers(target: string): number {
+function removeSnapshotLeftovers(target: string): number {
   const dir = dirname(target);
   const prefix = tempPrefix(target);
   let removed = 0;

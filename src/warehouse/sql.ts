@@ -16,11 +16,6 @@ export function literal(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
-/** A comma list of quoted identifiers. */
-export function identList(names: readonly string[]): string {
-  return names.map(ident).join(', ');
-}
-
 /** Now as UTC `YYYY-MM-DD HH:MM:SS.mmm` (the form TIMESTAMP columns take as text). */
 export function utcNow(now: Now): string {
   return utcText(now(), 'ms');

@@ -560,11 +560,6 @@ export class Warehouse {
     return this.db.exclusive(() => state.unknownOrigins(this.db, origins));
   }
 
-  /** Whether any sync has written state here yet. */
-  holdsData(): Promise<boolean> {
-    return this.db.exclusive(() => state.holdsData(this.db));
-  }
-
   /**
    * Writes everything to the database file and truncates the WAL; skipped while a query copy is being made from the
    * file (a checkpoint then would change the blocks being copied: see Db.holdCheckpoints). DuckDB checkpoints on its

@@ -25,7 +25,7 @@ interface CheckItem {
   message: string;
 }
 
-export interface CheckReport {
+interface CheckReport {
   ok: boolean;
   baseUrl: string;
   who: string;
@@ -87,7 +87,7 @@ export function judgeRecordTime(
  * The token call failed: was it the service (nothing answered, or not as the event API) rather than the
  * credentials? Then the base URL is what to check, and the credentials were not judged at all.
  */
-export function serviceProblem(err: unknown, baseUrl: string): string | null {
+function serviceProblem(err: unknown, baseUrl: string): string | null {
   const name = err instanceof Error ? err.name : '';
   const message = errorMessage(err);
   const hint =

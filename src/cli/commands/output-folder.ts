@@ -13,7 +13,7 @@ import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 import { realPathOf } from '../output-paths.js';
 import { leaseTtlMs } from './lake.js';
 
-export type FolderFlag = '--parquet-out' | '--out';
+type FolderFlag = '--parquet-out' | '--out';
 
 /** The client's account counts only for a warehouse no run has bound yet (the run binds it to that one). */
 async function claimOptions(

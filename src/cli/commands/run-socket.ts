@@ -18,7 +18,7 @@ import { creditsSection, liveReading } from '../status-page/sections.js';
 import { runState, waitingState } from '../status-page/state.js';
 import type { RunInfo, StatusReport } from './status.js';
 
-export interface RunStatusInputs {
+interface RunStatusInputs {
   db: string;
   /** `evsync backfill (PID 9)`. */
   holder: string;
@@ -44,7 +44,7 @@ function runInfo(p: RunProgress): RunInfo {
 }
 
 /** The status document of a one-shot run: the same schema as the warehouse's, filled from the run's progress. */
-export function runStatusDocument(i: RunStatusInputs): StatusReport {
+function runStatusDocument(i: RunStatusInputs): StatusReport {
   const ledger = i.client.ledger;
   const empty = { windows: [], deliveries: [], pending: 0, oldestPendingAt: null, lags: [] };
   const credits = creditsSection(empty, liveReading(ledger.reading(), i.holder), i.nowMs);

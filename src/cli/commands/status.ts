@@ -120,7 +120,7 @@ export interface DaemonStatus {
 const TIMELINE_MAX = 300;
 
 /** A warehouse timestamp (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
-export function epochOf(value: unknown): number | null {
+function epochOf(value: unknown): number | null {
   if (typeof value !== 'string' || value === '') return null;
   const ms = Date.parse(`${value.slice(0, 23).replace(' ', 'T')}Z`);
   return Number.isNaN(ms) ? null : ms;
@@ -175,7 +175,7 @@ export interface LiveStatus {
   cadence: Cadence | null;
 }
 
-export interface CollectOptions {
+interface CollectOptions {
   db: string;
   /** How many runs to list. */
   runs: number;

@@ -21,7 +21,7 @@ import { checkOutputs } from '../output-paths.js';
 import { checkOutputFolder, withOutputFolder } from './output-folder.js';
 import { startRunSocket } from './run-socket.js';
 
-export interface SyncFlags extends SelectionFlags, BudgetFlags {
+interface SyncFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
   parquetOut?: string;
   snapshot?: string;
@@ -238,7 +238,7 @@ export function snapshotTarget(ctx: Ctx, file: string): string {
 }
 
 /** Publishes the snapshot after a run and says where and how long it took. */
-export async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
+async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
   const result = await warehouse.publishSnapshot(target, { runId });
   for (const warning of result.views.warnings) log.warn(`snapshot: ${warning}`);
   log.info(
@@ -250,7 +250,7 @@ export async function publishSnapshotAfter(warehouse: Warehouse, target: string,
 }
 
 /** The command as the user typed it, to tell them what to run again. Quotes what a shell would need quoted. */
-export function commandLine(argv: readonly string[]): string {
+function commandLine(argv: readonly string[]): string {
   return ['evsync', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
 }
 

@@ -19,7 +19,7 @@ function table(report: PlanReport): string {
 }
 
 /** The limit the time is priced at, and where its figures come from. */
-export function limitText(r: RateLimitView): string {
+function limitText(r: RateLimitView): string {
   const window = `${n(r.limit)} credits per ${duration(r.windowSeconds)}`;
   if (r.limitSource === 'configured') return `the configured limit (${window}; no answer reported one yet)`;
   const reset = r.resetInSeconds === null ? '' : `, the window resets in ${duration(r.resetInSeconds)}`;

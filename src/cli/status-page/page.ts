@@ -21,7 +21,7 @@ import { stateBanner } from './state-banner.js';
 import { pill, streamsSection } from './streams-table.js';
 import { STYLES } from './styles.js';
 
-export interface PageOptions {
+interface PageOptions {
   /** Add the script that refreshes the page from `status.json` (the admin server's page). */
   live: boolean;
 }

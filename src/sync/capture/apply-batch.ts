@@ -36,7 +36,7 @@ export interface BatchContext {
   onTouched?: (stream: string, eventId: number | null) => void;
 }
 
-export interface BatchResult {
+interface BatchResult {
   settlements: Settlement[];
   streams: StreamSettlement[];
   /** List calls made to re-read records (10 credits each). */

@@ -8,7 +8,7 @@ import type { ApiClient } from '../../api/index.js';
 import { ACCOUNT_SCOPE, eventScope, scopedRequest } from '../scope.js';
 import type { CaptureStream } from './streams.js';
 
-export interface RereadResult {
+interface RereadResult {
   records: unknown[];
   /** Ids asked for that the service did not return. */
   missing: number[];
