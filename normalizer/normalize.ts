@@ -3,10 +3,10 @@
  *
  * The hot path is compiled once per stream: `physicalColumns` gives every column, each column gets a converter
  * function chosen by its type, and a generated straight-line function (field names as literals) reads the fields,
- * runs the converters and builds the row as one object literal. No zod parse runs per record. Measured on 100k
- * realistic registrants (57 columns; `npx tsx test/unit/normalize-throughput.ts`, 2 shared cores): this path
- * 160-290k records/s; the zod record schema of `records.ts` (same converters as per-field transforms) 7-16k; even a
- * zod `looseObject` that checks nothing but `id` ~100k; `JSON.parse` of the pages themselves ~90-110k. So zod
+ * runs the converters and builds the row as one object literal. No zod parse runs per record: on realistic
+ * registrants (`npx tsx test/unit/normalize-throughput.ts` measures) the zod record schema of `records.ts` (same
+ * converters as per-field transforms) is an order of magnitude slower than this path, and even a zod `looseObject`
+ * that checks nothing but `id` is slower than `JSON.parse` of the pages themselves. So zod
  * states and checks the record structure (records.ts, held to agree with this module by tests) but stays off the
  * hot path, where it would make normalization slower than the download it follows.
  *

@@ -1,5 +1,7 @@
 /**
- * The `_evsync` schema: what the warehouse knows about its own syncs. Every table is created here.
+ * The `_evsync` schema: what the warehouse knows about its own syncs. Its tables are created here, but the statements
+ * of those another file owns live with their owner (the journal's in journal.ts, `unavailable` in state.ts,
+ * `publish_pending` in publish-pending.ts); the tables below are this file's own.
  *
  * _evsync.meta            key VARCHAR PK, value VARCHAR                      -- schema_version of this layout
  * _evsync.runs            run_id VARCHAR PK, kind VARCHAR ('sync' | 'backfill' | ...), args JSON (the options the

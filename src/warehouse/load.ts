@@ -326,10 +326,9 @@ function pageText(
   fields: ReadonlySet<string>,
   rejected: Rejected[],
 ): { rows: NormalizedRow[]; text: string; nulls: Set<string> } {
-  // Columns null in every row stay out of the file: a registrant page carried every event's custom fields (260
-  // columns, ~200 of them null), and leaving those out made the file 3x smaller and its stringify 2x cheaper.
-  // Otherwise the rows are written whole (DuckDB's reader skips a key its column list lacks): a replacer list sends
-  // V8 down its slow path, ~30% dearer on a 54-column registrant page (0.85 of 2.7 ms).
+  // Columns null in every row stay out of the file when they are many (a page of a wide table most of whose
+  // columns its rows leave empty): a smaller file, a cheaper stringify. Otherwise the rows are written whole
+  // (DuckDB's reader skips a key its column list lacks): a replacer list sends V8 down its slow path.
   const write = (kept: NormalizedRow[]) => {
     const nulls = allNull(kept, columns, key);
     const whole = nulls.size * 4 <= columns.length && onlyColumns(fields, columns);

@@ -35,7 +35,7 @@ export const CATCH_UP_KIND = 'catch-up';
  * window: a tick of up to 50 scopes, or re-reads of some 3,000 changes (about 150 credits per 1,000). A bigger tick
  * (a `core` tick on `medium` polls 66 scopes) gets the quarter at once and the rest when the window resets. The
  * price is time, not credits: a catch-up that waits for windows gets three quarters of each, less what the ticks
- * take beyond the quarter (measured on `medium`: 7,180 credits over 60 minutes in slices, 7,200 over 30 alone).
+ * take beyond the quarter (measured on `medium`: bench/results/catch-up-value-core.json).
  */
 export const CATCH_UP_LEAVES = 0.25;
 
