@@ -11,6 +11,11 @@ export const OTHER_CALL_CREDITS = 1;
 export const DEFAULT_RATE_LIMIT = { credits: 2000, windowSeconds: 600 } as const;
 /** The spec caps `ids=` (and keeps `*in*` lists short) at 100 ids per call. */
 export const IDS_PER_CALL = 100;
+/**
+ * The largest `per-page` the docs' introduction gives (each endpoint's page says 200: docs/api-facts.md); what a
+ * stream asks unless its definition says less, and the client reads the size granted from `_meta.perPage`.
+ */
+export const MAX_PER_PAGE = 1000;
 
 /**
  * An instant as UTC text: `seconds` is the service's timestamp form, `YYYY-MM-DD HH:MM:SS` (what `search`, `_meta`
