@@ -4,7 +4,7 @@ import { systemNow } from '../../schemas/clock.js';
 import { BudgetExhaustedError } from './errors.js';
 import { type BulkLane, checkLane, closedLaneError, isClosed, leftToOthers } from './lane.js';
 
-/** What a call is charged as: list calls cost 10 credits, everything else (the token call too) 1. */
+/** What a call is charged as: a list call, or any other (the token call too); their costs are service facts. */
 export type CreditKind = 'list' | 'other' | 'token';
 /** What a call costs (connectors/service.ts). */
 export function costOf(kind: CreditKind): number {

@@ -247,7 +247,7 @@ function checkRateLimit(ctx: Ctx, client: ApiClient, list: ListOutcome, add: Add
       `budget spent: ${credits}, the window resets in ${formatDuration(list.waitMs)} (a sync waits for it, up to --max-wait)`,
     );
   } else {
-    // Before a list call answers, the ledger holds only its assumptions (2000/600 s): nothing to report as known.
+    // Before a list call answers, the ledger holds only its assumptions (DEFAULT_RATE_LIMIT): nothing to report as known.
     add('rate limit', 'info', 'not known: no list call answered');
   }
   report.creditsSpent = ledger.spent.list + ledger.spent.other + ledger.spent.token;
