@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type PublishStats, startPublisher } from '../src/sync/index.js';
-import { Warehouse } from '../src/warehouse/index.js';
+import { COPY_FILE_OPTIONS, Warehouse } from '../src/warehouse/index.js';
 
 export interface PublishReport {
   rssAfterOpenMb: number;
@@ -75,7 +75,7 @@ for (let i = 0; i < 6; i++) {
     await warehouse.publishSnapshot(file);
     copyMethods.ctasMs.push(Math.round(performance.now() - started));
   } else {
-    await warehouse.query(`ATTACH '${file}' AS copy_${i} (BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768)`);
+    await warehouse.query(`ATTACH '${file}' AS copy_${i} (${COPY_FILE_OPTIONS})`);
     await warehouse.query(`COPY FROM DATABASE "${catalog}" TO copy_${i}`);
     await warehouse.query(`DETACH copy_${i}`);
     copyMethods.copyDatabaseMs.push(Math.round(performance.now() - started));

@@ -20,6 +20,7 @@ import { type DuckDBAppender, DuckDBInstance } from '@duckdb/node-api';
 import type { NormalizedRow, NormalizedValue } from '../connectors/types.js';
 import { createNormalizer } from '../normalizer/normalize.js';
 import { duckJson, ident, literal } from '../src/warehouse/db/sql.js';
+import { NEW_FILE_OPTIONS } from '../src/warehouse/index.js';
 import { createTableSql } from '../src/warehouse/load/ddl.js';
 import { readRecording } from './recording.js';
 
@@ -87,9 +88,7 @@ async function main(): Promise<void> {
   const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '160MB' });
   const db = await instance.connect();
   try {
-    await db.run(
-      `ATTACH ${literal(join(values.dir, 'floor.duckdb'))} AS floor (BLOCK_SIZE 262144, ROW_GROUP_SIZE 32768)`,
-    );
+    await db.run(`ATTACH ${literal(join(values.dir, 'floor.duckdb'))} AS floor (${NEW_FILE_OPTIONS})`);
     await db.run('USE floor');
     await db.run(createTableSql(stream));
     const described = await db.runAndReadAll(

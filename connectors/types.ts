@@ -3,6 +3,8 @@
  * interpret these objects, so adding a stream never means changing engine code.
  */
 
+import { MAX_PER_PAGE } from './service.js';
+
 /** Column types a field can land in. Each maps to one DuckDB type (see `duckdbType`). */
 export type ScalarType =
   | 'bigint'
@@ -39,7 +41,7 @@ export type StreamScope =
     };
 
 /** The service's webhook trigger objects (spec, Events). */
-export const WEBHOOK_OBJECTS = [
+const WEBHOOK_OBJECTS = [
   'event',
   'contact',
   'registrant',
@@ -101,15 +103,15 @@ export interface StreamDefinition {
 
 /**
  * What most streams share, declared once: a list endpoint walked by keyset over `id`, with the documented page cap
- * of 1000. A definition states only where it differs.
+ * (MAX_PER_PAGE). A definition states only where it differs.
  */
-export const STREAM_DEFAULTS = { kind: 'list', key: ['id'], maxPerPage: 1000 } as const satisfies Pick<
+const STREAM_DEFAULTS = { kind: 'list', key: ['id'], maxPerPage: MAX_PER_PAGE } as const satisfies Pick<
   StreamDefinition,
   'kind' | 'key' | 'maxPerPage'
 >;
 
 /** A definition as written in the catalogue: the defaults may be left out. */
-export type StreamInput = Omit<StreamDefinition, keyof typeof STREAM_DEFAULTS> &
+type StreamInput = Omit<StreamDefinition, keyof typeof STREAM_DEFAULTS> &
   Partial<Pick<StreamDefinition, keyof typeof STREAM_DEFAULTS>>;
 
 export function defineStream<const T extends StreamInput>(definition: T): T & StreamDefinition {

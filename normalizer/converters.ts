@@ -496,12 +496,24 @@ export function columnFailureReason(column: ColumnSpec, value: unknown): string 
 const TIME_ONLY_RE = /^\d{2}:\d{2}:\d{2}$/;
 
 /**
- * The column type a value of an undeclared field suggests, or null when the value says nothing (null, `""`).
- * Conservative: strings stay text unless they are unmistakably a timestamp, date or time (a later value that does
- * not fit would otherwise be rejected); id-like integers are bigint; any other array or object is JSON.
+ * Where a value to infer a type from was read: on the wire (the normalizer, meeting a field no definition declares)
+ * or in a normalized row (the warehouse, meeting a column nobody listed). The two differ only where the row has
+ * already decided: in a row, `""` is a text value it holds (on the wire it says nothing, and the normalizer stores no
+ * empty field it does not know), and a list of strings is a text list (on the wire it stays JSON, the form that keeps any
+ * list exactly; in a row JSON is already text, so a list there is a list column). Both are held by
+ * tests: `inferType` (test/unit/normalize.test.ts) and schema evolution (test/warehouse/evolution.test.ts).
  */
-export function inferType(value: unknown): ScalarType | null {
-  if (value === null || value === undefined || value === '') return null;
+type InferredFrom = 'wire' | 'row';
+
+/**
+ * The column type a value of an undeclared field suggests, or null when the value says nothing (null, `""` on the
+ * wire). Conservative: strings stay text unless they are unmistakably a timestamp, date or time (a later value that
+ * does not fit would otherwise be rejected); id-like integers are bigint; any other array or object is JSON (a list
+ * of strings in a row aside: see InferredFrom).
+ */
+export function inferType(value: unknown, from: InferredFrom = 'wire'): ScalarType | null {
+  if (value === null || value === undefined) return null;
+  if (value === '') return from === 'row' ? 'text' : null;
   switch (typeof value) {
     case 'boolean':
       return 'boolean';
@@ -516,6 +528,7 @@ export function inferType(value: unknown): ScalarType | null {
     }
     case 'object':
       if (Array.isArray(value) && value.length > 0 && value.every((x) => Number.isSafeInteger(x))) return 'bigint[]';
+      if (from === 'row' && Array.isArray(value) && value.every((x) => typeof x === 'string')) return 'text[]';
       return 'json';
     default:
       return null;

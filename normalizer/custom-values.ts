@@ -18,7 +18,7 @@ import { isCustomFieldName } from '../connectors/types.js';
 import { type Converted, converterFor, INVALID } from './converters.js';
 
 /** Whether a custom-field value is an answer (not null, `""`, an empty list or an empty object). */
-export function isCustomAnswer(value: unknown): boolean {
+function isCustomAnswer(value: unknown): boolean {
   if (value === null || value === undefined || value === '') return false;
   if (Array.isArray(value)) return value.length > 0;
   if (typeof value === 'object') {
@@ -34,14 +34,14 @@ export function byFieldId(a: string, b: string): number {
 }
 
 /** The custom-field members of a record: how many it carries, and the non-empty ones by field id. */
-export interface CustomMembers {
+interface CustomMembers {
   /** Members named `c_<id>`, empty or not (they are fields the record carries). */
   readonly count: number;
   /** The answers, ordered by field id; null when the record carries no custom field at all. */
   readonly answers: Record<string, unknown> | null;
 }
 
-export function customMembers(record: Record<string, unknown>): CustomMembers {
+function customMembers(record: Record<string, unknown>): CustomMembers {
   let names: string[] | null = null;
   let count = 0;
   for (const key in record) {

@@ -39,7 +39,7 @@ function losesDigits(literal: string, integer: boolean): boolean {
  * `text` with every number literal that `losesDigits` quoted. Only positions outside strings are looked at, and
  * only a well-formed literal is touched, so valid JSON stays valid and invalid JSON stays invalid.
  */
-export function quoteInexactNumbers(text: string): string {
+function quoteInexactNumbers(text: string): string {
   const parts: string[] = [];
   let copiedTo = 0;
   let i = 0;

@@ -20,15 +20,13 @@ import type { ColumnSpec } from '../schemas/columns.js';
 export const SYSTEM_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'] as const;
 
 /** The column that makes a table event-scoped. */
-export const EVENT_SCOPE_COLUMN = 'event_id';
+const EVENT_SCOPE_COLUMN = 'event_id';
 
 // Which names schema evolution may turn into columns is the catalogue's rule (connectors import nothing from here).
 import { isExtraFieldName } from '../connectors/types.js';
 
-export { isExtraFieldName };
-
 /** What to do with an undeclared field: make it a column, ignore it (envelope), or keep it out and say why. */
-export type FieldVerdict = 'extra' | 'ignore' | { readonly reason: string };
+type FieldVerdict = 'extra' | 'ignore' | { readonly reason: string };
 
 /** The undeclared-field rules of one stream for one run (it remembers the spelling of each adopted field). */
 export class ExtraFieldNames {

@@ -3,10 +3,10 @@
  *
  * The hot path is compiled once per stream: `physicalColumns` gives every column, each column gets a converter
  * function chosen by its type, and a generated straight-line function (field names as literals) reads the fields,
- * runs the converters and builds the row as one object literal. No zod parse runs per record. Measured on 100k
- * realistic registrants (57 columns; `npx tsx test/unit/normalize-throughput.ts`, 2 shared cores): this path
- * 160-290k records/s; the zod record schema of `records.ts` (same converters as per-field transforms) 7-16k; even a
- * zod `looseObject` that checks nothing but `id` ~100k; `JSON.parse` of the pages themselves ~90-110k. So zod
+ * runs the converters and builds the row as one object literal. No zod parse runs per record: on realistic
+ * registrants (`npx tsx test/unit/normalize-throughput.ts` measures) the zod record schema of `records.ts` (same
+ * converters as per-field transforms) is an order of magnitude slower than this path, and even a zod `looseObject`
+ * that checks nothing but `id` is slower than `JSON.parse` of the pages themselves. So zod
  * states and checks the record structure (records.ts, held to agree with this module by tests) but stays off the
  * hot path, where it would make normalization slower than the download it follows.
  *
@@ -45,10 +45,9 @@ import { storableRaw } from './storable.js';
 
 // What tests and callers outside this folder use of the converters.
 export { canonicalDecimal, converterFor, INVALID, inferType } from './converters.js';
-export { isExtraFieldName } from './field-names.js';
 
 /** An undeclared field kept out of a row, and why (a name DuckDB would confuse with a column, a value not storable). */
-export interface SkippedField {
+interface SkippedField {
   readonly field: string;
   readonly reason: string;
 }
@@ -69,7 +68,7 @@ export type NormalizeResult =
     };
 
 /** The id a record's key field gives, by the same converter the row's key column uses. */
-export type KeyIdResult = { readonly ok: true; readonly id: number } | { readonly ok: false; readonly reason: string };
+type KeyIdResult = { readonly ok: true; readonly id: number } | { readonly ok: false; readonly reason: string };
 
 /** One kind of skipped field over the normalizer's life (a run's stream), for recording once instead of per row. */
 export interface SkippedFieldSummary extends SkippedField {
@@ -89,7 +88,7 @@ export interface Normalizer {
   skippedFields(): readonly SkippedFieldSummary[];
 }
 
-export interface NormalizerOptions {
+interface NormalizerOptions {
   /** Use the generic loop instead of generated code (tests compare the two). */
   readonly interpreted?: boolean;
   /** Scrubs held credentials from every stored text value and from rejected raw JSON (see secrets.ts). */

@@ -16,7 +16,7 @@ import { type ColumnSpec, physicalColumns } from '../schemas/columns.js';
 import { type Converter, columnConverter, columnFailureReason, INVALID, strictColumnNames } from './converters.js';
 import { customFieldsValue } from './custom-values.js';
 
-export type RecordSchema = z.ZodType<NormalizedRow, unknown>;
+type RecordSchema = z.ZodType<NormalizedRow, unknown>;
 
 /** The schema of one field on the wire: converts its raw value to the values of the columns it feeds. */
 function fieldSchema(specs: readonly ColumnSpec[], isKey: readonly boolean[], strict: readonly boolean[]) {

@@ -11,12 +11,12 @@ import { type Converter, INVALID } from './converters.js';
  * `counts.present` to how many distinct source fields the record carries (to detect unknown fields cheaply). The
  * custom-fields column is left null: the normalizer fills it (and counts its members).
  */
-export type RowBuilder = (record: Record<string, unknown>, counts: { present: number }) => NormalizedRow | number;
+type RowBuilder = (record: Record<string, unknown>, counts: { present: number }) => NormalizedRow | number;
 
 /**
  * The row builder as generated code: one straight-line function per stream with the field names as literals, so
- * every property read is monomorphic and the row is one object literal of a fixed shape. Measured 4x faster than
- * the generic loop below on registrants (57 columns). Names only appear as `JSON.stringify`d string literals, and
+ * every property read is monomorphic and the row is one object literal of a fixed shape: several times faster than
+ * the generic loop below on registrants (test/unit/normalize-throughput.ts measures both). Names only appear as `JSON.stringify`d string literals, and
  * they are identifiers validated by the catalogue and `resolveStream`.
  */
 export function generatedRowBuilder(

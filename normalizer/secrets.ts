@@ -13,7 +13,7 @@ export const SCRUBBED = '[REDACTED]';
  * Secrets shorter than this are not scrubbed from data: a four-letter client secret would otherwise replace that
  * word in every registrant's answers. Real client secrets, Basic strings and tokens are far longer.
  */
-export const MIN_SCRUBBED_LENGTH = 8;
+const MIN_SCRUBBED_LENGTH = 8;
 
 export interface SecretScrubber {
   /** Length of the shortest form scrubbed (Infinity when none): a shorter string cannot hold a secret. */

@@ -12,7 +12,7 @@
  */
 
 /** Nesting levels kept; far beyond any record's real shape, far below where `JSON.stringify` runs out of stack. */
-export const MAX_STORED_DEPTH = 256;
+const MAX_STORED_DEPTH = 256;
 
 export const TOO_DEEP = `[nested deeper than ${MAX_STORED_DEPTH} levels: not kept]`;
 

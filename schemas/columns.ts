@@ -25,15 +25,15 @@ export interface ColumnSpec {
 export const CUSTOM_FIELDS_COLUMN = 'custom_fields';
 
 /** The spec of the custom-fields column. */
-export const CUSTOM_FIELDS_SPEC: ColumnSpec = {
+const CUSTOM_FIELDS_SPEC: ColumnSpec = {
   name: CUSTOM_FIELDS_COLUMN,
   type: 'json',
   source: CUSTOM_FIELDS_COLUMN,
   part: 'custom',
 };
 
-export const ADDRESS_PARTS = ['line_1', 'line_2', 'line_3', 'city', 'state', 'zip', 'country'] as const;
-export type AddressPart = (typeof ADDRESS_PARTS)[number];
+const ADDRESS_PARTS = ['line_1', 'line_2', 'line_3', 'city', 'state', 'zip', 'country'] as const;
+type AddressPart = (typeof ADDRESS_PARTS)[number];
 
 /** `homeAddress` -> `home_address`. */
 export function snakeCase(name: string): string {

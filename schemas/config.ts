@@ -40,7 +40,7 @@ export function baseUrlProblem(value: string): string | null {
   return null;
 }
 
-export const streamOverrideSchema = z.strictObject({
+const streamOverrideSchema = z.strictObject({
   /** The list path, for endpoints whose path is unverified (`/webhook-groups`). */
   path: z
     .string({ error: 'expected a path starting with /' })
@@ -59,7 +59,7 @@ const accountId = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ACCOUNT_ID_ERROR = 'expected an account id: 1-63 of a-z, 0-9, _ and -, starting with a letter or digit';
 
 /** The lake on S3-compatible storage (`export --out s3://...`, `--parquet-out s3://...`); see src/outputs/lake-output.ts. */
-export const lakeSchema = z.strictObject(
+const lakeSchema = z.strictObject(
   {
     /** Another S3 API than AWS: `https://<id>.r2.cloudflarestorage.com`, `http://127.0.0.1:9000`, GCS interop. */
     endpoint: z
@@ -83,7 +83,7 @@ export const lakeSchema = z.strictObject(
 );
 
 /** One account of several (`--account <id>`): its database; its credentials come from `EVSYNC_<ID>_*` only. */
-export const accountSchema = z.strictObject(
+const accountSchema = z.strictObject(
   {
     /** Default `evsync-<id>.duckdb` beside the config file; relative paths are relative to the config file. */
     db: z.string({ error: 'expected a file path' }).min(1, { error: 'expected a file path' }).optional(),
@@ -194,9 +194,7 @@ export const configSchema = z.strictObject({
 });
 
 export type EvsyncConfig = z.infer<typeof configSchema>;
-export type StreamOverrideConfig = z.infer<typeof streamOverrideSchema>;
 export type LakeConfig = z.infer<typeof lakeSchema>;
-export type AccountConfig = z.infer<typeof accountSchema>;
 
 /** Keys that would hold a secret: refused with a pointer to the environment variable instead. */
 export const SECRET_KEYS: Readonly<Record<string, string>> = {

@@ -30,7 +30,7 @@ export const engineTuningFields = {
   unavailableRetryHours: nonNegativeNumber(),
 };
 
-export const engineTuningSchema = z.strictObject(engineTuningFields);
+const engineTuningSchema = z.strictObject(engineTuningFields);
 export type EngineTuning = z.output<typeof engineTuningSchema>;
 
 /** The engine's defaults, checked against the schema when this module loads (a wrong default fails at once). */
@@ -46,7 +46,7 @@ export const ENGINE_DEFAULTS: EngineTuning = engineTuningSchema.parse({
   unavailableRetryHours: 24,
 });
 
-export const TUNING_KEYS = Object.keys(engineTuningFields) as (keyof EngineTuning)[];
+const TUNING_KEYS = Object.keys(engineTuningFields) as (keyof EngineTuning)[];
 
 /** The tuning options `source` sets (undefined ones left out), e.g. from the config file. */
 export function tuningFrom(source: Partial<EngineTuning>): Partial<EngineTuning> {

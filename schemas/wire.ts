@@ -16,16 +16,14 @@ export const tokenAnswerSchema = z.looseObject({
   type: z.string().optional(),
   expires_at: z.string().regex(API_TIMESTAMP, 'expires_at must be YYYY-MM-DD HH:MM:SS'),
 });
-export type TokenAnswer = z.infer<typeof tokenAnswerSchema>;
 
-export const pageMetaSchema = z.looseObject({
+const pageMetaSchema = z.looseObject({
   // The spec lists it, but a service that leaves it out still pages by `pageCount`: only counting needs it.
   totalCount: count.optional(),
   pageCount: count,
   currentPage: count,
   perPage: count,
 });
-export type WirePageMeta = z.infer<typeof pageMetaSchema>;
 
 const linkSchema = z.looseObject({ href: z.string() });
 
@@ -41,7 +39,6 @@ export const listEnvelopeSchema = z.looseObject({
   _links: z.looseObject({ self: linkSchema, first: linkSchema, last: linkSchema }).partial().optional(),
   _meta: pageMetaSchema,
 });
-export type ListEnvelope = z.infer<typeof listEnvelopeSchema>;
 
 /** Every 4xx/5xx body per the spec: `{name, message, code, status}`. All optional: a proxy may answer anything. */
 export const errorBodySchema = z.looseObject({
@@ -50,7 +47,6 @@ export const errorBodySchema = z.looseObject({
   code: z.number().int().optional(),
   status: z.number().int().optional(),
 });
-export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 /** The 422 form seen in public client code: a JSON array of field errors. */
 export const fieldErrorsSchema = z.array(z.looseObject({ field: z.string(), message: z.string() }));

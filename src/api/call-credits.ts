@@ -23,7 +23,7 @@ export interface Bearer {
   afterWait(spec: CallSpec<unknown>, token: Token | null): Promise<Token | null>;
 }
 
-export interface CreditsDeps {
+interface CreditsDeps {
   ledger: CreditLedger;
   /** How long one call may wait in total (all its attempts) for the window or a 429. */
   maxWaitMs: number;

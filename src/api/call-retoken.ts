@@ -7,7 +7,7 @@ import { traitsOf } from './call-state.js';
 import type { Token } from './token.js';
 import { decide } from './verdict.js';
 
-export interface RetokenDeps {
+interface RetokenDeps {
   /** Drops the refused token, so the next attempt fetches (once, shared) a fresh one. */
   invalidate(token: Token): void;
   report: CallReporter;

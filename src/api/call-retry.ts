@@ -19,7 +19,7 @@ export interface CallErrors {
   malformed(spec: CallSpec<unknown>, detail: string): Error;
 }
 
-export interface RetryDeps {
+interface RetryDeps {
   policy: RetryPolicy;
   errors: CallErrors;
   report: CallReporter;

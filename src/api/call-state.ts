@@ -8,7 +8,7 @@ import type { CreditKind, WaitEvent } from './ledger.js';
 import type { Token } from './token.js';
 import type { CallTraits } from './verdict.js';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface CallSpec<T> {
   kind: CreditKind;

@@ -1,4 +1,4 @@
-import { serviceTimestamp } from '../../connectors/service.js';
+import { utcText } from '../../connectors/service.js';
 import type { Now } from '../../schemas/clock.js';
 import { API_TIMESTAMP } from '../../schemas/wire.js';
 
@@ -13,7 +13,7 @@ export function parseApiTimestamp(text: string): Date | null {
 
 /** The inverse of parseApiTimestamp: a Date as `YYYY-MM-DD HH:MM:SS` in UTC. */
 export function formatApiTimestamp(date: Date): string {
-  return serviceTimestamp(date);
+  return utcText(date, 'seconds');
 }
 
 /** The HTTP `Date` header, or null when absent or unparsable. */

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Now } from '../../schemas/clock.js';
 import { EvsyncApiError } from './errors.js';
 
-export interface ExchangeRequest {
+interface ExchangeRequest {
   origin: string;
   /** Absolute path on the origin, query included. */
   path: string;

@@ -27,13 +27,11 @@ export {
   costOf,
   type LedgerSnapshot,
   type LedgerWait,
-  LIST_COST,
   type LimitReading,
-  OTHER_COST,
   type WaitEvent,
 } from './ledger.js';
 export { idOf } from './pagination.js';
-export { type ListQuery, MAX_IDS } from './query.js';
+export type { ListQuery } from './query.js';
 export { redact, registeredSecrets } from './redact.js';
 export type * from './types.js';
 export { type Answer, answerOf, type CallTraits, decide, isTransient, type Verdict } from './verdict.js';

@@ -2,8 +2,8 @@
  * Credit lanes. A call is interactive unless it says it is bulk work (a daemon's catch-up): a bulk call waits rather
  * than take the last share of a window, and an interactive call never waits behind a bulk one. One credential's
  * window is shared by everything the process does (the catch-up, the scheduled ticks, webhook re-reads), and served
- * first come first served a catch-up of many windows took every one of them: ticks were skipped for 30 minutes and
- * re-reads waited 384 s. With the bulk work in its lane, every window keeps a share for the rest, however long the
+ * first come first served a catch-up of many windows took every one of them: ticks were skipped and re-reads waited
+ * for the catch-up's windows. With the bulk work in its lane, every window keeps a share for the rest, however long the
  * bulk work is.
  *
  * A bulk lane can also close (its `closes` signal): what it has waiting is refused, nothing of it is granted any

@@ -4,13 +4,11 @@ import { systemNow } from '../../schemas/clock.js';
 import { BudgetExhaustedError } from './errors.js';
 import { type BulkLane, checkLane, closedLaneError, isClosed, leftToOthers } from './lane.js';
 
-/** What a call is charged as: list calls cost 10 credits, everything else (the token call too) 1. */
+/** What a call is charged as: a list call, or any other (the token call too); their costs are service facts. */
 export type CreditKind = 'list' | 'other' | 'token';
-/** What a call costs (connectors/service.ts), under the names the client has always exported. */
-export const LIST_COST = LIST_CALL_CREDITS;
-export const OTHER_COST = OTHER_CALL_CREDITS;
+/** What a call costs (connectors/service.ts). */
 export function costOf(kind: CreditKind): number {
-  return kind === 'list' ? LIST_COST : OTHER_COST;
+  return kind === 'list' ? LIST_CALL_CREDITS : OTHER_CALL_CREDITS;
 }
 
 /** A `X-Rate-Limit-Reset` beyond this is absurd and ignored (the configured window is used instead). */
@@ -18,7 +16,7 @@ const MAX_RESET_SECONDS = 86_400;
 /** A 429 that says "reset in 0 s" still gets this pause, so a confused server cannot make us spin. */
 const MIN_429_PAUSE_MS = 50;
 
-export interface LedgerOptions {
+interface LedgerOptions {
   limit: number;
   windowMs: number;
   reserveCredits?: number;
@@ -100,7 +98,7 @@ export interface LedgerWait {
   calls: number;
 }
 
-export interface AcquireOptions {
+interface AcquireOptions {
   method: string;
   path: string;
   signal?: AbortSignal | undefined;

@@ -1,3 +1,4 @@
+import { IDS_PER_CALL } from '../../connectors/service.js';
 import { ApiUsageError } from './errors.js';
 
 /** What the engine passes to a list call; the client turns it into the query string. */
@@ -16,13 +17,11 @@ export interface ListQuery {
   params?: Record<string, string | number> | undefined;
 }
 
-export const MAX_IDS = 100;
-
 /**
  * encodeURIComponent, with commas kept readable (`fields=id,name`): a comma is a legal query character and every
  * server decodes both forms the same. Everything else, notably `&` `=` `>` inside `search`, is escaped.
  */
-export function encodeQueryValue(value: string): string {
+function encodeQueryValue(value: string): string {
   return encodeURIComponent(value).replace(/%2C/g, ',');
 }
 
@@ -37,7 +36,8 @@ export function listQueryPairs(q: ListQuery): [string, string | number][] {
   if (q.fields && q.fields.length > 0) pairs.push(['fields', q.fields.join(',')]);
   if (q.expand && q.expand.length > 0) pairs.push(['expand', q.expand.join(',')]);
   if (q.ids && q.ids.length > 0) {
-    if (q.ids.length > MAX_IDS) throw new ApiUsageError(`ids: at most ${MAX_IDS} per request, got ${q.ids.length}`);
+    if (q.ids.length > IDS_PER_CALL)
+      throw new ApiUsageError(`ids: at most ${IDS_PER_CALL} per request, got ${q.ids.length}`);
     for (const id of q.ids) {
       if (!Number.isSafeInteger(id) || id <= 0) throw new ApiUsageError(`ids: ${id} is not a positive integer`);
     }

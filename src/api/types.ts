@@ -13,7 +13,7 @@ export interface ClientOptions {
   credentials: Credentials;
   /** Injected for tests (MockAgent) or to share a pool; default: one keep-alive undici Agent owned by the client. */
   dispatcher?: Dispatcher;
-  /** Default 2000 credits per 600_000 ms (the spec's), corrected from the rate-limit headers of every answer. */
+  /** Default the spec's (DEFAULT_RATE_LIMIT, connectors/service.ts), corrected from the rate-limit headers of every answer. */
   rateLimit?: { limit: number; windowMs: number };
   /** Credits held back from each window (for another user of the credential). Default 0. */
   reserveCredits?: number;

@@ -15,7 +15,7 @@ import { UsageError } from './errors.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export interface AccountSelection {
+interface AccountSelection {
   id: string;
   /** The config as this account sees it: its db, clientId and baseUrl over the shared values. */
   values: EvsyncConfig;

@@ -17,11 +17,11 @@ import { UsageError } from './errors.js';
 import { checkedSecret, secretRefusal } from './secret-env.js';
 import { renderStatusPage } from './status-page/page.js';
 
-export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8788';
+const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8788';
 /** The environment variable holding the admin token (required off loopback). */
-export const ADMIN_TOKEN_ENV = 'EVSYNC_ADMIN_TOKEN';
+const ADMIN_TOKEN_ENV = 'EVSYNC_ADMIN_TOKEN';
 
-export interface AdminServerOptions {
+interface AdminServerOptions {
   /** `host:port` (port 0 picks a free one). */
   listen: string;
   /** Required when `listen` is not a loopback address. */
@@ -39,7 +39,7 @@ export interface AdminServer {
 }
 
 /** 127.0.0.0/8, ::1 and `localhost`: addresses only this machine reaches. */
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   const h = host.toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }

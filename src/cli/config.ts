@@ -12,10 +12,10 @@ import { encodeCredentials, secretsOf } from '../api/credentials.js';
 import { accountEnvPrefix, selectAccount } from './accounts.js';
 import { UsageError } from './errors.js';
 
-export const CONFIG_FILE = 'evsync.config.json';
-export const DEFAULT_DB = './evsync.duckdb';
+const CONFIG_FILE = 'evsync.config.json';
+const DEFAULT_DB = './evsync.duckdb';
 
-export type Env = Readonly<Record<string, string | undefined>>;
+type Env = Readonly<Record<string, string | undefined>>;
 
 /** The options every command accepts (declared on the program). */
 export interface GlobalOptions {
@@ -28,7 +28,7 @@ export interface GlobalOptions {
   account?: string;
 }
 
-export interface LoadedConfig {
+interface LoadedConfig {
   /** Absolute path of the file read, or null when there is none. */
   file: string | null;
   values: EvsyncConfig;
@@ -55,7 +55,7 @@ function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /** One line per problem: `<file>: <key.path>: <what was expected>`. */
-export function formatConfigIssues(file: string, error: ZodError): string {
+function formatConfigIssues(file: string, error: ZodError): string {
   const allowed = Object.keys(configSchema.shape).filter((k) => k !== '$schema');
   const lines: string[] = [];
   for (const issue of error.issues) {
@@ -76,7 +76,7 @@ export function formatConfigIssues(file: string, error: ZodError): string {
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** The dotted path of the first reserved key at any depth of a parsed JSON value, or null. */
-export function reservedKeyPath(value: unknown, path: readonly string[] = []): string | null {
+function reservedKeyPath(value: unknown, path: readonly string[] = []): string | null {
   if (typeof value !== 'object' || value === null) return null;
   const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
   for (const [key, child] of entries) {
@@ -89,7 +89,7 @@ export function reservedKeyPath(value: unknown, path: readonly string[] = []): s
 }
 
 /** Reads and validates the config file: the one given with --config, else `evsync.config.json` in cwd if present. */
-export function loadConfigFile(cwd: string, explicit?: string): LoadedConfig {
+function loadConfigFile(cwd: string, explicit?: string): LoadedConfig {
   const file = explicit ? resolve(cwd, explicit) : resolve(cwd, CONFIG_FILE);
   if (!existsSync(file)) {
     if (explicit) throw new UsageError(`config file not found: ${file} (given with --config)`);

@@ -53,7 +53,7 @@ export interface Ctx {
   now: Now;
 }
 
-export function createContext(app: App, cmd: Command): Ctx {
+function createContext(app: App, cmd: Command): Ctx {
   const g = cmd.optsWithGlobals<GlobalOptions>();
   if (g.quiet && g.verbose) throw new UsageError('--quiet and --verbose cannot be used together');
   const verbosity: Verbosity = g.quiet ? 'quiet' : g.verbose ? 'verbose' : 'normal';
@@ -90,7 +90,7 @@ export function connection(ctx: Ctx): Connection {
   return conn;
 }
 
-export interface ClientFlags {
+interface ClientFlags {
   budget?: number | undefined;
   maxWait?: number | undefined;
   concurrency?: number | undefined;
@@ -118,7 +118,7 @@ export async function createClient(ctx: Ctx, conn: Connection, flags: ClientFlag
   return client;
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   readOnly?: boolean;
   /** For SQL the user types: read-only, no file access except these folders, configuration locked. */
   sandbox?: Sandbox;

@@ -6,7 +6,7 @@
  */
 
 /** What is used of a `CronJob`: its next date, and the next date after a given one (in the job's zone). */
-export interface CronDates<D extends { toMillis(): number }> {
+interface CronDates<D extends { toMillis(): number }> {
   nextDate(): D;
   cronTime: { getNextDateFrom(start: D): D };
 }

@@ -19,8 +19,6 @@ import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-settings.js';
 import { socketPathBeside } from '../warehouse/copies/own-files.js';
 import { type DaemonAnswer, type DaemonRequest, parseRequest } from './socket-protocol.js';
 
-export type { DaemonAnswer, DaemonRequest } from './socket-protocol.js';
-
 /** Longest unix socket path Linux and macOS take (sun_path, with its NUL). */
 const MAX_SOCKET_PATH = 103;
 const MAX_REQUEST_BYTES = 1024 * 1024;

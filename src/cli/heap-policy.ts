@@ -1,8 +1,8 @@
 /**
  * Node's heap growth, set before the program is loaded. V8 collects when the heap has grown by HEAP_GROWING_PERCENT
  * of itself (its own factor is 1.1x-4x, chosen as it goes). Set once the program's modules and first data are in the
- * heap, the same flag did not take hold the same way: measured on the replay bench (200k rows), 26 full collections
- * when set after loading, 4 when set first, and 36.7 against 31.0 us of CPU per row. So `main.ts` imports
+ * heap, the same flag did not take hold the same way: on the replay bench V8 ran several times as many full
+ * collections when it was set after loading, and each row cost more CPU. So `main.ts` imports
  * `apply-heap-policy.ts` before anything else (a bench child does the same), and `applyMemoryPolicy` calls this again
  * for in-process runs, where it is a no-op once applied.
  */

@@ -2,10 +2,10 @@
  * How the bin keeps its memory within a small container without a flag the user must know. Two things hold memory
  * while a sync loads: DuckDB's buffers (capped by the warehouse's memory_limit, LOAD_MEMORY_LIMIT while loading) and
  * Node's JavaScript heap. V8 lets the heap grow lazily, to about twice what is live between major collections, and by
- * default further on a large machine: measured on the replay bench (registrant pages of 57 columns), the heap
- * reached ~200 MB in use for ~40 MB live. Collecting when the heap has grown by 50% keeps it at 28-42 MB in use over
- * a 5M-row replay; 20% kept the same heap and cost 18% more CPU per row (36.7 vs 31.0 us, 500k rows: the collector
- * ran more than twice as often for nothing). It caps nothing: a command that needs a larger heap (a big query
+ * default further on a large machine: on the replay bench the heap in use grew to several times what was live.
+ * Collecting when the heap has grown by 50% keeps it near what is live over a whole replay (bench/results/replay.json
+ * gives the heap in use per band); 20% kept the same heap and cost more CPU per row (the collector ran more than
+ * twice as often for nothing). It caps nothing: a command that needs a larger heap (a big query
  * result) still gets it, which a `--max-old-space-size` sized from the container would refuse with a crash. The flag
  * on Node's own command line (`node --heap-growing-percent=N`) wins; Node refuses it in `NODE_OPTIONS`.
  */
@@ -23,7 +23,7 @@ export function applyMemoryPolicy(): void {
   applyHeapPolicy();
 }
 
-export interface MemoryLimit {
+interface MemoryLimit {
   bytes: number;
   /** Where the limit comes from: the container (cgroup v2 `memory.max`, v1 `memory.limit_in_bytes`) or the machine. */
   source: 'cgroup v2 memory.max' | 'cgroup v1 memory.limit_in_bytes' | 'machine memory';

@@ -24,7 +24,7 @@ function wholeNumberFrom(least: number, what: string): (value: string) => number
   };
 }
 
-export function parseDurationFlag(value: string): number {
+function parseDurationFlag(value: string): number {
   const ms = parseDuration(value);
   if (ms === null) throw new InvalidArgumentError('expected a duration such as 90s, 15m, 1h, 1h30m or 0');
   return ms;
@@ -39,7 +39,7 @@ export function parseStreamsFlag(value: string): string {
   return value;
 }
 
-export function parseEventIds(value: string): number[] {
+function parseEventIds(value: string): number[] {
   const parts = value.split(',').map((p) => p.trim());
   const ids = parts.map(Number);
   if (parts.some((p) => !/^\d+$/.test(p)) || ids.some((n) => !Number.isSafeInteger(n) || n < 1)) {
@@ -48,7 +48,7 @@ export function parseEventIds(value: string): number[] {
   return [...new Set(ids)];
 }
 
-export function parseWordList(what: string): (value: string) => string[] {
+function parseWordList(what: string): (value: string) => string[] {
   return (value) => {
     const parts = value
       .split(',')
@@ -61,7 +61,7 @@ export function parseWordList(what: string): (value: string) => string[] {
   };
 }
 
-export function parseDate(value: string): string {
+function parseDate(value: string): string {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
     throw new InvalidArgumentError('expected a date as YYYY-MM-DD');
   }

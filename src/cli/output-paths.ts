@@ -26,7 +26,7 @@ function within(dir: string, path: string): boolean {
   return path === dir || path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
 }
 
-export interface OutputPaths {
+interface OutputPaths {
   /** The warehouse file (absolute). */
   db: string;
   /** The snapshot file (absolute), when given. */
@@ -103,7 +103,7 @@ function folderProblem(paths: OutputPaths, own: ReturnType<typeof ownPaths>): st
 }
 
 /** Refuses (UsageError, exit 2) outputs that would collide with the warehouse or with each other. */
-export function refuseCollidingOutputs(paths: OutputPaths): void {
+function refuseCollidingOutputs(paths: OutputPaths): void {
   const own = ownPaths(paths.db);
   const problem =
     folderProblem(paths, own) ?? (paths.snapshot === null ? null : snapshotProblem(paths.snapshot, paths, own));

@@ -26,7 +26,7 @@ export interface WebhookSettings {
   paths: { webhooks: string; groups: string };
 }
 
-export const DEFAULT_RECONCILE_EVERY_HOURS = 6;
+const DEFAULT_RECONCILE_EVERY_HOURS = 6;
 
 export function webhookSettings(
   ctx: Ctx,

@@ -2,7 +2,7 @@
  * Record timestamps are zone-less `YYYY-MM-DD HH:MM:SS` strings, compared by the service as text. The signpost
  * must therefore be written in the zone the service writes records in, from the server's clock (not ours).
  */
-import { serviceTimestamp } from '../../connectors/service.js';
+import { utcText } from '../../connectors/service.js';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -26,7 +26,7 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 
 /** `date` as the wall-clock time of `timeZone`, in the record format. */
 export function formatTimestamp(date: Date, timeZone = 'UTC'): string {
-  if (timeZone === 'UTC') return serviceTimestamp(date);
+  if (timeZone === 'UTC') return utcText(date, 'seconds');
   const parts: Record<string, string> = {};
   for (const p of formatter(timeZone).formatToParts(date)) parts[p.type] = p.value;
   return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;

@@ -17,7 +17,7 @@ export interface Eta {
   basis: string;
 }
 
-export interface EtaInputs {
+interface EtaInputs {
   /** Credits still to spend. */
   needed: number;
   /** The window as the service last reported it (null before any answer). */

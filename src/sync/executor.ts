@@ -22,7 +22,7 @@ const FORBIDDEN_BEFORE_UNAVAILABLE = 2;
 /** Items failing in a row on transport errors (each after its retries) before the run stops as unreachable. */
 const UNREACHABLE_AFTER = 3;
 
-export interface ExecutorOptions {
+interface ExecutorOptions {
   client: ApiClient;
   warehouse: Warehouse;
   loader: PageLoader | null;

@@ -11,7 +11,7 @@ import {
   NotFoundError,
 } from '../api/index.js';
 
-export type FailureKind = 'budget' | 'credentials' | 'refused' | 'transport' | 'stopped' | 'item';
+type FailureKind = 'budget' | 'credentials' | 'refused' | 'transport' | 'stopped' | 'item';
 
 export function classify(err: unknown, signal: AbortSignal | undefined): FailureKind {
   if (err instanceof BudgetExhaustedError) return 'budget';

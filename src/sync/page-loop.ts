@@ -44,7 +44,7 @@ export interface SourcePage {
 
 export type Walk = NonNullable<CursorState['walk']>;
 
-export interface LoopSpec {
+interface LoopSpec {
   /** The checkpointed walk (advanced in place), or null for a walk without checkpoints (a refresh). */
   walk: Walk | null;
   /** Close the cursor in the last page's own transaction (else the caller closes it, after settling deletes). */

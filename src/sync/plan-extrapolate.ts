@@ -16,7 +16,7 @@ export interface StreamObservation {
   perPage: number;
 }
 
-export interface ExtrapolationInput {
+interface ExtrapolationInput {
   sample: EventSample;
   /** The stream's counted items on the sample's events. */
   observed: readonly StreamObservation[];

@@ -8,7 +8,7 @@ import type { EventSize } from '../warehouse/index.js';
 import type { EventInfo } from './plan.js';
 
 /** The size figures an estimate can scale by, in the order it tries them. */
-export const SIZE_FIELDS = ['target_attendance', 'capacity'] as const;
+const SIZE_FIELDS = ['target_attendance', 'capacity'] as const;
 export type SizeField = (typeof SIZE_FIELDS)[number];
 
 export interface EventSample {

@@ -89,7 +89,7 @@ function price(pages: number | null | undefined): number {
 type ItemBase = Pick<WorkItem, 'stream' | 'scope' | 'cursorKey' | 'to' | 'previous' | 'customFieldNames'>;
 
 /** What a kind's planner is given once the rules all kinds share have not settled the item. */
-export interface KindPlanInput {
+interface KindPlanInput {
   stream: ResolvedStream;
   cursor: CursorState | null;
   ctx: PlanContext;

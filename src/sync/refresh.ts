@@ -13,7 +13,7 @@ import type { WorkItem } from './work-item.js';
  * The parent records of this scope that changed since the child stream was last read (`updated_at >= from`), or
  * null when the parent is not current up to this run's signpost (then the child needs a full snapshot instead).
  */
-export async function changedParentIds(warehouse: Warehouse, item: WorkItem): Promise<number[] | null> {
+async function changedParentIds(warehouse: Warehouse, item: WorkItem): Promise<number[] | null> {
   const parent = item.stream.refreshByParent;
   if (!parent || item.from === null) return null;
   const cursor = await warehouse.cursors.get(parent.stream, item.scope.key);
@@ -51,11 +51,7 @@ async function* childPages(item: WorkItem, ctx: WalkContext, parentIds: readonly
  * Re-reads the rows of the changed parents only, keyset over id within `<key>=*in*<ids>`, and flags rows of those
  * parents that vanished. Pages carry no checkpoint: if the process dies here, the next run repeats this (small) walk.
  */
-export async function walkRefresh(
-  item: WorkItem,
-  ctx: WalkContext,
-  parentIds: readonly number[],
-): Promise<WalkOutcome> {
+async function walkRefresh(item: WorkItem, ctx: WalkContext, parentIds: readonly number[]): Promise<WalkOutcome> {
   const { stream, scope } = item;
   const parent = stream.refreshByParent!;
   const walkId = randomUUID();

@@ -4,8 +4,10 @@
  * per stream pages and rows, events in scope, credits spent and still needed for the work planned so far, whether
  * it waits for the credit window, and when it should end (see eta.ts).
  */
+
+import { LIST_CALL_CREDITS } from '../../connectors/service.js';
 import type { Now } from '../../schemas/clock.js';
-import { type CreditLedger, LIST_COST } from '../api/index.js';
+import type { CreditLedger } from '../api/index.js';
 import { type Eta, estimateEnd } from './eta.js';
 import type { ProgressEvent, SyncMode } from './types.js';
 
@@ -113,7 +115,7 @@ export class RunProgressTracker {
     for (const item of this.items.values()) {
       states[item.state] += 1;
       // A walking item still needs its price less the pages it read, and at least one more page.
-      if (item.state === 'running') running += Math.max(LIST_COST, item.price - item.pages * LIST_COST);
+      if (item.state === 'running') running += Math.max(LIST_CALL_CREDITS, item.price - item.pages * LIST_CALL_CREDITS);
       else settled += item.price;
     }
     const runningPrice = [...this.items.values()].filter((i) => i.state === 'running').reduce((n, i) => n + i.price, 0);

@@ -34,7 +34,7 @@ type Options = SyncOptions & typeof DEFAULTS;
  * How the engine treats planned items: walk them, only list them (no call), or walk one page each to count (the
  * events list whole: it gives every event scope).
  */
-export interface EngineMode {
+interface EngineMode {
   execution: 'run' | 'dry' | 'count';
   /** Told of every planned item; with 'count', also of what its walk learned (the first answer's `_meta`). */
   onItem?: (item: WorkItem, counted: CountedItem | null) => void;

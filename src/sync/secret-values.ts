@@ -4,7 +4,7 @@
  */
 import type { StreamDefinition } from '../../connectors/types.js';
 
-export const REDACTED_VALUE = '[redacted]';
+const REDACTED_VALUE = '[redacted]';
 
 function redactList(value: unknown): unknown {
   const list = typeof value === 'string' ? parse(value) : value;

@@ -20,7 +20,7 @@ import {
 import { walkAudit, walkKeyset } from './walk.js';
 import type { WorkItem } from './work-item.js';
 
-export interface StreamKindRules {
+interface StreamKindRules {
   /** The kind's own planning rules, after those all kinds share. */
   plan: KindPlanner;
   /** Its delete sweeps, or null when its records are never deleted (an append-only log). */
@@ -29,7 +29,7 @@ export interface StreamKindRules {
   walk: (item: WorkItem, ctx: WalkContext) => Promise<WalkOutcome>;
 }
 
-export const STREAM_KINDS: { readonly [K in StreamKind]: StreamKindRules } = {
+const STREAM_KINDS: { readonly [K in StreamKind]: StreamKindRules } = {
   list: { plan: planListItem, sweep: planIdSweep, walk: walkKeyset },
   audit: { plan: planAuditItem, sweep: null, walk: walkAudit },
 };

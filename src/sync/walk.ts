@@ -15,8 +15,6 @@ import { scopedRequest } from './scope.js';
 import { ORIGIN, rangeConditions, type WindowRange, walkRange } from './window.js';
 import type { WorkItem } from './work-item.js';
 
-export type { WalkContext, WalkOutcome } from './page-loop.js';
-
 /**
  * A backfill reads everything, with no upper bound either: a row changed during the walk is then either read in its
  * new version or, if the walk had passed it, read again by the next window (which starts at the signpost). So the
@@ -48,8 +46,8 @@ export async function* keysetSource(
 /**
  * A walk id that says the walk started on a scope holding no live row (a first backfill of an event, say): it has
  * nothing to mark deleted at its end, so it records no seen ids and settles no deletes. The id is persisted with
- * the walk's cursor, so a walk resumed by a later run keeps the rule. Measured on the replay bench: a page's seen
- * ids cost ~0.7 ms of CPU, a walk's deletes 10-30 ms, and both grew with the table.
+ * the walk's cursor, so a walk resumed by a later run keeps the rule. On the replay bench a page's seen ids and a
+ * walk's deletes cost CPU that grew with the table.
  */
 const FRESH = 'fresh-';
 

@@ -36,7 +36,3 @@ export interface CountedItem {
   /** The walk read the whole item (nothing left for the run it prices). */
   complete: boolean;
 }
-
-export function itemLabel(item: WorkItem): string {
-  return `${item.stream.name}[${item.cursorKey}]`;
-}

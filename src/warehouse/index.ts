@@ -6,9 +6,11 @@ export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from 
 export { snapshotTargetProblem } from './copies/snapshot-target.js';
 export type { QueryResult, ResultRow, ScalarJson } from './db/connection.js';
 export {
+  COPY_FILE_OPTIONS,
   DEFAULT_MEMORY_LIMIT,
   type JsonQueryResult,
   LOAD_MEMORY_LIMIT,
+  NEW_FILE_OPTIONS,
   QueryCancelledError,
   type QueryLimits,
   QueryRefusedError,

@@ -63,7 +63,7 @@ export interface OpenOptions {
   /**
    * DuckDB's memory_limit for a warehouse opened for writing (default 160MB, and 100MB while pages load): what its buffer manager may hold
    * (cached table blocks, batches being merged); more spills to `<database>.tmp`. Set by the first open of the
-   * file in the process. Measured: appending registrants (260 columns) needs ~40-70 MB with this layout.
+   * file in the process. What loading takes under it: bench/results/replay.json.
    */
   memoryLimit?: string;
   /**
@@ -224,8 +224,8 @@ export class Warehouse {
   private async mergeNow(filter: StagedFilter = {}): Promise<void> {
     if (this.db.readOnly) return;
     const time = stepTimer(this.timings);
-    // A merge a read or the run's end asks for is still a load: measured on the replay, the last batch merged
-    // under the open's limit (after a walk's end had switched to it) was the run's peak, ~90 MB above the pages'.
+    // A merge a read or the run's end asks for is still a load: on the replay bench, the last batch merged under the
+    // open's limit (after a walk's end had switched to it) was the run's peak, well above the pages'.
     const merged = emptyStagedMerge();
     try {
       await mergeStaged(
@@ -353,8 +353,8 @@ export class Warehouse {
   }
 
   /**
-   * CREATE TABLE IF NOT EXISTS `<stream>` (columns, `_synced_at`, `_run_id`, `_deleted_at`, PRIMARY KEY(key)); for
-   * an existing table, adds the columns it lacks and widens declared types (recorded in `_evsync.schema_changes`).
+   * CREATE TABLE IF NOT EXISTS `<stream>` (columns, `_synced_at`, `_run_id`, `_deleted_at`; no key constraint: the
+   * merge keeps one row per key, see merge.ts); for an existing table, adds the columns it lacks and widens declared types (recorded in `_evsync.schema_changes`).
    */
   ensureTable(stream: ResolvedStream): Promise<void> {
     return this.db.exclusive(() => this.ensureTableNow(stream));
@@ -590,11 +590,6 @@ export class Warehouse {
   /** Of the runs and events an export folder names, those this warehouse never held (state.ts, unknownOrigins). */
   unknownOrigins(origins: state.ExportOrigins): Promise<state.ExportOrigins> {
     return this.db.exclusive(() => state.unknownOrigins(this.db, origins));
-  }
-
-  /** Whether any sync has written state here yet. */
-  holdsData(): Promise<boolean> {
-    return this.db.exclusive(() => state.holdsData(this.db));
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { ApiClient, ListPage } from '../../api/index.js';
 import { formatTimestamp, parseTimestampUtc } from '../../sync/clock.js';
 import type { Connection } from '../config.js';
@@ -24,7 +25,7 @@ interface CheckItem {
   message: string;
 }
 
-export interface CheckReport {
+interface CheckReport {
   ok: boolean;
   baseUrl: string;
   who: string;
@@ -86,7 +87,7 @@ export function judgeRecordTime(
  * The token call failed: was it the service (nothing answered, or not as the event API) rather than the
  * credentials? Then the base URL is what to check, and the credentials were not judged at all.
  */
-export function serviceProblem(err: unknown, baseUrl: string): string | null {
+function serviceProblem(err: unknown, baseUrl: string): string | null {
   const name = err instanceof Error ? err.name : '';
   const message = errorMessage(err);
   const hint =
@@ -198,7 +199,7 @@ async function checkListCall(ctx: Ctx, client: ApiClient, add: AddCheck, report:
     add(
       'list call',
       'ok',
-      `GET /events answered (${page.meta.totalCount === null ? 'no total count given' : `${formatNumber(page.meta.totalCount)} events`}; this call cost 10 credits)`,
+      `GET /events answered (${page.meta.totalCount === null ? 'no total count given' : `${formatNumber(page.meta.totalCount)} events`}; this call cost ${LIST_CALL_CREDITS} credits)`,
     );
     checkClock(client, add, report);
     checkRecordZone(ctx, client, page, add, report);
@@ -246,7 +247,7 @@ function checkRateLimit(ctx: Ctx, client: ApiClient, list: ListOutcome, add: Add
       `budget spent: ${credits}, the window resets in ${formatDuration(list.waitMs)} (a sync waits for it, up to --max-wait)`,
     );
   } else {
-    // Before a list call answers, the ledger holds only its assumptions (2000/600 s): nothing to report as known.
+    // Before a list call answers, the ledger holds only its assumptions (DEFAULT_RATE_LIMIT): nothing to report as known.
     add('rate limit', 'info', 'not known: no list call answered');
   }
   report.creditsSpent = ledger.spent.list + ledger.spent.other + ledger.spent.token;

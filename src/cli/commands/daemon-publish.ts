@@ -23,7 +23,7 @@ export interface PublishFlags {
 }
 
 /** Default cadence: a minute, so a burst of deliveries makes one publish, not one per delivery. */
-export const DEFAULT_PUBLISH_EVERY_SECONDS = 60;
+const DEFAULT_PUBLISH_EVERY_SECONDS = 60;
 
 function seconds(value: string): number {
   const n = Number(value);

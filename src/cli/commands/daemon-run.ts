@@ -61,7 +61,7 @@ export interface DaemonFlags extends ScheduleFlags, PublishFlags {
   adminListen?: string;
 }
 
-export interface DaemonKind {
+interface DaemonKind {
   /** `serve` (with the webhook receiver) or `schedule` (polling only). */
   name: 'serve' | 'schedule';
   /** Cron expression when neither --cron nor schedule.cron is given (undefined: a usage error). */

@@ -19,7 +19,7 @@ import { formatDuration, formatNumber, formatTable, type Row, toJson } from '../
 import { columnNames } from './query.js';
 import { attachProgress, exitCodeOf, explain, summaryTable } from './sync.js';
 
-export const DEMO_DB = 'evsync-demo.duckdb';
+const DEMO_DB = 'evsync-demo.duckdb';
 /** `_evsync.meta` key marking a database the demo built (and may replace). */
 const DEMO_MARK = 'demo';
 
@@ -53,7 +53,7 @@ async function demoDatabase(ctx: Ctx): Promise<string> {
 }
 
 /** Questions the analytics views answer; each is plain SQL a user can copy into `evsync query`. */
-export const DEMO_QUESTIONS: readonly { title: string; sql: string }[] = [
+const DEMO_QUESTIONS: readonly { title: string; sql: string }[] = [
   {
     title: 'Registrants per event, by status (analytics.registration_status_by_event)',
     sql: `SELECT event_id, event_name, registrants, confirmed, attended, pending, cancelled

@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { type Command, Option } from 'commander';
+import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse } from '../context.js';
 import { ExitCode } from '../errors.js';
@@ -43,7 +44,7 @@ async function plan(ctx: Ctx, flags: PlanFlags): Promise<number> {
         ? await openWarehouse(ctx, { readOnly: true })
         : await (await import('../../warehouse/index.js')).Warehouse.open(':memory:');
     const { planSync, LOWER_BOUND_WARNING } = await import('../../sync/index.js');
-    if (flags.count) ctx.log.info('counting: one page-1 call (10 credits) per item…');
+    if (flags.count) ctx.log.info(`counting: one page-1 call (${LIST_CALL_CREDITS} credits) per item…`);
     if (flags.estimate) ctx.log.info('estimating: the events list, then page 1 of each stream on a few events…');
     const report = await planSync(client, warehouse, {
       ...options,
@@ -69,7 +70,10 @@ export function registerPlanCommand(program: Command, app: App): void {
   addBudgetOptions(cmd);
   cmd
     .option('--backfill', 'price a full backfill instead of an incremental sync')
-    .option('--count', 'read page 1 of every item to count rows exactly (spends 10 credits per item; rows are kept)')
+    .option(
+      '--count',
+      `read page 1 of every item to count rows exactly (spends ${LIST_CALL_CREDITS} credits per item; rows are kept)`,
+    )
     .addOption(
       new Option(
         '--estimate',
@@ -87,10 +91,10 @@ export function registerPlanCommand(program: Command, app: App): void {
       'after',
       `
 Without --count or --estimate, plan makes no call and writes nothing: it prices from the page counts of earlier runs,
-and on a warehouse that never synced its figure is a lower bound. --estimate and --count spend list calls (10 credits
+and on a warehouse that never synced its figure is a lower bound. --estimate and --count spend list calls (${LIST_CALL_CREDITS} credits
 each) and keep the pages they read: the sync or backfill they price resumes from them and never buys them again.
 --estimate reads the events list, page 1 of each account stream and page 1 of each per-event stream on the sampled
-events (core on 3 events: 38 calls, 380 credits), and says what it spent, how it sampled, what it extrapolated by
+events (core on 3 events: 38 calls, ${38 * LIST_CALL_CREDITS} credits), and says what it spent, how it sampled, what it extrapolated by
 (the events' target_attendance or capacity when every event carries one, else their status), the range the sample
 allows, and the time at the limit the service reports. A plan without a call says what --estimate would spend.
 

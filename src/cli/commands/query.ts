@@ -34,7 +34,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
  * The folders queries may read, absolute. DuckDB compares paths as text, so a folder reached through a symlink is
  * allowed under both its given and its real path.
  */
-export function allowedFolders(cwd: string, dirs: readonly string[]): string[] {
+function allowedFolders(cwd: string, dirs: readonly string[]): string[] {
   const out = new Set<string>();
   for (const dir of dirs) {
     if (dir.trim() === '') throw new UsageError('--allow-read: expected a folder, got an empty string');

@@ -6,8 +6,9 @@
  * file (closing one drops the run's lock: see warehouse/query-copy.ts), no query runs beside the run's writes, no
  * API call is made. A query is refused, saying why and what to do instead.
  */
+
+import { utcText } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
-import { utcText } from '../../sync/capture/time.js';
 import type { RunProgress, RunProgressTracker, SyncMode } from '../../sync/index.js';
 import type { Ctx } from '../context.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
@@ -17,7 +18,7 @@ import { creditsSection, liveReading } from '../status-page/sections.js';
 import { runState, waitingState } from '../status-page/state.js';
 import type { RunInfo, StatusReport } from './status.js';
 
-export interface RunStatusInputs {
+interface RunStatusInputs {
   db: string;
   /** `evsync backfill (PID 9)`. */
   holder: string;
@@ -32,7 +33,7 @@ function runInfo(p: RunProgress): RunInfo {
     runId: p.runId ?? 'starting',
     kind: p.mode,
     status: 'running',
-    startedAt: utcText(Date.parse(p.startedAt)),
+    startedAt: utcText(Date.parse(p.startedAt), 'seconds'),
     finishedAt: null,
     durationMs: null,
     credits: p.credits.spent,
@@ -43,7 +44,7 @@ function runInfo(p: RunProgress): RunInfo {
 }
 
 /** The status document of a one-shot run: the same schema as the warehouse's, filled from the run's progress. */
-export function runStatusDocument(i: RunStatusInputs): StatusReport {
+function runStatusDocument(i: RunStatusInputs): StatusReport {
   const ledger = i.client.ledger;
   const empty = { windows: [], deliveries: [], pending: 0, oldestPendingAt: null, lags: [] };
   const credits = creditsSection(empty, liveReading(ledger.reading(), i.holder), i.nowMs);

@@ -54,7 +54,7 @@ export function runsPerHour(nextTimes: readonly number[]): number {
 }
 
 /** How often a schedule runs, in the unit that reads best: a yearly one is "1 run/year", not "0 runs/hour". */
-export function frequency(perHour: number): string {
+function frequency(perHour: number): string {
   const say = (n: number, unit: string) => {
     const text = formatNumber(Math.round(n * 10) / 10);
     return `${text} ${text === '1' ? 'run' : 'runs'}/${unit}`;
@@ -64,7 +64,7 @@ export function frequency(perHour: number): string {
   return say(perHour * 24 * 365, 'year');
 }
 
-export interface BudgetFit {
+interface BudgetFit {
   perRun: number;
   perHour: number;
   capacityPerHour: number;
@@ -89,7 +89,7 @@ export function budgetFit(opts: {
   return { perRun, perHour, capacityPerHour, fits: perHour <= capacityPerHour };
 }
 
-export interface RateLimit {
+interface RateLimit {
   credits: number;
   windowSeconds: number;
   /** Where the numbers come from, for the budget message. */
@@ -130,7 +130,7 @@ async function warehouseFacts(ctx: Ctx, flags: SelectionFlags, held?: Warehouse)
  * The limit to plan with: what the service reported (its headers, as the last run's ledger recorded them), else
  * the configured `rateLimit`, else the spec's 2000 per 600 s. The window length is never in the headers.
  */
-export function rateLimitFor(
+function rateLimitFor(
   learnedLimit: number | null,
   configured: { credits: number; windowSeconds: number } | undefined,
 ): RateLimit {
@@ -155,7 +155,7 @@ function cronSource(ctx: Ctx, fromFlag: boolean): string {
  * What a daemon built on the schedule adds (`evsync serve`): a client and warehouse it holds for its life, which
  * streams each run polls (null: skip the run, no credit spent), and what to do with each result.
  */
-export interface SchedulerHooks {
+interface SchedulerHooks {
   /** The open warehouse every run uses (default: opened for each run, closed after). */
   warehouse?: Warehouse;
   /** The client every run uses (default: one made for the daemon, reused across runs). */

@@ -13,7 +13,7 @@ import { addPublishOptions } from './daemon-publish.js';
 import { addQueryBoundOptions, type DaemonFlags, runDaemon } from './daemon-run.js';
 
 /** The schedule `serve` polls on when neither --cron nor schedule.cron is given. */
-export const DEFAULT_SERVE_CRON = '*/15 * * * *';
+const DEFAULT_SERVE_CRON = '*/15 * * * *';
 
 function hours(value: string): number {
   const n = Number(value);

@@ -5,7 +5,7 @@ import type { FaultSpec, Simulator, SimulatorOptions, SimulatorSize } from '../.
  * The simulator's default port. A warehouse belongs to one base URL (port included), so a fixed default keeps a
  * warehouse usable across simulator restarts; the accounts are the same for the same seed.
  */
-export const SIMULATOR_PORT = 8780;
+const SIMULATOR_PORT = 8780;
 
 /** Single-quoted for a POSIX shell: the simulator's secrets hold `+`, `/` and `=`. */
 function shellQuote(value: string): string {
@@ -13,7 +13,7 @@ function shellQuote(value: string): string {
 }
 
 /** The lines a user pastes into another shell to point evsync at this simulator's first account. */
-export function exportLines(baseUrl: string, account: { clientId: string; clientSecret: string }): string[] {
+function exportLines(baseUrl: string, account: { clientId: string; clientSecret: string }): string[] {
   return [
     `export EVSYNC_BASE_URL=${baseUrl}`,
     `export EVSYNC_CLIENT_ID=${shellQuote(account.clientId)} EVSYNC_CLIENT_SECRET=${shellQuote(account.clientSecret)}`,

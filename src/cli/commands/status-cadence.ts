@@ -7,10 +7,10 @@ import type { Warehouse } from '../../warehouse/index.js';
 import type { Cadence } from '../status-page/state.js';
 
 /** `_evsync.meta` key: the cadence the last daemon here started with (JSON). */
-export const DAEMON_CADENCE_MARK = 'daemon_cadence';
+const DAEMON_CADENCE_MARK = 'daemon_cadence';
 
 /** What is kept: the cadence without who keeps it now. */
-export interface RecordedCadence {
+interface RecordedCadence {
   command: string;
   startedAt: string;
   pollSeconds: number | null;

@@ -7,7 +7,7 @@
 
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { utcText } from '../../sync/capture/time.js';
+import { utcText } from '../../../connectors/service.js';
 import { HEARTBEAT_MARK } from '../../sync/daemon/heartbeat.js';
 import { CATCH_UP_MARK } from '../../sync/daemon/reconcile-loop.js';
 import type { RunProgress } from '../../sync/index.js';
@@ -122,7 +122,7 @@ export interface DaemonStatus {
 const TIMELINE_MAX = 300;
 
 /** A warehouse timestamp (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC) as epoch ms. */
-export function epochOf(value: unknown): number | null {
+function epochOf(value: unknown): number | null {
   if (typeof value !== 'string' || value === '') return null;
   const ms = Date.parse(`${value.slice(0, 23).replace(' ', 'T')}Z`);
   return Number.isNaN(ms) ? null : ms;
@@ -177,7 +177,7 @@ export interface LiveStatus {
   cadence: Cadence | null;
 }
 
-export interface CollectOptions {
+interface CollectOptions {
   db: string;
   /** How many runs to list. */
   runs: number;
@@ -189,8 +189,8 @@ export interface CollectOptions {
 
 export async function collectStatus(warehouse: Warehouse, o: CollectOptions): Promise<StatusReport> {
   const { nowMs } = o;
-  const since = utcText(nowMs - HISTORY_HOURS * 3_600_000);
-  const history = await warehouse.statusHistory(since, utcText(nowMs));
+  const since = utcText(nowMs - HISTORY_HOURS * 3_600_000, 'seconds');
+  const history = await warehouse.statusHistory(since, utcText(nowMs, 'seconds'));
   const recent = await warehouse.runs.recent({ limit: Math.max(TIMELINE_MAX, Math.floor(o.runs)) });
   const rawCursors = await warehouse.cursors.list();
   const cursors = rawCursors.map((cursor) => {

@@ -7,7 +7,7 @@ import { selectStreams } from '../../../connectors/index.js';
 import type { FieldType, StreamDefinition, StreamScope } from '../../../connectors/types.js';
 
 /** One stream as `evsync streams --json` prints it. */
-export interface CatalogueEntry {
+interface CatalogueEntry {
   readonly name: string;
   readonly path: string;
   /** `account`, `event`, or the parent stream's name for parent-scoped streams. */
@@ -30,7 +30,7 @@ function scopeName(scope: StreamScope): string {
   return typeof scope === 'object' ? scope.parent : scope;
 }
 
-export function catalogueEntry(def: StreamDefinition): CatalogueEntry {
+function catalogueEntry(def: StreamDefinition): CatalogueEntry {
   return {
     name: def.name,
     path: def.path,

@@ -21,7 +21,7 @@ import { SyncProgress } from '../output/progress.js';
 import { readOutputFlags } from '../output-paths.js';
 import { startRunSocket } from './run-socket.js';
 
-export interface SyncFlags extends SelectionFlags, BudgetFlags {
+interface SyncFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
   parquetOut?: string;
   snapshot?: string;
@@ -201,7 +201,7 @@ async function exportTouched(
 }
 
 /** Publishes the snapshot after a run and says where and how long it took. */
-export async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
+async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
   const result = await warehouse.publishSnapshot(target, { runId });
   for (const warning of result.views.warnings) log.warn(`snapshot: ${warning}`);
   log.info(
@@ -213,7 +213,7 @@ export async function publishSnapshotAfter(warehouse: Warehouse, target: string,
 }
 
 /** The command as the user typed it, to tell them what to run again. Quotes what a shell would need quoted. */
-export function commandLine(argv: readonly string[]): string {
+function commandLine(argv: readonly string[]): string {
   return ['evsync', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
 }
 

@@ -13,7 +13,7 @@ export function toJson(value: unknown, indent?: number): string {
 }
 
 /** One cell as text. Null is `NULL` in a table (distinct from an empty string) and empty in CSV. */
-export function cellText(value: unknown, nullText: string): string {
+function cellText(value: unknown, nullText: string): string {
   if (value === null || value === undefined) return nullText;
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
@@ -29,7 +29,7 @@ function isNumeric(value: unknown): boolean {
   );
 }
 
-export interface TableOptions {
+interface TableOptions {
   /** Cells longer than this are cut with an ellipsis (table only; CSV and JSON are never cut). */
   maxCellWidth?: number;
   /** Right-align columns whose values are all numbers. */

@@ -2,6 +2,7 @@
  * `evsync plan`'s human output: the per-stream table, then what the totals mean in time at the rate limit, what the
  * plan spent, and how the figures were reached (an estimate's basis and range, or why they are a lower bound).
  */
+import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { PlanEstimate, PlanReport, RateLimitView } from '../../sync/index.js';
 import { formatDuration, formatNumber, formatTable } from './format.js';
 
@@ -18,7 +19,7 @@ function table(report: PlanReport): string {
 }
 
 /** The limit the time is priced at, and where its figures come from. */
-export function limitText(r: RateLimitView): string {
+function limitText(r: RateLimitView): string {
   const window = `${n(r.limit)} credits per ${duration(r.windowSeconds)}`;
   if (r.limitSource === 'configured') return `the configured limit (${window}; no answer reported one yet)`;
   const reset = r.resetInSeconds === null ? '' : `, the window resets in ${duration(r.resetInSeconds)}`;
@@ -36,7 +37,7 @@ function spentLine(report: PlanReport): string {
   const kind = report.mode === 'backfill' ? 'backfill' : 'sync';
   if (report.estimate) {
     const whole = report.spentCredits + report.totalCredits;
-    const token = report.spentCredits - report.spentListCalls * 10;
+    const token = report.spentCredits - report.spentListCalls * LIST_CALL_CREDITS;
     const calls = `${n(report.spentListCalls)} list calls${token > 0 ? ` and ${n(token)} for the token` : ''}`;
     return `estimating spent ${n(report.spentCredits)} credits (${calls}): the pages it read are kept, and the next \`evsync ${kind}\` resumes from them and spends the figure above (about ${n(whole)} credits in all)`;
   }

@@ -9,7 +9,7 @@ import type { OutStream } from './io.js';
 import { type Style, stripAnsi } from './style.js';
 
 /** What the display needs of the ledger (the client's `ledger.snapshot()`). */
-export interface CreditsView {
+interface CreditsView {
   limit: number;
   remaining: number;
   resetAt: Date | null;

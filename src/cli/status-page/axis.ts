@@ -7,7 +7,7 @@
 import { esc } from './html.js';
 
 /** A chart's coordinate frame: its width, and where the plot starts (room for value labels) and ends. */
-export interface ChartFrame {
+interface ChartFrame {
   width: number;
   left: number;
   right: number;
@@ -33,7 +33,7 @@ const HOUR = 3_600_000;
 /** The shortest range drawn before now: a daemon started a minute ago still shows a readable half hour. */
 const MIN_RANGE = 30 * MINUTE;
 
-export interface ChartRange {
+interface ChartRange {
   fromMs: number;
   nowMs: number;
   toMs: number;

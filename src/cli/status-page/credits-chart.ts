@@ -3,6 +3,7 @@
  * used, as the service counted them), against a dashed line at the limit the service reported. Each bar carries its
  * figures (`data-used`, `data-limit`, `data-reset`) and a tooltip in words.
  */
+import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import { utcMs } from '../../sync/capture/time.js';
 import { rangeWords, svg, type TimeAxis, timeTicks } from './axis.js';
 import { esc, num } from './html.js';
@@ -27,7 +28,7 @@ export function creditsChart(credits: CreditsSection, axis: TimeAxis): string {
     const end = utcMs(window.resetAt);
     if (end === null || window.used === null || end <= axis.fromMs) continue;
     drawn += 1;
-    const length = window.windowMs ?? (credits.windowSeconds ?? 600) * 1000;
+    const length = window.windowMs ?? (credits.windowSeconds ?? DEFAULT_RATE_LIMIT.windowSeconds) * 1000;
     const x0 = axis.x(end - length);
     const width = Math.max(MIN_BAR, axis.x(end) - x0 - 1);
     const share = window.limit ? Math.round((100 * window.used) / window.limit) : null;

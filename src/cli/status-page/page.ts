@@ -5,6 +5,7 @@
  * then streams, credits, runs and deliveries (or, while a one-shot run holds the warehouse, its progress). Served
  * live by the admin server it carries a small script that refreshes it from `status.json`; as a file it carries none.
  */
+import { DEFAULT_RATE_LIMIT, utcText } from '../../../connectors/service.js';
 import { utcMs } from '../../sync/capture/time.js';
 import type { RunInfo, StatusReport } from '../commands/status.js';
 import { chartRange, NARROW, NARROW_HOURS, type TimeAxis, timeAxis, WIDE } from './axis.js';
@@ -20,7 +21,7 @@ import { stateBanner } from './state-banner.js';
 import { pill, streamsSection } from './streams-table.js';
 import { STYLES } from './styles.js';
 
-export interface PageOptions {
+interface PageOptions {
   /** Add the script that refreshes the page from `status.json` (the admin server's page). */
   live: boolean;
 }
@@ -98,7 +99,7 @@ function instants(doc: StatusReport): number[] {
   const out: number[] = [];
   for (const w of doc.credits?.windows ?? []) {
     const end = utcMs(w.resetAt);
-    if (end !== null) out.push(end - (w.windowMs ?? 600_000));
+    if (end !== null) out.push(end - (w.windowMs ?? DEFAULT_RATE_LIMIT.windowSeconds * 1000));
   }
   for (const r of doc.timeline ?? []) out.push(utcMs(r.startedAt) ?? Number.NaN);
   for (const b of doc.deliveries?.buckets ?? []) {
@@ -127,7 +128,7 @@ function sections(doc: StatusReport, nowMs: number): string {
 /** The whole page for a status document: the state first, the figures, then the sections. */
 export function renderStatusPage(doc: StatusReport, options: PageOptions): string {
   const nowMs = nowMsOf(doc);
-  const generated = new Date(nowMs).toISOString().slice(0, 19).replace('T', ' ');
+  const generated = utcText(nowMs, 'seconds');
   const who = doc.servedBy ? ` · ${esc(doc.servedBy)}` : '';
   const live = options.live
     ? `<span class="live-note" id="live" aria-live="polite">refreshes every 15 s</span>`

@@ -21,7 +21,7 @@ export function outcomeOf(status: string): 'ok' | 'warn' | 'bad' | 'live' {
   return 'bad';
 }
 
-export function runTitle(r: RunInfo): string {
+function runTitle(r: RunInfo): string {
   const rows = r.rows.inserted + r.rows.updated + r.rows.deleted;
   const parts = [
     `${r.kind} ${r.status}`,

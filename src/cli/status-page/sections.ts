@@ -3,8 +3,10 @@
  * the service reported, with the current window's remaining credits and reset; deliveries per 10 minutes with the oldest
  * pending one's age. Read from `_evsync` by `Warehouse.statusHistory`; no API call.
  */
+
+import { utcText } from '../../../connectors/service.js';
 import type { LimitReading } from '../../api/index.js';
-import { utcMs, utcText } from '../../sync/capture/time.js';
+import { utcMs } from '../../sync/capture/time.js';
 import {
   type CreditWindow,
   DELIVERY_BUCKET_MINUTES,
@@ -84,8 +86,8 @@ export function liveReading(reading: LimitReading | null, heardBy: string): Wind
   return {
     limit: reading.limit,
     remaining: reading.remaining,
-    resetAt: reading.resetAt ? utcText(reading.resetAt.getTime()) : null,
-    seenAt: utcText(reading.seenAt.getTime()),
+    resetAt: reading.resetAt ? utcText(reading.resetAt.getTime(), 'seconds') : null,
+    seenAt: utcText(reading.seenAt.getTime(), 'seconds'),
     heardBy,
     live: true,
   };

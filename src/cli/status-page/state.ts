@@ -77,7 +77,7 @@ export interface StatusState {
   cadence: Cadence | null;
 }
 
-export interface StateInputs {
+interface StateInputs {
   streams: readonly StreamRow[];
   waiting: WaitingState | null;
   deliveriesWaiting: DeliveriesWaiting | null;
@@ -104,7 +104,7 @@ function cadenceOf(stream: string, cadence: Cadence): number | null {
   return null;
 }
 
-export function staleStreams(streams: readonly StreamRow[], cadence: Cadence | null): StaleStream[] {
+function staleStreams(streams: readonly StreamRow[], cadence: Cadence | null): StaleStream[] {
   if (!cadence) return [];
   const stale: StaleStream[] = [];
   for (const s of streams) {

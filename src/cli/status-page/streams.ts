@@ -3,7 +3,8 @@
  * by webhook or by poll), webhook lag, last poll, and whether it is ok, failing (the newest run that covered it
  * failed on it), unavailable (the service does not serve its path) or has no data yet.
  */
-import { recordTimeMs, utcMs, utcText } from '../../sync/capture/time.js';
+import { utcText } from '../../../connectors/service.js';
+import { recordTimeMs, utcMs } from '../../sync/capture/time.js';
 import type { CaptureStreamState, CursorState, RunRecord, UnavailableStream, WallLag } from '../../warehouse/index.js';
 
 export type StreamHealth = 'ok' | 'failing' | 'unavailable' | 'no data';
@@ -99,9 +100,9 @@ function rowOf(stream: string, i: StreamInputs, offsetMs: number): StreamRow {
     fed: capture ? 'webhook' : 'polled',
     health,
     reason,
-    newestChangeAt: newestMs === null ? null : utcText(newestMs),
+    newestChangeAt: newestMs === null ? null : utcText(newestMs, 'seconds'),
     freshnessSeconds: newestMs === null ? null : Math.max(0, Math.round((i.nowMs - newestMs) / 1000)),
-    lastPollAt: lastPollMs === null ? null : utcText(lastPollMs),
+    lastPollAt: lastPollMs === null ? null : utcText(lastPollMs, 'seconds'),
     lastDeliveryAt: capture?.lastDeliveryAt ?? null,
     lagP50Seconds: lag ? lagSeconds(lag.p50WallMs + offsetMs) : null,
     lagP95Seconds: lag ? lagSeconds(lag.p95WallMs + offsetMs) : null,
@@ -112,8 +113,8 @@ function rowOf(stream: string, i: StreamInputs, offsetMs: number): StreamRow {
 
 export function streamRows(i: StreamInputs): StreamRow[] {
   // Lags were measured with record wall time read as UTC: the zone's offset now corrects them.
-  const wall = utcMs(utcText(i.nowMs)) ?? i.nowMs;
-  const offsetMs = wall - (recordTimeMs(utcText(i.nowMs), i.zone) ?? wall);
+  const wall = utcMs(utcText(i.nowMs, 'seconds')) ?? i.nowMs;
+  const offsetMs = wall - (recordTimeMs(utcText(i.nowMs, 'seconds'), i.zone) ?? wall);
   const names = new Set<string>([
     ...Object.keys(i.tables),
     ...i.cursors.map((c) => c.stream),

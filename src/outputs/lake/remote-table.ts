@@ -14,7 +14,7 @@ export type RemoteTable =
   | { state: 'adopt'; root: string; objects: ListedObject[]; foreign: string[] };
 
 /** Objects an interrupted export of a pending id may have left: `<id>_<uuid>.parquet` in any partition. */
-export function belongsToPending(rel: string, pending: readonly string[]): boolean {
+function belongsToPending(rel: string, pending: readonly string[]): boolean {
   const name = rel.slice(rel.lastIndexOf('/') + 1);
   return pending.some((id) => name.startsWith(`${id}_`));
 }

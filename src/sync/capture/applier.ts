@@ -6,6 +6,7 @@
  */
 
 import type { StreamOverride } from '../../../connectors/index.js';
+import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { Now } from '../../../schemas/clock.js';
 import { type ApiClient, EvsyncApiError } from '../../api/index.js';
 import type { Partition, Warehouse } from '../../warehouse/index.js';
@@ -45,7 +46,7 @@ const MAX_BACKOFF_MS = 60_000;
  * What a failed batch may say in a log line or on /healthz: the client's own errors (already redacted, they name
  * paths and statuses), else only the kind of error (a database error's message may quote a value from a record).
  */
-export function safeError(err: unknown): string {
+function safeError(err: unknown): string {
   if (err instanceof EvsyncApiError) return `${err.name}: ${err.message}`;
   if (!(err instanceof Error)) return 'unknown error';
   const kind = /^([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)* Error)\b/.exec(err.message)?.[1];
@@ -155,7 +156,7 @@ export class Applier {
 
   private account(calls: number): void {
     this.calls += calls;
-    if (calls > 0) this.o.metrics?.credits.add({ by: 'capture' }, calls * 10);
+    if (calls > 0) this.o.metrics?.credits.add({ by: 'capture' }, calls * LIST_CALL_CREDITS);
   }
 
   private async batch(): Promise<number> {

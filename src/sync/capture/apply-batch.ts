@@ -4,8 +4,10 @@
  * own PageLoader (the one sink polled pages go through: secrets scrubbed, bad records quarantined, new fields added
  * as columns), deletes as `_deleted_at`. Returns how each delivery was settled; the caller records that in the journal.
  */
+
+import { IDS_PER_CALL, LIST_CALL_CREDITS, utcText } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
-import { ForbiddenError, LIST_COST, MAX_IDS, NotFoundError } from '../../api/index.js';
+import { ForbiddenError, NotFoundError } from '../../api/index.js';
 import type { JournaledDelivery, Partition, Settlement, StreamSettlement, Warehouse } from '../../warehouse/index.js';
 import type { PageLoader } from '../page-loader.js';
 import { ACCOUNT_SCOPE, eventScope } from '../scope.js';
@@ -14,7 +16,7 @@ import { type ParsedDelivery, parseDelivery } from './payload.js';
 import { rereadByIds } from './reread.js';
 import type { EventScope } from './scope.js';
 import type { CaptureStream, CaptureStreams } from './streams.js';
-import { recordTimeMs, utcMs, utcText } from './time.js';
+import { recordTimeMs, utcMs } from './time.js';
 
 export interface BatchContext {
   warehouse: Warehouse;
@@ -34,7 +36,7 @@ export interface BatchContext {
   onTouched?: (partition: Partition) => void;
 }
 
-export interface BatchResult {
+interface BatchResult {
   settlements: Settlement[];
   streams: StreamSettlement[];
   /** List calls made to re-read records (10 credits each). */
@@ -185,8 +187,8 @@ async function rereadDecided(
   const out: Rereads = { gone: new Set(), refused: new Map(), deferred: new Set() };
   const rereads = decisions.filter((decision) => decision.outcome === 'reread');
   for (const [eventId, list] of groupByEvent(rereads, (decision) => decision.winner.eventId)) {
-    const calls = Math.ceil(list.length / MAX_IDS);
-    if (ctx.client.ledger.snapshot().remaining < calls * LIST_COST) {
+    const calls = Math.ceil(list.length / IDS_PER_CALL);
+    if (ctx.client.ledger.snapshot().remaining < calls * LIST_CALL_CREDITS) {
       for (const decision of list) out.deferred.add(decision.winner.seq);
       continue;
     }
@@ -233,10 +235,10 @@ async function markDeletes(
   gone: ReadonlySet<number>,
   stored: ReadonlyMap<number, StoredState>,
 ): Promise<void> {
-  const now = utcText(serviceNowMs(ctx));
+  const now = utcText(serviceNowMs(ctx), 'seconds');
   const marks = decisions
     .filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone')
-    .map((d) => ({ id: d.winner.recordId, at: utcText(d.deletedAtMs ?? serviceNowMs(ctx)) }));
+    .map((d) => ({ id: d.winner.recordId, at: utcText(d.deletedAtMs ?? serviceNowMs(ctx), 'seconds') }));
   for (const id of gone) if (stored.get(id)?.deletedMs == null) marks.push({ id, at: now });
   await ctx.warehouse.capture.markDeleted(name, marks, ctx.runId);
 }

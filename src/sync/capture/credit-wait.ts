@@ -4,8 +4,10 @@
  * `/healthz`, `/metrics` and `status` show) and wakes the applier when credits are back: at once when an answer says
  * so (the ledger's `update`), else when the window resets.
  */
+
+import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { Now } from '../../../schemas/clock.js';
-import { type CreditLedger, LIST_COST } from '../../api/index.js';
+import type { CreditLedger } from '../../api/index.js';
 import { utcMs } from './time.js';
 
 /** How soon waiting deliveries are looked at again when the window's reset is unknown. */
@@ -42,7 +44,7 @@ export class CreditWait {
   private waiting: { since: number; pending: number; oldestMs: number | null } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly onLedger = (): void => {
-    if (this.waiting && this.ledger.snapshot().remaining >= LIST_COST) this.wake();
+    if (this.waiting && this.ledger.snapshot().remaining >= LIST_CALL_CREDITS) this.wake();
   };
 
   constructor(

@@ -33,7 +33,7 @@ export interface StoredState {
   deletedMs: number | null;
 }
 
-export type Outcome = 'payload' | 'reread' | 'deleted' | 'tombstone' | 'stale' | 'superseded' | 'unchanged';
+type Outcome = 'payload' | 'reread' | 'deleted' | 'tombstone' | 'stale' | 'superseded' | 'unchanged';
 
 export interface Decision {
   /** The delivery that decides the record's fate. */
@@ -48,7 +48,7 @@ export interface Decision {
 const RANK: Record<Action, number> = { insert: 0, update: 1, delete: 2 };
 
 /** The time a delivery's record version stands for. */
-export function versionMs(c: Candidate): number | null {
+function versionMs(c: Candidate): number | null {
   return c.action === 'delete' ? c.datetimeMs : (c.updatedMs ?? c.datetimeMs);
 }
 
@@ -62,7 +62,7 @@ function compare(a: Candidate, b: Candidate): number {
   return RANK[a.action] - RANK[b.action];
 }
 
-export interface DecideOptions {
+interface DecideOptions {
   /** Whether the stream's table has `updated_at` (else only `datetime` orders its deliveries). */
   hasUpdatedAt: boolean;
   /**

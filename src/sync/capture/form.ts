@@ -5,7 +5,7 @@
  * loaded as it is (see payload.ts).
  */
 
-export type FormValue = string | FormValue[] | { [key: string]: FormValue };
+type FormValue = string | FormValue[] | { [key: string]: FormValue };
 
 /** Keys that would reach an object's prototype, and bounds that keep a hostile body from costing much. */
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);

@@ -8,6 +8,7 @@
  * The secret goes to the service (it must: the service sends it back with every delivery) and nowhere else.
  */
 
+import { MAX_PER_PAGE } from '../../../connectors/service.js';
 import type { WebhookObject } from '../../../connectors/types.js';
 import type { ApiClient } from '../../api/index.js';
 import { secretHashHex } from './secret.js';
@@ -138,7 +139,7 @@ async function hooksOf(client: ApiClient, setup: WebhookSetup, groupId: number):
   const page = await client.list<HookRecord>(setup.paths.webhooks, {
     fields: HOOK_FIELDS,
     search: [`group_id=${groupId}`],
-    perPage: 1000,
+    perPage: MAX_PER_PAGE,
   });
   return page.items.filter((h) => Number(h.group_id) === groupId);
 }

@@ -40,7 +40,7 @@ const ACTIONS: Record<string, Action> = {
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}/;
 
-export function formatOf(contentType: string | undefined): 'json' | 'post' | null {
+function formatOf(contentType: string | undefined): 'json' | 'post' | null {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json' || type.endsWith('+json')) return 'json';
   if (type === 'application/x-www-form-urlencoded') return 'post';
@@ -48,7 +48,7 @@ export function formatOf(contentType: string | undefined): 'json' | 'post' | nul
 }
 
 /** An integer id from a JSON number or a form text. */
-export function idValue(v: unknown): number | null {
+function idValue(v: unknown): number | null {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
   if (typeof v === 'string' && /^\d{1,15}$/.test(v)) {
     const n = Number(v);

@@ -2,12 +2,13 @@
  * Re-reading changed records by id: one list call (10 credits) per scope and 100 ids, with the stream's full field
  * list, exactly the columns a sync's list walk would ask that scope for. What the service no longer returns is gone.
  */
+
+import { IDS_PER_CALL } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
-import { MAX_IDS } from '../../api/index.js';
 import { ACCOUNT_SCOPE, eventScope, scopedRequest } from '../scope.js';
 import type { CaptureStream } from './streams.js';
 
-export interface RereadResult {
+interface RereadResult {
   records: unknown[];
   /** Ids asked for that the service did not return. */
   missing: number[];
@@ -28,8 +29,8 @@ export async function rereadByIds(
   const seen = new Set<number>();
   let calls = 0;
   const unique = [...new Set(ids)].sort((a, b) => a - b);
-  for (let i = 0; i < unique.length; i += MAX_IDS) {
-    const chunk = unique.slice(i, i + MAX_IDS);
+  for (let i = 0; i < unique.length; i += IDS_PER_CALL) {
+    const chunk = unique.slice(i, i + IDS_PER_CALL);
     const page = await client.list(
       path,
       {
@@ -37,7 +38,7 @@ export async function rereadByIds(
         ids: chunk,
         fields: captureStream.fieldsFor(eventId),
         expand: stream.expandSelected.length ? [...stream.expandSelected] : undefined,
-        perPage: Math.min(stream.maxPerPage, MAX_IDS),
+        perPage: Math.min(stream.maxPerPage, IDS_PER_CALL),
       },
       { signal },
     );

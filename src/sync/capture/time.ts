@@ -31,11 +31,6 @@ export function recordTimeMs(text: string | null | undefined, zone: string): num
   return guess;
 }
 
-/** An instant as UTC `YYYY-MM-DD HH:MM:SS`. */
-export function utcText(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
-}
-
 /** A UTC text (`YYYY-MM-DD HH:MM:SS[.fff]`) as epoch ms; null when unreadable. */
 export function utcMs(text: string | null | undefined): number | null {
   if (typeof text !== 'string') return null;

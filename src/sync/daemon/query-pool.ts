@@ -8,7 +8,7 @@ import type { JsonQueryResult } from '../../warehouse/index.js';
 import type { WorkerQuery } from './query-protocol.js';
 import { QueryWorkerProcess } from './query-worker-process.js';
 
-export interface QueryPoolOptions {
+interface QueryPoolOptions {
   /** Worker processes at most. */
   size: number;
   /** How long a cancelled query's worker gets to end it before its process is ended. */

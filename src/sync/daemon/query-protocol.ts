@@ -22,7 +22,7 @@ export interface WorkerQuery {
 }
 
 /** Asks the worker to interrupt the query it runs (DuckDB's interrupt); the daemon ends the process if that hangs. */
-export interface WorkerCancel {
+interface WorkerCancel {
   type: 'cancel';
   id: number;
   reason: string;

@@ -15,6 +15,7 @@
  * own names are handed to the engine).
  */
 
+import { utcText } from '../../../connectors/service.js';
 import { systemNow } from '../../../schemas/clock.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { RunningCapture } from '../capture/index.js';
@@ -34,7 +35,7 @@ export const CATCH_UP_KIND = 'catch-up';
  * window: a tick of up to 50 scopes, or re-reads of some 3,000 changes (about 150 credits per 1,000). A bigger tick
  * (a `core` tick on `medium` polls 66 scopes) gets the quarter at once and the rest when the window resets. The
  * price is time, not credits: a catch-up that waits for windows gets three quarters of each, less what the ticks
- * take beyond the quarter (measured on `medium`: 7,180 credits over 60 minutes in slices, 7,200 over 30 alone).
+ * take beyond the quarter (measured on `medium`: bench/results/catch-up-value-core.json).
  */
 export const CATCH_UP_LEAVES = 0.25;
 
@@ -208,10 +209,10 @@ export class ReconcileLoop {
     // Definitions and events may have changed; a page read before a delivery's change and loaded after it must not
     // keep the older version: the deliveries applied meanwhile are applied again.
     capture.applier.invalidate();
-    const replayed = await capture.applier.replay(startedAt.toISOString().replace('T', ' ').slice(0, 23));
+    const replayed = await capture.applier.replay(utcText(startedAt, 'ms'));
     if (replayed) this.o.log('debug', `${replayed} deliveries applied during the run were checked again`);
-    const before = new Date(this.now() - this.o.retentionDays * 86_400_000).toISOString().replace('T', ' ');
-    const pruned = await warehouse.capture.prune(before.slice(0, 23));
+    const before = utcText(this.now() - this.o.retentionDays * 86_400_000, 'ms');
+    const pruned = await warehouse.capture.prune(before);
     if (pruned) this.o.log('debug', `${pruned} settled deliveries older than ${this.o.retentionDays} days removed`);
   }
 

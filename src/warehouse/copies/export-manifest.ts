@@ -34,8 +34,8 @@ import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { errnoCode } from '../db/fs-errors.js';
 
-export const MANIFEST_FORMAT = 'evsync-parquet-export';
-export const MANIFEST_VERSION = 1;
+const MANIFEST_FORMAT = 'evsync-parquet-export';
+const MANIFEST_VERSION = 1;
 /** Folder of the manifest inside a table folder; `_` keeps Hive readers (Spark, Arrow, DuckDB globs) off it. */
 export const MARKER_DIR = '_evsync';
 export const MANIFEST_FILE = 'manifest.json';
@@ -95,7 +95,7 @@ export function emptyManifest(table: string, now: Date): Manifest {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 /** Relative, inside the folder, no `.` or `..` segment: a manifest must never send a removal outside its folder. */
-export function isSafeRelativePath(p: string): boolean {
+function isSafeRelativePath(p: string): boolean {
   return p !== '' && !p.includes('\0') && p.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
 }
 
@@ -132,7 +132,7 @@ function manifestProblem(v: unknown, table: string): string | null {
   return null;
 }
 
-export type ManifestRead = { ok: true; manifest: Manifest } | { ok: false; problem: string };
+type ManifestRead = { ok: true; manifest: Manifest } | { ok: false; problem: string };
 
 export function readManifest(tableDir: string, table: string): ManifestRead {
   const path = manifestPath(tableDir);

@@ -41,7 +41,7 @@ import type { AccountBinding, ExportOrigins } from '../state/state.js';
 import { MARKER_DIR, readManifest } from './export-manifest.js';
 
 export const OWNER_FORMAT = 'evsync-parquet-owner';
-export const OWNER_FILE = 'owner.json';
+const OWNER_FILE = 'owner.json';
 
 export interface FolderOwner {
   format: typeof OWNER_FORMAT;
@@ -57,7 +57,7 @@ export function ownerPath(out: string): string {
   return join(out, MARKER_DIR, OWNER_FILE);
 }
 
-export type OwnerRead = { state: 'none' } | { state: 'owned'; owner: FolderOwner } | { state: 'bad'; problem: string };
+type OwnerRead = { state: 'none' } | { state: 'owned'; owner: FolderOwner } | { state: 'bad'; problem: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -123,7 +123,7 @@ export function writeOwner(out: string, owner: FolderOwner): void {
 }
 
 /** What an export folder's table manifests say it came from (an evsync before the owner record wrote it). */
-export interface EarlierExport extends ExportOrigins {
+interface EarlierExport extends ExportOrigins {
   tables: string[];
 }
 

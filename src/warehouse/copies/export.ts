@@ -38,7 +38,7 @@ const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PARTITION_COLUMN = 'event_id';
 
 /** Sortable and unique: `20240501T120000Z-1a2b3c4d`. Safe in DuckDB's FILENAME_PATTERN and in file names. */
-export function newExportId(now: Date): string {
+function newExportId(now: Date): string {
   const stamp = now
     .toISOString()
     .replace(/[-:]/g, '')

@@ -8,7 +8,7 @@
 import { basename, dirname, join } from 'node:path';
 
 /** DuckDB's write-ahead log of the database at `db`. */
-export function walPathOf(db: string): string {
+function walPathOf(db: string): string {
   return `${db}.wal`;
 }
 
@@ -38,7 +38,7 @@ export interface OwnPath {
   what: string;
 }
 
-export interface WarehouseLayout {
+interface WarehouseLayout {
   /** Files, each a name no output may take. */
   files: OwnPath[];
   /** Name prefixes of temporary files (`<query copy>.tmp-<hex>`). */

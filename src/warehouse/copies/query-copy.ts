@@ -9,8 +9,8 @@
  * by a child process (copyFileAside says why), and checkpoints are allowed again. Between
  * two checkpoints DuckDB writes only the WAL and blocks the last checkpoint does not use, so the copy opens as the
  * database at that checkpoint (tested while large appends, updates, deletes and drops ran through 111 rounds of
- * copying). Measured on a 5M-row warehouse (826 MB): 0.2-0.5 s for the bytes, against 34 s of CPU and 513 MB of RSS
- * for `COPY FROM DATABASE`, which stays as the way when DuckDB refuses the checkpoint (another connection's write
+ * copying). Copying the bytes costs next to no CPU (bench/results/replay.json, the query copy of the 5M-row
+ * warehouse) where `COPY FROM DATABASE` reads and writes every row; it stays as the way when DuckDB refuses the checkpoint (another connection's write
  * transaction open). Either copy is written under a temporary name beside the target, then renamed over it: a reader
  * that holds the previous copy open keeps reading it (the old file lives on until it closes it).
  */
@@ -105,7 +105,7 @@ export async function writeQueryCopy(db: Db, target: string, settle: () => Promi
       await copyDatabase(db, catalog, temporary, `evsync_query_copy_${tag}`);
     }
     // Not synced to disk: after a crash the daemon removes the copy and makes a new one before the first query
-    // (QueryService), so flushing it (826 MB on a 5M-row warehouse) would buy nothing.
+    // (QueryService), so flushing it (the whole database's size) would buy nothing.
     renameSync(temporary, target);
   } catch (err) {
     rmSync(temporary, { force: true });

@@ -18,8 +18,8 @@
  *      (the old inode lives until it closes); the next open gets the new one.
  * Killed before step 4, the previous snapshot is untouched.
  *
- * Measured on medium (bench/results/publish.json): `COPY FROM DATABASE` copied the whole file 30-40% faster than one
- * `CREATE TABLE ... AS SELECT` per table (1.3 s against 2.0 s), but it copies every `_evsync` table too (the webhook
+ * `COPY FROM DATABASE` copies the whole file faster than one `CREATE TABLE ... AS SELECT` per table (measured on
+ * medium: bench/results/publish.json), but it copies every `_evsync` table too (the webhook
  * journal with its raw deliveries, staged pages, seen ids), which grow with the daemon's life and are no reader's
  * business, and it cannot copy some tables only: per table it is, so the copy holds exactly what the views need and
  * a daemon's publish copies only the tables that changed.
@@ -39,7 +39,7 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { COPY_FILE_OPTIONS, type Db } from '../db/connection.js';
+import { COPY_FILE_OPTIONS, type Db, EXISTING_FILE_OPTIONS } from '../db/connection.js';
 import { WarehouseError } from '../db/errors.js';
 import { ident, literal, utcNow } from '../db/sql.js';
 import { listStreamTables } from '../load/ddl.js';
@@ -56,7 +56,7 @@ const BOOKKEEPING_COPIED = ['custom_fields'] as const;
 /** The snapshot file's layout: a copy's (connection.ts, COPY_FILE_OPTIONS), to bound memory. */
 const SNAPSHOT_FILE_OPTIONS = COPY_FILE_OPTIONS;
 /** A file keeps the block size it was made with. */
-const REUSED_FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
+const REUSED_FILE_OPTIONS = EXISTING_FILE_OPTIONS;
 
 export interface SnapshotOptions {
   /**
@@ -103,7 +103,7 @@ function tempPrefix(target: string): string {
 const TEMP_RE = /^[0-9a-f]{16}\.tmp(\.wal)?$/;
 
 /** Removes what a killed publish to `target` left beside it; returns how many files. */
-export function removeSnapshotLeftovers(target: string): number {
+function removeSnapshotLeftovers(target: string): number {
   const dir = dirname(target);
   const prefix = tempPrefix(target);
   let removed = 0;

@@ -16,13 +16,13 @@ import {
   type Json,
   StatementType,
 } from '@duckdb/node-api';
+import { utcText } from '../../../connectors/service.js';
 import { type Now, systemNow } from '../../../schemas/clock.js';
 import { DatabaseInUseError, lockHolderPid, WarehouseError } from './errors.js';
 import { exactJsonConverter, exactTextConverter, type ValueForm } from './json-values.js';
 import { ident } from './sql.js';
 import { refusalMessage, type StatementRules, statementRefusal } from './statement-check.js';
 
-export type SqlParam = string | number | bigint | boolean | null;
 export type ScalarJson = string | number | boolean | null;
 export type ResultRow = Record<string, ScalarJson>;
 export interface QueryResult {
@@ -105,7 +105,7 @@ const STATEMENT_NAMES: Partial<Record<StatementType, string>> = {
  *   checkpoint costs what changed since the last one (not the whole index, as before): checkpoint every 64 MB of
  *   WAL. Merges of 100k+ rows skip the WAL altogether (DuckDB writes their row groups to the file at once).
  * - The allocator returns freed memory to the system once a bulk deallocation passes 32 MB (DuckDB's default: 512 MB):
- *   on the replay bench (1.5M rows) the process ended at 355 MB instead of 386, at the same CPU.
+ *   on the replay bench the process ended smaller at the same CPU.
  */
 const INSTANCE_OPTIONS: Record<string, string> = {
   enable_external_file_cache: 'false',
@@ -114,10 +114,10 @@ const INSTANCE_OPTIONS: Record<string, string> = {
 };
 export const DEFAULT_MEMORY_LIMIT = '160MB';
 /**
- * The limit while pages load (Warehouse switches to it and back): measured on the replay bench
- * (bench/replay-child.ts, 1000-row registrant pages merged in 100k-row batches), DuckDB's share of the process's
- * memory was ~260 MB under 160 MB and ~190 MB under 100 MB (jemalloc and the merge's temp tables hold more than the
- * buffer manager counts). Not for everything: the long custom-field view over `history` ran out of 100 MB.
+ * The limit while pages load (Warehouse switches to it and back): on the replay bench (bench/replay-child.ts,
+ * bench/results/replay.json) DuckDB's share of the process's memory shrank with it (jemalloc and the merge's temp
+ * tables hold more than the buffer manager counts). Not for everything: the long custom-field view over `history`
+ * ran out of it.
  */
 export const LOAD_MEMORY_LIMIT = '100MB';
 
@@ -133,23 +133,21 @@ export function memoryLimitBytes(limit: string): number | null {
 /**
  * How the database file is attached. Each block of a table's column is a segment, and DuckDB keeps every segment's
  * description (statistics, compression state) in memory outside its buffer manager once the table has been read or
- * appended to: with 16 KB blocks a 2M-row registrants table had ~40,000 segments, and the process's memory grew
- * with the table (replay bench: 311 MB at 100k rows, 440 MB at 5M). With DuckDB's default 256 KB blocks the same
- * table has a sixteenth of them: 336 MB at 1M, 371 MB at 5M. (16 KB blocks were chosen when a stream table had a
- * column per custom field, up to 260: appending allocates a block per column, ~200 MB for 20k rows with 256 KB
- * blocks. Stream tables now have under 100 columns.) Every attach gets 32k-row row groups. Files made by earlier
- * versions keep their block size (DuckDB refuses another).
+ * appended to: with 16 KB blocks the process's memory grew with the table it loaded. DuckDB's default 256 KB blocks
+ * make a sixteenth of the segments, and memory stays nearly flat as the table grows (bench/results/replay.json, RSS
+ * growth). (16 KB blocks were chosen when a stream table had a column per custom field: appending allocates a block
+ * per column. Custom fields are now one column.) Every attach gets 32k-row row groups. Files made by earlier
+ * versions keep their block size (DuckDB refuses another): they are attached with `EXISTING_FILE_OPTIONS`.
  */
-const NEW_FILE_OPTIONS = 'BLOCK_SIZE 262144, ROW_GROUP_SIZE 32768';
+export const EXISTING_FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
+export const NEW_FILE_OPTIONS = `BLOCK_SIZE 262144, ${EXISTING_FILE_OPTIONS}`;
 
 /**
  * The layout of the copies made beside a running warehouse (the readers' snapshot, the query copy): small blocks
  * and row groups. Such a copy is written by the writer's instance under its memory limit, and with 256 KB blocks
- * `COPY FROM DATABASE` of a `medium` warehouse ran out of the writer's 160 MB; with these it peaks ~220 MB above
- * Node's own.
+ * `COPY FROM DATABASE` of a `medium` warehouse ran out of the writer's limit; with these it fits.
  */
-export const COPY_FILE_OPTIONS = 'BLOCK_SIZE 16384, ROW_GROUP_SIZE 32768';
-const FILE_OPTIONS = 'ROW_GROUP_SIZE 32768';
+export const COPY_FILE_OPTIONS = `BLOCK_SIZE 16384, ${EXISTING_FILE_OPTIONS}`;
 
 /**
  * A sandboxed instance (for SQL the user types): read-only, no file system access except `allowRead`, no spill
@@ -238,7 +236,7 @@ export function holdOwnerOnlyUmask(): () => void {
 }
 
 /** Owner read/write only on the database file and its WAL, whatever created them. */
-export function restrictPermissions(path: string): void {
+function restrictPermissions(path: string): void {
   for (const file of [path, `${path}.wal`]) {
     if (existsSync(file)) chmodSync(file, 0o600);
   }
@@ -283,7 +281,7 @@ async function applySandbox(instance: DuckDBInstance, sandbox: Sandbox): Promise
 async function attach(instance: DuckDBInstance, path: string, readOnly: boolean): Promise<string> {
   const connection = await DuckDBConnection.create(instance);
   try {
-    const options = readOnly ? 'READ_ONLY' : existsSync(path) ? FILE_OPTIONS : NEW_FILE_OPTIONS;
+    const options = readOnly ? 'READ_ONLY' : existsSync(path) ? EXISTING_FILE_OPTIONS : NEW_FILE_OPTIONS;
     const file = `'${path.replaceAll("'", "''")}'`;
     try {
       await connection.run(`ATTACH ${file} (${options})`);
@@ -380,7 +378,7 @@ function toParam(value: unknown, index: number): DuckDBValue {
       // Integers bind as BIGINT (ids), the rest as DOUBLE.
       return Number.isSafeInteger(value) ? BigInt(value) : value;
     default:
-      if (value instanceof Date) return value.toISOString().replace('T', ' ').replace('Z', '');
+      if (value instanceof Date) return utcText(value, 'ms');
       throw new TypeError(`query parameter ${index + 1}: unsupported type ${typeof value}`);
   }
 }

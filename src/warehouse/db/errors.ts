@@ -13,7 +13,7 @@ const HOLDER_MAX = 120;
  * What runs as `pid`, from its command line (`/proc/<pid>/cmdline`, Linux): the program's base name and its
  * arguments, e.g. `python3 report.py` or `node /usr/bin/evsync serve`; null where /proc is not there to ask.
  */
-export function describeProcess(pid: number, procRoot = '/proc'): string | null {
+function describeProcess(pid: number, procRoot = '/proc'): string | null {
   let raw: string;
   try {
     raw = readFileSync(`${procRoot}/${pid}/cmdline`, 'utf8');

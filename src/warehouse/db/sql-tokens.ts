@@ -15,7 +15,7 @@
  * Statements that hold nothing but whitespace and comments are dropped, as DuckDB drops them.
  */
 
-export type TokenKind = 'word' | 'quoted' | 'number' | 'open' | 'close' | 'comma' | 'other';
+type TokenKind = 'word' | 'quoted' | 'number' | 'open' | 'close' | 'comma' | 'other';
 
 export interface Token {
   kind: TokenKind;

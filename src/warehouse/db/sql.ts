@@ -1,3 +1,4 @@
+import { utcText } from '../../../connectors/service.js';
 import type { Now } from '../../../schemas/clock.js';
 /**
  * SQL text helpers. Column names come from the API (custom fields, schema evolution), so every identifier is
@@ -15,14 +16,9 @@ export function literal(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
-/** A comma list of quoted identifiers. */
-export function identList(names: readonly string[]): string {
-  return names.map(ident).join(', ');
-}
-
 /** Now as UTC `YYYY-MM-DD HH:MM:SS.mmm` (the form TIMESTAMP columns take as text). */
 export function utcNow(now: Now): string {
-  return new Date(now()).toISOString().replace('T', ' ').replace('Z', '');
+  return utcText(now(), 'ms');
 }
 
 /**
@@ -34,7 +30,7 @@ export function timestampText(value: string | null | undefined): string | null {
   if (value === null || value === undefined || value === '') return null;
   if (/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(value)) {
     const ms = Date.parse(value);
-    return Number.isNaN(ms) ? null : new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+    return Number.isNaN(ms) ? null : utcText(ms, 'ms');
   }
   return /^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/.test(value) ? value.replace('T', ' ') : null;
 }

@@ -102,7 +102,7 @@ const INSERT_SQL = `INSERT INTO _evsync.deliveries
   VALUES (?, CAST(? AS TIMESTAMP), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The largest sequence number journaled (0 for none). */
-export async function lastSeq(db: Db): Promise<number> {
+async function lastSeq(db: Db): Promise<number> {
   const r = await db.query(`SELECT coalesce(max(seq), 0) AS n FROM _evsync.deliveries`);
   return Number(r.rows[0]?.n ?? 0);
 }

@@ -23,6 +23,7 @@
  * 4. Seen ids (snapshots, sweeps) and the cursor row.
  */
 import type { NormalizedRow, NormalizedValue, ResolvedStream, ScalarType } from '../../../connectors/types.js';
+import { inferType } from '../../../normalizer/converters.js';
 import type { Db } from '../db/connection.js';
 import { duckJson } from '../db/sql.js';
 import { recordRejected, saveCursorFast } from '../state/bookkeeping.js';
@@ -83,7 +84,7 @@ export interface LoadDeps {
 type Rejected = { raw: unknown; reason: string };
 
 /** Rows unique by key; rows lacking a key value are moved to `rejected`. */
-export function dedupeByKey(
+function dedupeByKey(
   rows: readonly NormalizedRow[],
   key: readonly string[],
   byUpdatedAt: boolean,
@@ -131,20 +132,6 @@ export function dedupeByKey(
   return out;
 }
 
-/** The type a value of an undeclared, unlisted field suggests (the first non-null value of the page). */
-export function inferScalarType(value: NormalizedValue): ScalarType | null {
-  if (value === null) return null;
-  if (typeof value === 'boolean') return 'boolean';
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? 'bigint' : 'double';
-  if (typeof value === 'string') {
-    if (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(value)) return 'timestamp';
-    if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return 'date';
-    return 'text';
-  }
-  if (value.length > 0 && value.every((x) => typeof x === 'number' && Number.isSafeInteger(x))) return 'bigint[]';
-  return value.every((x) => typeof x === 'string') ? 'text[]' : 'json';
-}
-
 type ColumnTypes = Map<string, ScalarType | null>;
 type Evolution = { changes: SchemaChange[]; types: ColumnTypes; skipped: SchemaChange[] };
 /** A column whose type came from values rather than the definition: its values are checked against the type. */
@@ -160,7 +147,7 @@ function firstType(
   if (type !== null) return type;
   for (const row of rows) {
     const v = row[name];
-    const inferred = v === null || v === undefined ? null : inferScalarType(v);
+    const inferred = inferType(v, 'row');
     if (inferred !== null) return inferred;
   }
   return null;
@@ -266,7 +253,7 @@ function planEvolution(
 }
 
 /** Milliseconds spent per step of loadPage, summed over calls (for benchmarks and diagnosis). */
-export type LoadTimings = Record<string, number>;
+type LoadTimings = Record<string, number>;
 
 const SEEN_SQL = `INSERT INTO _evsync.seen SELECT $1, $2, $3, unnest(CAST($4 AS BIGINT[]))`;
 
@@ -339,10 +326,9 @@ function pageText(
   fields: ReadonlySet<string>,
   rejected: Rejected[],
 ): { rows: NormalizedRow[]; text: string; nulls: Set<string> } {
-  // Columns null in every row stay out of the file: a registrant page carried every event's custom fields (260
-  // columns, ~200 of them null), and leaving those out made the file 3x smaller and its stringify 2x cheaper.
-  // Otherwise the rows are written whole (DuckDB's reader skips a key its column list lacks): a replacer list sends
-  // V8 down its slow path, ~30% dearer on a 54-column registrant page (0.85 of 2.7 ms).
+  // Columns null in every row stay out of the file when they are many (a page of a wide table most of whose
+  // columns its rows leave empty): a smaller file, a cheaper stringify. Otherwise the rows are written whole
+  // (DuckDB's reader skips a key its column list lacks): a replacer list sends V8 down its slow path.
   const write = (kept: NormalizedRow[]) => {
     const nulls = allNull(kept, columns, key);
     const whole = nulls.size * 4 <= columns.length && onlyColumns(fields, columns);

@@ -15,9 +15,9 @@ import { type CountsByRun, type MergeCounts, mergePages } from './merge.js';
 import type { Staging } from './stage.js';
 import { type PageFile, type StagedFilter, stagedPages, unregister } from './staged.js';
 
-export type { CountsByRun, MergeCounts };
+export type { MergeCounts };
 
-export interface StreamCounts {
+interface StreamCounts {
   runId: string;
   stream: string;
   counts: MergeCounts;
@@ -34,7 +34,7 @@ export interface StagedMerge {
   rows: Map<string, number>;
 }
 
-export interface MergeStagedOptions {
+interface MergeStagedOptions {
   time: Timer;
   /** Runs first when there are pages: a merge is part of a load, and holds DuckDB to the load's memory limit. */
   loading: () => Promise<void>;

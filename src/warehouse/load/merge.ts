@@ -3,8 +3,7 @@
  * Call inside a transaction; the caller commits the batch with its bookkeeping.
  *
  * Stream tables have no PRIMARY KEY. In DuckDB 1.5 a key's ART index is not buffer-managed (memory_limit does not
- * bound it) and every checkpoint rewrites it whole, so a keyed table got slower and fatter as it filled (1.15 GB
- * peak and 0.45 ms a row at 1M registrants). Uniqueness is this module's job instead, per batch:
+ * bound it) and every checkpoint rewrites it whole, so a keyed table got slower and fatter as it filled. Uniqueness is this module's job instead, per batch:
  *
  * 0. Pages of a single integer key carry their keys (staged.ts): when none repeats and none is in the table (a
  *    semi join that reads only the table's key column), the rows go straight from the files into the table in one
@@ -41,7 +40,7 @@ export interface MergeCounts {
 /** Counts per run (the `_run_id` the rows were staged with). */
 export type CountsByRun = Map<string, MergeCounts>;
 
-export function addCounts(into: CountsByRun, from: CountsByRun): void {
+function addCounts(into: CountsByRun, from: CountsByRun): void {
   for (const [run, c] of from) {
     const sum = into.get(run) ?? { inserted: 0, updated: 0, unchanged: 0 };
     sum.inserted += c.inserted;
@@ -51,7 +50,7 @@ export function addCounts(into: CountsByRun, from: CountsByRun): void {
   }
 }
 
-export interface MergeTarget {
+interface MergeTarget {
   table: string;
   /** The table's columns now (after any schema change of the pages being merged). */
   columns: TableColumns;
@@ -109,8 +108,8 @@ async function count(db: Db, sql: string): Promise<number> {
 }
 
 /**
- * Step 1: the rows of `pages` (one shape) as a temp table, deduplicated by key. Measured on registrant batches, a
- * window over all 60 columns (QUALIFY row_number() ...) cost more than reading the files, so the batch is read as it
+ * Step 1: the rows of `pages` (one shape) as a temp table, deduplicated by key. On registrant batches a window over
+ * all their columns (QUALIFY row_number() ...) cost more than reading the files, so the batch is read as it
  * is and only keys repeated across pages (rare: a key must come back before a merge) are removed, by a window over
  * the key and the page order alone.
  */

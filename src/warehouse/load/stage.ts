@@ -1,9 +1,8 @@
 /**
  * Where pages wait between JavaScript and DuckDB: one JSON file per page, read by `read_json` with declared column
- * types when the page is merged into its table (merge.ts). Measured on 1000-row registrant pages (2 shared cores):
- * `JSON.stringify` plus the write cost ~10 ms a page, and DuckDB's JSON reader parses a batch of such files at
- * ~7-11 ms a page, where one `read_json` statement per page costs 15-25 ms (its fixed cost per call dominates). The
- * Appender with a reused chunk measured slower still for this 60-column shape (one native call per string value).
+ * types when the page is merged into its table (merge.ts). DuckDB's JSON reader parses a batch of such files for
+ * less per page than one `read_json` statement per page (its fixed cost per call dominates), and the Appender is
+ * slower still for this shape (one native call per string value): bench/results/replay.json holds both paths.
  *
  * The files live beside the database, in `<database>.stage/` (0700, files 0600: pages hold personal data), never in
  * the system temp directory: a staged page that a committed transaction registered (`_evsync.staged`) is part of
@@ -13,9 +12,9 @@
  * removed at the next start. An in-memory database has no place beside it: its pages use a private temp directory.
  *
  * A merged page's file is emptied, not deleted, and the next page is written into it: creating and deleting a file
- * per page (1000 rows) cost more CPU than writing it wherever the file system checks inodes on creation (measured on
- * ext4 without a journal: ~10% of a 1M-row replay's CPU in inode allocation, growing with the files deleted around
- * it), and most file systems pay for metadata changes more than for data. Emptied files are removed on close, and
+ * per page cost more CPU than writing it wherever the file system checks inodes on creation (on ext4 without a
+ * journal, inode allocation grew with the files deleted around it), and most file systems pay for metadata changes
+ * more than for data. Emptied files are removed on close, and
  * at the next open if the process died.
  */
 import { randomBytes } from 'node:crypto';
@@ -87,7 +86,7 @@ export class Staging {
       handle = await open(this.path(name), 'wx', 0o600);
     }
     try {
-      // The string goes to the file as it is (Node encodes it natively): a Buffer of it first cost a 1.4 MB copy a page.
+      // The string goes to the file as it is (Node encodes it natively): a Buffer of it first would copy the page.
       const length = Buffer.byteLength(text);
       const { bytesWritten } = await handle.write(text, 0, 'utf8');
       if (bytesWritten < length)

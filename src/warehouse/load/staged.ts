@@ -123,12 +123,6 @@ export async function stagedPages(db: Db, filter: StagedFilter = {}): Promise<Pa
   });
 }
 
-/** Rows waiting per stream. */
-export async function stagedRowCounts(db: Db): Promise<Map<string, number>> {
-  const r = await db.query(`SELECT stream, sum(row_count) AS n FROM _evsync.staged GROUP BY stream`);
-  return new Map(r.rows.map((row) => [String(row.stream), Number(row.n)]));
-}
-
 /** Drops registrations once their pages are merged (same transaction as the merge). */
 export async function unregister(db: Db, pages: readonly PageFile[]): Promise<void> {
   if (pages.length === 0) return;

@@ -153,11 +153,11 @@ export async function recordCredits(db: Db, runId: string, row: CreditRow, count
 const CURSOR_COLUMNS = `stream, scope, watermark, walk_mode, walk_id, walk_from, walk_to, walk_last_key, walk_pages,
   walk_rows, last_pages, last_sweep_at, updated_at`;
 
-export const SAVE_CURSOR_SQL = `INSERT OR REPLACE INTO _evsync.cursors
+const SAVE_CURSOR_SQL = `INSERT OR REPLACE INTO _evsync.cursors
   (stream, scope, watermark, walk_mode, walk_id, walk_from, walk_to, walk_last_key, walk_pages, walk_rows,
    last_pages, last_sweep_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-export function cursorParams(c: CursorState): unknown[] {
+function cursorParams(c: CursorState): unknown[] {
   const w = c.walk;
   return [
     c.stream,

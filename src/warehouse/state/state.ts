@@ -408,13 +408,6 @@ export async function unknownOrigins(db: Db, origins: ExportOrigins): Promise<Ex
   return { runIds, eventIds };
 }
 
-/** Whether the warehouse already holds synced data (a run that loaded something, or a stream table). */
-export async function holdsData(db: Db): Promise<boolean> {
-  if (!(await tableExists(db, '_evsync', 'cursors'))) return false;
-  const r = await db.query(`SELECT count(*) AS n FROM _evsync.cursors`);
-  return Number(r.rows[0]?.n ?? 0) > 0;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // what `status` reports
 

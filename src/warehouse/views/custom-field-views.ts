@@ -27,7 +27,7 @@ import { readTableColumns } from '../load/ddl.js';
 import { labelAliases } from './labels.js';
 
 /** A view to create: its name in `analytics` and its SELECT. */
-export interface CustomFieldView {
+interface CustomFieldView {
   readonly name: string;
   readonly sql: string;
 }
