@@ -135,7 +135,7 @@ function snapshotTarget(ctx: Ctx, file: string): string {
 }
 
 /** What the readers' outputs need from this command's context (src/outputs/settings.ts). */
-export function outputSettings(ctx: Ctx): OutputSettings {
+function outputSettings(ctx: Ctx): OutputSettings {
   const lake = ctx.config.values.lake ?? {};
   return {
     cwd: ctx.io.cwd,

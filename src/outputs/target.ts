@@ -9,7 +9,7 @@ export type ExportTarget =
   | { kind: 'local'; path: string }
   | { kind: 's3'; bucket: string; prefix: string; url: string };
 
-export type TargetParse = { ok: true; target: ExportTarget } | { ok: false; problem: string };
+type TargetParse = { ok: true; target: ExportTarget } | { ok: false; problem: string };
 
 /** S3's rules for bucket names (3-63 characters, lowercase letters, digits, dots and hyphens). */
 const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;

@@ -15,7 +15,7 @@ import { tableExists } from '../state/state.js';
 export const LAYOUT_VERSION = 2;
 
 /** Where `_evsync.meta` keeps the version (the key every release wrote it under). */
-export const LAYOUT_KEY = 'schema_version';
+const LAYOUT_KEY = 'schema_version';
 
 /** A warehouse this program must not open: written by a newer evsync, or with a version it cannot read. */
 export class WarehouseLayoutError extends Error {

@@ -9,7 +9,7 @@ import type { LoadPageInput, LoadResult } from '../types.js';
 import type { MergeCounts } from './merge-staged.js';
 
 /** What a session asks of the warehouse that opened it (each call runs in the warehouse's one queue). */
-export interface LoadSessionHost {
+interface LoadSessionHost {
   /** Loads the page: staged while the session is open, a stream's staged rows merged once they reach the batch. */
   load(input: LoadPageInput): Promise<LoadResult>;
   /** Closes the session of `runId`: merges every staged page and hands over its run's counts. */

@@ -12,7 +12,7 @@ import * as state from './state.js';
  * What the warehouse's load path does when a run ends, inside the queue before its end is recorded: closes the run's
  * load session if still open (Warehouse.openLoad) and merges what it left staged.
  */
-export type RunEnding = (runId: string) => Promise<void>;
+type RunEnding = (runId: string) => Promise<void>;
 
 export class RunLog {
   constructor(
