@@ -9,7 +9,6 @@ import { lakeSummary } from '../../outputs/lake-output.js';
 import type { Output } from '../../outputs/output.js';
 import { TouchedPartitions } from '../../outputs/partition.js';
 import type { ProgressEvent, SyncMode, SyncOptions, SyncResult } from '../../sync/index.js';
-import { snapshotTargetProblem } from '../../warehouse/copies/snapshot-target.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
 import type { DaemonSocket } from '../daemon.js';

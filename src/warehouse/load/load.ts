@@ -22,7 +22,7 @@
  *    its batch, its rows go to `_evsync.rejected` (merge-staged.ts).
  * 4. Seen ids (snapshots, sweeps) and the cursor row.
  */
-import type { NormalizedRow, NormalizedValue, ResolvedStream, ScalarType } from '../../../connectors/types.js';
+import type { NormalizedRow, ResolvedStream, ScalarType } from '../../../connectors/types.js';
 import { inferType } from '../../../normalizer/converters.js';
 import type { Db } from '../db/connection.js';
 import { duckJson } from '../db/sql.js';
