@@ -1,3 +1,7 @@
+/**
+ * The simulator's data folder: each account's seeded world (accounts, events, people, registrants and the rest),
+ * generated deterministically from the seed and the size; this file builds an account's streams from its plan.
+ */
 import type { RecordZone } from '../core/time.js';
 import type { SimulatorSize } from '../types.js';
 import { buildAccount } from './gen-account.js';

@@ -1,3 +1,7 @@
+/**
+ * The simulator's HTTP folder: the server, its router, request bodies and the service's error answers; this file
+ * reads a request's body within the service's bound.
+ */
 import type { IncomingMessage } from 'node:http';
 import { badRequest, HttpError } from './errors.js';
 

@@ -1,3 +1,7 @@
+/**
+ * The simulator's query folder: list semantics as the spec states them (search conditions, sorting, paging,
+ * projection of fields); this file compares values the way the service's database does.
+ */
 import type { Json } from '../core/record.js';
 import type { FieldKind } from '../schema/kinds.js';
 

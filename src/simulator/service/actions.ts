@@ -1,3 +1,7 @@
+/**
+ * The simulator's service folder: the routes of the spec (auth, lists, singles, writes, webhook management), its
+ * credits and faults, and background mutations; this file holds the write operations.
+ */
 import type { Rec } from '../core/record.js';
 import { badRequest, HttpError, notFound, unprocessable } from '../http/errors.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';

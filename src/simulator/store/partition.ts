@@ -1,3 +1,7 @@
+/**
+ * The simulator's store folder: the records of each scope, seeded lazily and changed in place, as tables a list
+ * reads; this file is one scope's partition.
+ */
 import type { Rec } from '../core/record.js';
 import { parseTimestamp } from '../core/time.js';
 import type { StreamSpec } from '../schema/streams.js';

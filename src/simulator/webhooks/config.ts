@@ -1,3 +1,7 @@
+/**
+ * The simulator's webhooks folder: webhook records, matching changes to them, and delivering (retries, faults,
+ * signatures) as the spec describes; this file reads a webhook record into what matching and delivery need.
+ */
 import type { Json, Rec } from '../core/record.js';
 import type { World } from '../data/world.js';
 import type { Partition } from '../store/partition.js';
