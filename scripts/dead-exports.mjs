@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SyntaxKind } from 'typescript/unstable/ast';
 import { API } from 'typescript/unstable/sync';
+import { startOf } from './syntax-text.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CHECKED = ['src/', 'connectors/', 'schemas/', 'normalizer/'];
@@ -43,18 +44,6 @@ function resolveSpecifier(from, specifier) {
   const candidates = [base.replace(/\.js$/, '.ts'), base, `${base}.ts`, path.join(base, 'index.ts')];
   const found = candidates.find((c) => existsSync(c) && !c.endsWith(path.sep));
   return found ? relativeOf(found) : null;
-}
-
-/** Where a statement's own text starts: past the comments and blank lines the parser counts as its leading trivia. */
-function startOf(text, node) {
-  let position = node.pos;
-  const pattern = /\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\//y;
-  for (;;) {
-    pattern.lastIndex = position;
-    const match = pattern.exec(text);
-    if (!match || match[0].length === 0) return position;
-    position += match[0].length;
-  }
 }
 
 const isImportBinding = (node) => node.parent?.kind === SyntaxKind.NamespaceImport;

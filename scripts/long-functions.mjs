@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SyntaxKind } from 'typescript/unstable/ast';
 import { API } from 'typescript/unstable/sync';
+import { startOf } from './syntax-text.mjs';
 
 const LIMIT = Number(process.env.LONG_FUNCTION_LIMIT ?? 80);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,18 +45,6 @@ function nameOf(node) {
   const own = node.name ?? node.parent?.name;
   if (node.kind === SyntaxKind.Constructor) return 'constructor';
   return own?.text ?? '(anonymous)';
-}
-
-/** Where the function's text starts: past the comments and blank lines the parser counts as its leading trivia. */
-function startOf(text, node) {
-  let position = node.pos;
-  const pattern = /\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\//y;
-  for (;;) {
-    pattern.lastIndex = position;
-    const match = pattern.exec(text);
-    if (!match || match[0].length === 0) return position;
-    position += match[0].length;
-  }
 }
 
 function longFunctionsIn(sourceFile, relative) {
