@@ -34,23 +34,15 @@ export { LAYOUT_VERSION, WarehouseLayoutError } from './layout/version.js';
 export { SYSTEM_COLUMNS } from './load/ddl.js';
 export type { LoadSession } from './load/session.js';
 export { fits, widen } from './load/widen.js';
-export type { AccountRecord } from './state/account.js';
+export type { AccountBinding, AccountRecord, ExportOrigins } from './state/account.js';
 export { newRunId } from './state/bookkeeping.js';
-export type { CurrentRows } from './state/current-rows.js';
+export type { CurrentRows, EventRow, EventSize } from './state/current-rows.js';
 export type { Cursors } from './state/cursors.js';
 export type { MarkMissingInput } from './state/deletes.js';
 export type { Marks } from './state/marks.js';
 export type { Partition } from './state/publish-pending.js';
 export type { RunLog } from './state/run-log.js';
-export type {
-  AccountBinding,
-  EventRow,
-  EventSize,
-  ExportOrigins,
-  LedgerRecord,
-  RunRecord,
-  UnavailableStream,
-} from './state/state.js';
+export type { LedgerRecord, RunRecord } from './state/runs-sql.js';
 export {
   type CreditWindow,
   DELIVERY_BUCKET_MINUTES,
@@ -58,7 +50,7 @@ export {
   type StatusHistory,
   type WallLag,
 } from './state/status-history.js';
-export type { UnavailableStreams } from './state/unavailable.js';
+export type { UnavailableStream, UnavailableStreams } from './state/unavailable.js';
 export type {
   CreditRow,
   CursorState,

@@ -28,14 +28,15 @@ import { emptyStagedMerge, type MergeCounts, mergeStaged, type StagedMerge } fro
 import { LoadSession } from './load/session.js';
 import { Staging } from './load/stage.js';
 import { type StagedFilter, stagedPages } from './load/staged.js';
-import { AccountRecord } from './state/account.js';
+import { AccountRecord, type ExportOrigins, unknownOrigins } from './state/account.js';
+import { tableExists } from './state/bookkeeping.js';
 import { CurrentRows } from './state/current-rows.js';
 import { Cursors } from './state/cursors.js';
 import { type MarkMissingInput, markMissing } from './state/deletes.js';
 import { Marks } from './state/marks.js';
 import { owePartitions, type Partition, partitionOf } from './state/publish-pending.js';
+import { rejectedCounts } from './state/rejected.js';
 import { RunLog } from './state/run-log.js';
-import * as state from './state/state.js';
 import { type StatusHistory, statusHistory } from './state/status-history.js';
 import { UnavailableStreams } from './state/unavailable.js';
 import type { ExportOptions, ExportResult, JsonQueryResult, LoadPageInput, LoadResult, Sandbox } from './types.js';
@@ -460,7 +461,7 @@ export class Warehouse {
   /** Columns schema evolution added in earlier runs, with their current type (resolve them in the next run). */
   existingExtraFields(stream: StreamDefinition): Promise<Record<string, ScalarType>> {
     return this.db.exclusive(async () =>
-      (await state.tableExists(this.db, '_evsync', 'cursors')) ? ddl.existingExtraFields(this.db, stream) : {},
+      (await tableExists(this.db, '_evsync', 'cursors')) ? ddl.existingExtraFields(this.db, stream) : {},
     );
   }
 
@@ -574,12 +575,12 @@ export class Warehouse {
   }
 
   // -------------------------------------------------------------------------------------------------------------
-  // the engine's state (state.ts): typed questions instead of SQL in src/sync and src/cli; most of it is grouped by
-  // what it holds (the fields runs, cursors, unavailable, marks, account, current)
+  // the engine's state (state/): typed questions instead of SQL in src/sync and src/cli; most of it is grouped by
+  // what it holds (the fields runs, cursors, unavailable, marks, account, current), each part owning its SQL
 
   /** Rejected records per stream. */
   rejectedCounts(): Promise<Record<string, number>> {
-    return this.db.exclusive(() => state.rejectedCounts(this.db));
+    return this.db.exclusive(() => rejectedCounts(this.db));
   }
 
   /** Credits per window, deliveries per hour and webhook lag from `since` to `until` (UTC): the status page's charts. */
@@ -587,9 +588,9 @@ export class Warehouse {
     return this.db.exclusive(() => statusHistory(this.db, since, until));
   }
 
-  /** Of the runs and events an export folder names, those this warehouse never held (state.ts, unknownOrigins). */
-  unknownOrigins(origins: state.ExportOrigins): Promise<state.ExportOrigins> {
-    return this.db.exclusive(() => state.unknownOrigins(this.db, origins));
+  /** Of the runs and events an export folder names, those this warehouse never held (account.ts, unknownOrigins). */
+  unknownOrigins(origins: ExportOrigins): Promise<ExportOrigins> {
+    return this.db.exclusive(() => unknownOrigins(this.db, origins));
   }
 
   /**

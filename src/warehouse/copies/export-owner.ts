@@ -37,7 +37,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { errnoCode } from '../db/fs-errors.js';
-import type { AccountBinding, ExportOrigins } from '../state/state.js';
+import type { AccountBinding, ExportOrigins } from '../state/account.js';
 import { MARKER_DIR, readManifest } from './export-manifest.js';
 
 export const OWNER_FORMAT = 'evsync-parquet-owner';

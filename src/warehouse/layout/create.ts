@@ -7,12 +7,13 @@ import type { Db } from '../db/connection.js';
 import { JOURNAL_DDL } from '../journal/journal.js';
 import { BOOKKEEPING_DDL } from '../state/bookkeeping.js';
 import { PUBLISH_PENDING_DDL } from '../state/publish-pending.js';
-import { STATE_DDL } from '../state/state.js';
+import { UNAVAILABLE_DDL } from '../state/unavailable.js';
 import { LAYOUT_VERSION, stampLayoutVersion } from './version.js';
 
 export async function createLayout(db: Db): Promise<void> {
   await db.transaction(async () => {
-    for (const sql of [...BOOKKEEPING_DDL, ...STATE_DDL, ...JOURNAL_DDL, ...PUBLISH_PENDING_DDL]) await db.run(sql);
+    for (const sql of [...BOOKKEEPING_DDL, ...UNAVAILABLE_DDL, ...JOURNAL_DDL, ...PUBLISH_PENDING_DDL])
+      await db.run(sql);
     await stampLayoutVersion(db, LAYOUT_VERSION);
   });
 }

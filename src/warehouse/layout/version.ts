@@ -9,7 +9,7 @@
  *   2  the custom fields in one JSON column, `_evsync.publish_pending` (14d1835 and 380c339 wrote it, stamped `'1'`)
  */
 import type { Db } from '../db/connection.js';
-import { tableExists } from '../state/state.js';
+import { tableExists } from '../state/bookkeeping.js';
 
 /** The layout this program writes, and the newest it reads. Raised by one with each step added to migrations.ts. */
 export const LAYOUT_VERSION = 2;

@@ -26,8 +26,9 @@ import type { NormalizedRow, ResolvedStream, ScalarType } from '../../../connect
 import { inferType } from '../../../normalizer/converters.js';
 import type { Db } from '../db/connection.js';
 import { duckJson } from '../db/sql.js';
-import { recordRejected, saveCursorFast } from '../state/bookkeeping.js';
+import { saveCursorFast } from '../state/cursors.js';
 import { partitionOf } from '../state/publish-pending.js';
+import { recordRejected } from '../state/rejected.js';
 import type { LoadPageInput, LoadResult } from '../types.js';
 import {
   applySchemaChange,

@@ -8,8 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Db } from '../db/connection.js';
 import { WarehouseError } from '../db/errors.js';
-import { recordRejected } from '../state/bookkeeping.js';
 import { distinctPartitions, owePartitions, type Partition } from '../state/publish-pending.js';
+import { recordRejected } from '../state/rejected.js';
 import { readTableColumns } from './ddl.js';
 import { type CountsByRun, type MergeCounts, mergePages } from './merge.js';
 import type { Staging } from './stage.js';

@@ -5,8 +5,7 @@
 
 import type { Db } from '../db/connection.js';
 import type { CreditRow, RunSummary } from '../types.js';
-import * as bookkeeping from './bookkeeping.js';
-import * as state from './state.js';
+import * as runs from './runs-sql.js';
 
 /**
  * What the warehouse's load path does when a run ends, inside the queue before its end is recorded: closes the run's
@@ -25,49 +24,49 @@ export class RunLog {
    * the load session's business (Warehouse.openLoad), not this record's.
    */
   start(kind: string, args: Record<string, unknown>): Promise<string> {
-    return this.db.exclusive(() => bookkeeping.startRun(this.db, kind, args));
+    return this.db.exclusive(() => runs.startRun(this.db, kind, args));
   }
 
   /** Records the run's end; merges what it left staged (its load session's finish should have, to count it). */
   finish(runId: string, summary: RunSummary): Promise<void> {
     return this.db.exclusive(async () => {
       await this.ending(runId);
-      await bookkeeping.finishRun(this.db, runId, summary);
+      await runs.finishRun(this.db, runId, summary);
     });
   }
 
   /** A run's (or the daemon's) reading of the credit window; `counted: false` for the ones taken while answers come. */
   recordCredits(runId: string, row: CreditRow, options: { counted?: boolean } = {}): Promise<void> {
-    return this.db.exclusive(() => bookkeeping.recordCredits(this.db, runId, row, options.counted !== false));
+    return this.db.exclusive(() => runs.recordCredits(this.db, runId, row, options.counted !== false));
   }
 
   recordProgress(runId: string, progress: { credits: Record<string, number>; streams: Record<string, unknown> }) {
-    return this.db.exclusive(() => state.recordRunProgress(this.db, runId, progress));
+    return this.db.exclusive(() => runs.recordRunProgress(this.db, runId, progress));
   }
 
   setResumable(runId: string, resumable: boolean): Promise<void> {
-    return this.db.exclusive(() => state.setRunResumable(this.db, runId, resumable));
+    return this.db.exclusive(() => runs.setRunResumable(this.db, runId, resumable));
   }
 
   /** Runs a killed process left 'running' become 'interrupted', with the credits its ledger last recorded. */
   markInterrupted(runId: string): Promise<void> {
     return this.db.exclusive(async () =>
-      state.markInterrupted(this.db, runId, await state.lastCreditSnapshot(this.db, runId)),
+      runs.markInterrupted(this.db, runId, await runs.lastCreditSnapshot(this.db, runId)),
     );
   }
 
   /** Runs recorded as 'running' (this process's, or ones a killed process left). */
-  running(): Promise<state.RunRecord[]> {
-    return this.db.exclusive(() => state.runningRuns(this.db));
+  running(): Promise<runs.RunRecord[]> {
+    return this.db.exclusive(() => runs.runningRuns(this.db));
   }
 
   /** The newest runs first (all kinds unless `kind`). */
-  recent(opts: { limit: number; kind?: string }): Promise<state.RunRecord[]> {
-    return this.db.exclusive(() => state.recentRuns(this.db, opts));
+  recent(opts: { limit: number; kind?: string }): Promise<runs.RunRecord[]> {
+    return this.db.exclusive(() => runs.recentRuns(this.db, opts));
   }
 
   /** The credit window as the service last reported it to any run or daemon here (the newest credit row). */
-  lastLedger(): Promise<state.LedgerRecord | null> {
-    return this.db.exclusive(() => state.lastLedger(this.db));
+  lastLedger(): Promise<runs.LedgerRecord | null> {
+    return this.db.exclusive(() => runs.lastLedger(this.db));
   }
 }

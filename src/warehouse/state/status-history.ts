@@ -4,7 +4,7 @@
  * lag's percentiles per stream. Every time given and returned is UTC text (`YYYY-MM-DD HH:MM:SS`).
  */
 import type { Db } from '../db/connection.js';
-import { tableExists } from './state.js';
+import { tableExists } from './bookkeeping.js';
 
 /** One rate-limit window the ledger saw: identified by its reset time (the service's `X-Rate-Limit-Reset`). */
 export interface CreditWindow {
