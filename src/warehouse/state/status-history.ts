@@ -4,7 +4,7 @@
  * lag's percentiles per stream. Every time given and returned is UTC text (`YYYY-MM-DD HH:MM:SS`).
  */
 import type { Db } from '../db/connection.js';
-import { tableExists } from './bookkeeping.js';
+import { num, tableExists } from './bookkeeping.js';
 
 /** One rate-limit window the ledger saw: identified by its reset time (the service's `X-Rate-Limit-Reset`). */
 export interface CreditWindow {
@@ -48,12 +48,6 @@ export interface StatusHistory {
   pending: number;
   oldestPendingAt: string | null;
   lags: WallLag[];
-}
-
-function num(v: unknown): number | null {
-  if (v === null || v === undefined || v === '') return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
 }
 
 const TS = `'%Y-%m-%d %H:%M:%S'`;
