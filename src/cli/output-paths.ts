@@ -11,9 +11,9 @@
  */
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { socketPathFor } from '../daemon/socket.js';
 import { type OwnPath, warehouseLayout } from '../warehouse/own-files.js';
 import type { Ctx } from './context.js';
-import { socketPathFor } from './daemon.js';
 import { UsageError } from './errors.js';
 
 /** `path` with every symbolic link resolved, along the deepest part of it that exists (the rest appended). */

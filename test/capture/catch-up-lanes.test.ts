@@ -13,8 +13,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillByWindows, CatchUpTicks, catchUpLoop } from '../../bench/catch-up-ticks.js';
 import type { ApiClient } from '../../src/api/index.js';
+import { CATCH_UP_KIND } from '../../src/daemon/reconcile-loop.js';
 import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
-import { CATCH_UP_KIND } from '../../src/sync/daemon/reconcile-loop.js';
 import { runSync } from '../../src/sync/index.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
 import { deliverBare, SECRET } from './helpers.js';

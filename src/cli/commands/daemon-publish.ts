@@ -1,7 +1,7 @@
 /**
  * What the daemon (`serve`, `schedule`) publishes for readers while it holds the warehouse: `--parquet-out` (a
  * folder or the lake) and `--snapshot` (a read-only DuckDB copy any DuckDB client opens), refreshed every
- * `--publish-every` seconds with what changed (src/sync/publisher.ts). The applier's writes are told to the
+ * `--publish-every` seconds with what changed (src/daemon/publisher.ts). The applier's writes are told to the
  * publisher once committed; a run's are told by the warehouse as they are merged (each work item's pages when the
  * item completes, the daemon's runs merging item by item) or marked deleted, so a long run reaches readers as it goes.
  */
@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../../api/index.js';
+import type { Publisher, PublishStats } from '../../daemon/publisher.js';
 import type { FolderClaim } from '../../lake/folder-claim.js';
-import type { Publisher, PublishStats } from '../../sync/publisher.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Ctx } from '../context.js';
 import { errorMessage, UsageError } from '../errors.js';
@@ -146,7 +146,7 @@ export async function startDaemonPublisher(
 ): Promise<DaemonPublisher | null> {
   if (flags.parquetOut === undefined && flags.snapshot === undefined) return null;
   const { snapshot } = await checkPublishFlags(ctx, flags);
-  const { startPublisher } = await import('../../sync/publisher.js');
+  const { startPublisher } = await import('../../daemon/publisher.js');
   const { parseTarget } = await import('../../lake/target.js');
   const target = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
   const s3 = target?.ok && target.target.kind === 's3' ? target.target : null;

@@ -5,8 +5,8 @@
  *   `status` or other reader acting through it can make it let go, and a second writer (`sync`, `export`,
  *   `backfill`, another daemon) is refused naming this process.
  * - Readers are never blocked: `status` and `query` from another shell are answered through its socket; queries run
- *   on a copy of the warehouse, on an instance of their own, bounded and cancellable (sync/daemon/queries.ts).
- * - The scheduled runs follow the library's protocol (sync/daemon/reconcile-loop.ts): the catch-up at start, the
+ *   on a copy of the warehouse, on an instance of their own, bounded and cancellable (src/daemon/queries.ts).
+ * - The scheduled runs follow the library's protocol (src/daemon/reconcile-loop.ts): the catch-up at start, the
  *   webhook-fed streams when due, the same engine and rules as `sync`.
  * - Its heartbeat in the warehouse says, at the next start, how long nothing listened.
  * - SIGINT/SIGTERM stop it in order: deliveries refused (503, the service retries), queries cancelled, the run in
@@ -15,23 +15,23 @@
 import type { Command } from 'commander';
 import { ENGINE_DEFAULTS } from '../../../schemas/engine-options.js';
 import type { ApiClient } from '../../api/index.js';
+import type { Heartbeat } from '../../daemon/heartbeat.js';
+import type { QueryService } from '../../daemon/queries.js';
+import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../../daemon/query-settings.js';
+import type { ReconcileLoop } from '../../daemon/reconcile-loop.js';
+import { type DaemonSocket, startDaemonSocket } from '../../daemon/socket.js';
+import { holderName } from '../../daemon/socket-protocol.js';
 import type { RunningCapture } from '../../sync/capture/index.js';
 import type { CreditRecorder } from '../../sync/credit-recorder.js';
-import type { Heartbeat } from '../../sync/daemon/heartbeat.js';
-import type { QueryService } from '../../sync/daemon/queries.js';
-import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../../sync/daemon/query-settings.js';
-import type { ReconcileLoop } from '../../sync/daemon/reconcile-loop.js';
 import type { SyncOptions } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { queryCopyPathOf } from '../../warehouse/own-files.js';
 import { type AdminServer, adminSettings, startAdminServer } from '../admin-server.js';
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
-import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { nonNegativeInt, positiveInt } from '../options.js';
 import { formatDuration, toJson } from '../output/format.js';
 import type { Logger } from '../output/logger.js';
-import { holderName } from '../socket-protocol.js';
 import { liveReading, recordedReading, type WindowReading } from '../status-page/sections.js';
 import { type Cadence, waitingState } from '../status-page/state.js';
 import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
@@ -362,7 +362,7 @@ async function openCore(
   setup: DaemonSetup,
   held: Held,
 ): Promise<ReconcileLoop> {
-  const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
+  const { ReconcileLoop } = await import('../../daemon/reconcile-loop.js');
   const warehouse = await openWarehouse(
     ctx,
     publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT, publishing: true } : {},
@@ -415,7 +415,7 @@ async function openCore(
 
 /** The readers' way in: the bounded query service and the socket that answers status and query. */
 async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held: Held, loop: ReconcileLoop) {
-  const { QueryService } = await import('../../sync/daemon/queries.js');
+  const { QueryService } = await import('../../daemon/queries.js');
   const warehouse = held.warehouse as Warehouse;
   held.queries = new QueryService({
     warehouse,
@@ -454,7 +454,7 @@ async function sayCatchUpCost(ctx: Ctx, setup: DaemonSetup, held: Held, loop: Re
   const planned = loop.plan();
   if (!planned) return;
   try {
-    const { estimateCatchUp, estimateLine } = await import('../../sync/daemon/catch-up-estimate.js');
+    const { estimateCatchUp, estimateLine } = await import('../../daemon/catch-up-estimate.js');
     const options = { ...setup.options, ...planned };
     ctx.log.info(estimateLine(await estimateCatchUp(held.client as ApiClient, held.warehouse as Warehouse, options)));
   } catch (err) {
@@ -473,7 +473,7 @@ async function startRuns(
   loop: ReconcileLoop,
   run: { state: RunState; signal: AbortSignal },
 ): Promise<void> {
-  const { Heartbeat } = await import('../../sync/daemon/heartbeat.js');
+  const { Heartbeat } = await import('../../daemon/heartbeat.js');
   const warehouse = held.warehouse as Warehouse;
   held.heartbeat = await Heartbeat.start(warehouse, {
     now: ctx.now,

@@ -4,10 +4,11 @@
  * errors to exit codes (refused: 2; lease held or store failure: 1). The lake modules and the AWS SDK are imported
  * only here and only when an s3:// target is used.
  */
+
+import type { PublisherLake } from '../../daemon/publisher.js';
 import type { LakeExportResult } from '../../lake/export-lake.js';
 import type { ObjectStore } from '../../lake/store.js';
 import type { ExportTarget } from '../../lake/target.js';
-import type { PublisherLake } from '../../sync/publisher.js';
 import type { PartitionSelection, Warehouse } from '../../warehouse/index.js';
 import { lakeStagingPathOf } from '../../warehouse/own-files.js';
 import type { Ctx } from '../context.js';
@@ -125,7 +126,7 @@ export async function exportToLakeTarget(
 }
 
 /**
- * The lake as the daemon's publisher reaches it (src/sync/publisher.ts), from the same config as `export`: the
+ * The lake as the daemon's publisher reaches it (src/daemon/publisher.ts), from the same config as `export`: the
  * caller closes `store` once the publisher has stopped.
  */
 export async function publisherLakeFor(ctx: Ctx, target: S3Target, command: string): Promise<PublisherLake> {

@@ -7,9 +7,9 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { askDaemon } from '../../daemon/socket.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
-import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseFormat, positiveInt } from '../options.js';
 import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';

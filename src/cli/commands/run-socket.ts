@@ -7,12 +7,12 @@
  * API call is made. A query is refused, saying why and what to do instead.
  */
 import type { ApiClient } from '../../api/index.js';
+import { type DaemonSocket, startDaemonSocket } from '../../daemon/socket.js';
+import { holderName, oneShotQueryRefusal } from '../../daemon/socket-protocol.js';
 import { utcText } from '../../sync/capture/time.js';
 import type { RunProgress, RunProgressTracker, SyncMode } from '../../sync/index.js';
 import type { Ctx } from '../context.js';
-import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
 import { errorMessage } from '../errors.js';
-import { holderName, oneShotQueryRefusal } from '../socket-protocol.js';
 import { creditsSection, liveReading } from '../status-page/sections.js';
 import { runState, waitingState } from '../status-page/state.js';
 import type { RunInfo, StatusReport } from './status.js';

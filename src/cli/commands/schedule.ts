@@ -14,11 +14,11 @@ import type { Command } from 'commander';
 import { type StreamDefinition, selectStreams } from '../../../connectors/index.js';
 import { DEFAULT_RATE_LIMIT } from '../../../connectors/service.js';
 import type { ApiClient } from '../../api/index.js';
+import { neverFires, nextFiringTimes } from '../../daemon/cron.js';
 import type { ProgressEvent, SyncOptions, SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Connection } from '../config.js';
 import { type App, action, type Ctx, checkWarehousePath, connection, createClient, openWarehouse } from '../context.js';
-import { neverFires, nextFiringTimes } from '../cron.js';
 import { errorMessage, UsageError } from '../errors.js';
 import {
   addBudgetOptions,

@@ -7,14 +7,14 @@
 
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { HEARTBEAT_MARK } from '../../daemon/heartbeat.js';
+import type { PublishStats } from '../../daemon/publisher.js';
+import { CATCH_UP_MARK } from '../../daemon/reconcile-loop.js';
+import { askDaemon } from '../../daemon/socket.js';
 import { utcText } from '../../sync/capture/time.js';
-import { HEARTBEAT_MARK } from '../../sync/daemon/heartbeat.js';
-import { CATCH_UP_MARK } from '../../sync/daemon/reconcile-loop.js';
 import type { RunProgress } from '../../sync/index.js';
-import type { PublishStats } from '../../sync/publisher.js';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
-import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage } from '../errors.js';
 import { positiveInt } from '../options.js';
 import { toJson } from '../output/format.js';

@@ -15,12 +15,12 @@
  * own names are handed to the engine).
  */
 
-import { systemNow } from '../../../schemas/clock.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import type { RunningCapture } from '../capture/index.js';
-import { ReconcilePolicy } from '../capture/reconcile.js';
-import { resolveSelection } from '../selection.js';
-import type { SyncOptions, SyncResult } from '../types.js';
+import { systemNow } from '../../schemas/clock.js';
+import type { RunningCapture } from '../sync/capture/index.js';
+import { resolveSelection } from '../sync/selection.js';
+import type { SyncOptions, SyncResult } from '../sync/types.js';
+import type { Warehouse } from '../warehouse/index.js';
+import { ReconcilePolicy } from './reconcile-policy.js';
 
 /** `_evsync.meta` key: when a catch-up started that has not completed yet (absent when none is pending). */
 export const CATCH_UP_MARK = 'daemon_catch_up_pending_since';

@@ -8,7 +8,7 @@
  */
 
 /** A request: a status document (`runs` recent runs in it), or a query as the query service takes it. */
-import type { DaemonQuery } from '../sync/daemon/queries.js';
+import type { DaemonQuery } from './queries.js';
 
 export type DaemonRequest = { op: 'status'; runs: number } | ({ op: 'query' } & DaemonQuery);
 
