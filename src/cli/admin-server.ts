@@ -11,10 +11,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { listenOn, parseListen } from '../sync/capture/server.js';
-import type { StatusReport } from './commands/status.js';
 import type { Ctx } from './context.js';
 import { UsageError } from './errors.js';
 import { checkedSecret, secretRefusal } from './secret-env.js';
+import type { StatusReport } from './status/document.js';
 import { renderStatusPage } from './status-page/page.js';
 
 export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8788';

@@ -12,18 +12,13 @@ import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseFormat, positiveInt } from '../options.js';
-import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';
+import { columnNames, formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';
 
 interface QueryFlags {
   format?: OutputFormat;
   allowRead?: string[];
   maxRows?: number;
   timeout?: number;
-}
-
-/** Column names of a warehouse result, whether it reports them as names or as `{name, type}`. */
-export function columnNames(columns: readonly (string | { name: string })[]): string[] {
-  return columns.map((c) => (typeof c === 'string' ? c : c.name));
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {

@@ -8,9 +8,9 @@
  */
 import type { Command } from 'commander';
 import { type App, action } from '../context.js';
+import { addPublishOptions } from '../daemon-publish.js';
+import { addQueryBoundOptions, type DaemonFlags, runDaemon } from '../daemon-run.js';
 import { addBudgetOptions, addSelectionOptions, parseTimeZoneFlag } from '../options.js';
-import { addPublishOptions } from './daemon-publish.js';
-import { addQueryBoundOptions, type DaemonFlags, runDaemon } from './daemon-run.js';
 
 /** The schedule `serve` polls on when neither --cron nor schedule.cron is given. */
 export const DEFAULT_SERVE_CRON = '*/15 * * * *';

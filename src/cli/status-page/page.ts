@@ -6,7 +6,7 @@
  * live by the admin server it carries a small script that refreshes it from `status.json`; as a file it carries none.
  */
 import { utcMs } from '../../sync/capture/time.js';
-import type { RunInfo, StatusReport } from '../commands/status.js';
+import type { RunInfo, StatusReport } from '../status/document.js';
 import { chartRange, NARROW, NARROW_HOURS, type TimeAxis, timeAxis, WIDE } from './axis.js';
 import { cards, OUTCOME_MARK } from './cards.js';
 import { creditsChart } from './credits-chart.js';

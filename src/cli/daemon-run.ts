@@ -13,29 +13,21 @@
  *   flight finishes its page and saves state, then the database closes. Exit 0, or 3 when a run was cut short.
  */
 import type { Command } from 'commander';
-import { ENGINE_DEFAULTS } from '../../../schemas/engine-options.js';
-import type { ApiClient } from '../../api/index.js';
-import type { Heartbeat } from '../../daemon/heartbeat.js';
-import type { QueryService } from '../../daemon/queries.js';
-import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../../daemon/query-settings.js';
-import type { ReconcileLoop } from '../../daemon/reconcile-loop.js';
-import { type DaemonSocket, startDaemonSocket } from '../../daemon/socket.js';
-import { holderName } from '../../daemon/socket-protocol.js';
-import type { RunningCapture } from '../../sync/capture/index.js';
-import type { CreditRecorder } from '../../sync/credit-recorder.js';
-import type { SyncOptions } from '../../sync/index.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import { queryCopyPathOf } from '../../warehouse/own-files.js';
-import { type AdminServer, adminSettings, startAdminServer } from '../admin-server.js';
-import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
-import { ExitCode, errorMessage } from '../errors.js';
-import { nonNegativeInt, positiveInt } from '../options.js';
-import { formatDuration, toJson } from '../output/format.js';
-import type { Logger } from '../output/logger.js';
-import { liveReading, recordedReading, type WindowReading } from '../status-page/sections.js';
-import { type Cadence, waitingState } from '../status-page/state.js';
-import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
-import { creditMetricsText } from './credit-metrics.js';
+import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
+import type { ApiClient } from '../api/index.js';
+import type { Heartbeat } from '../daemon/heartbeat.js';
+import type { QueryService } from '../daemon/queries.js';
+import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../daemon/query-settings.js';
+import type { ReconcileLoop } from '../daemon/reconcile-loop.js';
+import { type DaemonSocket, startDaemonSocket } from '../daemon/socket.js';
+import { holderName } from '../daemon/socket-protocol.js';
+import type { RunningCapture } from '../sync/capture/index.js';
+import type { CreditRecorder } from '../sync/credit-recorder.js';
+import type { SyncOptions } from '../sync/index.js';
+import type { Warehouse } from '../warehouse/index.js';
+import { queryCopyPathOf } from '../warehouse/own-files.js';
+import { type AdminServer, adminSettings, startAdminServer } from './admin-server.js';
+import { type Ctx, connection, createClient, openWarehouse, stopSignal } from './context.js';
 import {
   checkPublishFlags,
   type DaemonPublisher,
@@ -43,10 +35,19 @@ import {
   publishMetricsText,
   startDaemonPublisher,
 } from './daemon-publish.js';
-import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
-import { type DaemonStatus, type LiveStatus, type StatusReport, statusDocument } from './status.js';
-import { recordCadence } from './status-cadence.js';
-import { type RateLimitWait, syncOptionsFrom, waitLine } from './sync.js';
+import { ExitCode, errorMessage } from './errors.js';
+import { nonNegativeInt, positiveInt } from './options.js';
+import { formatDuration, toJson } from './output/format.js';
+import type { Logger } from './output/logger.js';
+import { type RateLimitWait, waitLine } from './run-report.js';
+import { type ScheduleFlags, type Scheduler, startScheduler } from './scheduler.js';
+import { recordCadence } from './status/cadence.js';
+import { type DaemonStatus, type LiveStatus, type StatusReport, statusDocument } from './status/document.js';
+import { creditMetricsText } from './status-page/credit-metrics.js';
+import { liveReading, recordedReading, type WindowReading } from './status-page/sections.js';
+import { type Cadence, waitingState } from './status-page/state.js';
+import { syncOptionsFrom } from './sync-options.js';
+import { type WebhookSettings, webhookSecret, webhookSettings } from './webhook-settings.js';
 
 export interface DaemonFlags extends ScheduleFlags, PublishFlags {
   listen?: string;
@@ -210,7 +211,7 @@ function daemonStatus(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoo
 
 /** `/metrics`: change capture's (serve), the credit window (as the page shows it), the publisher's, the queries. */
 async function metricsText(ctx: Ctx, kind: DaemonKind, held: Held): Promise<string> {
-  const { captureMetricsText } = await import('../../sync/capture/server.js');
+  const { captureMetricsText } = await import('../sync/capture/server.js');
   const waiting = waitingState(held.client?.ledger.waiting() ?? null, holderName(kind.name, process.pid), ctx.now());
   const parts = [
     held.capture ? await captureMetricsText(held.capture, held.warehouse as Warehouse) : '',
@@ -283,7 +284,7 @@ async function startReceiver(
   secret: string,
   publisher: DaemonPublisher | null,
 ): Promise<RunningCapture> {
-  const { startCapture } = await import('../../sync/capture/index.js');
+  const { startCapture } = await import('../sync/capture/index.js');
   return startCapture({
     warehouse: w,
     client: c,
@@ -362,7 +363,7 @@ async function openCore(
   setup: DaemonSetup,
   held: Held,
 ): Promise<ReconcileLoop> {
-  const { ReconcileLoop } = await import('../../daemon/reconcile-loop.js');
+  const { ReconcileLoop } = await import('../daemon/reconcile-loop.js');
   const warehouse = await openWarehouse(
     ctx,
     publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT, publishing: true } : {},
@@ -372,10 +373,10 @@ async function openCore(
   held.client = client;
   // As `sync` refuses it, before anything listens: a daemon on another account's warehouse would take deliveries it
   // cannot apply and fail every reconcile of its life. No call is made (exit 2).
-  const { checkAccount } = await import('../../sync/account.js');
+  const { checkAccount } = await import('../sync/account.js');
   await checkAccount(client, warehouse, { bind: false });
   held.stopWaitLog = logWaits(client, ctx.log);
-  const { CreditRecorder, DAEMON_CREDIT_LABEL } = await import('../../sync/credit-recorder.js');
+  const { CreditRecorder, DAEMON_CREDIT_LABEL } = await import('../sync/credit-recorder.js');
   held.credits = new CreditRecorder({
     ledger: client.ledger,
     warehouse,
@@ -415,7 +416,7 @@ async function openCore(
 
 /** The readers' way in: the bounded query service and the socket that answers status and query. */
 async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held: Held, loop: ReconcileLoop) {
-  const { QueryService } = await import('../../daemon/queries.js');
+  const { QueryService } = await import('../daemon/queries.js');
   const warehouse = held.warehouse as Warehouse;
   held.queries = new QueryService({
     warehouse,
@@ -454,7 +455,7 @@ async function sayCatchUpCost(ctx: Ctx, setup: DaemonSetup, held: Held, loop: Re
   const planned = loop.plan();
   if (!planned) return;
   try {
-    const { estimateCatchUp, estimateLine } = await import('../../daemon/catch-up-estimate.js');
+    const { estimateCatchUp, estimateLine } = await import('../daemon/catch-up-estimate.js');
     const options = { ...setup.options, ...planned };
     ctx.log.info(estimateLine(await estimateCatchUp(held.client as ApiClient, held.warehouse as Warehouse, options)));
   } catch (err) {
@@ -473,7 +474,7 @@ async function startRuns(
   loop: ReconcileLoop,
   run: { state: RunState; signal: AbortSignal },
 ): Promise<void> {
-  const { Heartbeat } = await import('../../daemon/heartbeat.js');
+  const { Heartbeat } = await import('../daemon/heartbeat.js');
   const warehouse = held.warehouse as Warehouse;
   held.heartbeat = await Heartbeat.start(warehouse, {
     now: ctx.now,

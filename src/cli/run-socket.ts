@@ -6,16 +6,16 @@
  * file (closing one drops the run's lock: see warehouse/query-copy.ts), no query runs beside the run's writes, no
  * API call is made. A query is refused, saying why and what to do instead.
  */
-import type { ApiClient } from '../../api/index.js';
-import { type DaemonSocket, startDaemonSocket } from '../../daemon/socket.js';
-import { holderName, oneShotQueryRefusal } from '../../daemon/socket-protocol.js';
-import { utcText } from '../../sync/capture/time.js';
-import type { RunProgress, RunProgressTracker, SyncMode } from '../../sync/index.js';
-import type { Ctx } from '../context.js';
-import { errorMessage } from '../errors.js';
-import { creditsSection, liveReading } from '../status-page/sections.js';
-import { runState, waitingState } from '../status-page/state.js';
-import type { RunInfo, StatusReport } from './status.js';
+import type { ApiClient } from '../api/index.js';
+import { type DaemonSocket, startDaemonSocket } from '../daemon/socket.js';
+import { holderName, oneShotQueryRefusal } from '../daemon/socket-protocol.js';
+import { utcText } from '../sync/capture/time.js';
+import type { RunProgress, RunProgressTracker, SyncMode } from '../sync/index.js';
+import type { Ctx } from './context.js';
+import { errorMessage } from './errors.js';
+import type { RunInfo, StatusReport } from './status/document.js';
+import { creditsSection, liveReading } from './status-page/sections.js';
+import { runState, waitingState } from './status-page/state.js';
 
 export interface RunStatusInputs {
   db: string;

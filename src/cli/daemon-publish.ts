@@ -8,15 +8,15 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { ApiClient } from '../../api/index.js';
-import type { Publisher, PublishStats } from '../../daemon/publisher.js';
-import type { FolderClaim } from '../../lake/folder-claim.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import type { Ctx } from '../context.js';
-import { errorMessage, UsageError } from '../errors.js';
-import { checkOutputs } from '../output-paths.js';
-import { claimOutputFolder } from './output-folder.js';
-import { snapshotTarget } from './sync.js';
+import type { ApiClient } from '../api/index.js';
+import type { Publisher, PublishStats } from '../daemon/publisher.js';
+import type { FolderClaim } from '../lake/folder-claim.js';
+import type { Warehouse } from '../warehouse/index.js';
+import { claimOutputFolder } from './commands/output-folder.js';
+import { snapshotTarget } from './commands/sync.js';
+import type { Ctx } from './context.js';
+import { errorMessage, UsageError } from './errors.js';
+import { checkOutputs } from './output-paths.js';
 
 export interface PublishFlags {
   parquetOut?: string;
@@ -54,7 +54,7 @@ export function addPublishOptions(cmd: Command): void {
 export async function checkPublishFlags(ctx: Ctx, flags: PublishFlags): Promise<{ snapshot: string | null }> {
   let local: string | null = null;
   if (flags.parquetOut !== undefined) {
-    const { parseTarget } = await import('../../lake/target.js');
+    const { parseTarget } = await import('../lake/target.js');
     const target = parseTarget(flags.parquetOut);
     if (!target.ok) throw new UsageError(`--parquet-out: ${target.problem}`);
     if (target.target.kind === 'local') local = target.target.path;
@@ -146,13 +146,13 @@ export async function startDaemonPublisher(
 ): Promise<DaemonPublisher | null> {
   if (flags.parquetOut === undefined && flags.snapshot === undefined) return null;
   const { snapshot } = await checkPublishFlags(ctx, flags);
-  const { startPublisher } = await import('../../daemon/publisher.js');
-  const { parseTarget } = await import('../../lake/target.js');
+  const { startPublisher } = await import('../daemon/publisher.js');
+  const { parseTarget } = await import('../lake/target.js');
   const target = flags.parquetOut === undefined ? null : parseTarget(flags.parquetOut);
   const s3 = target?.ok && target.target.kind === 's3' ? target.target : null;
   const local = target?.ok && target.target.kind === 'local' ? resolve(ctx.io.cwd, target.target.path) : null;
   const everyMs = (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000;
-  const lake = s3 ? await (await import('./lake.js')).publisherLakeFor(ctx, s3, command) : undefined;
+  const lake = s3 ? await (await import('./commands/lake.js')).publisherLakeFor(ctx, s3, command) : undefined;
   let folder: Awaited<ReturnType<typeof holdFolder>> | null = null;
   let publisher: Publisher;
   try {
