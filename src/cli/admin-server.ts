@@ -10,6 +10,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
 import { listenOn, parseListen } from '../sync/capture/server.js';
 import type { Ctx } from './context.js';
 import { UsageError } from './errors.js';
@@ -17,7 +18,7 @@ import { checkedSecret, secretRefusal } from './secret-env.js';
 import type { StatusReport } from './status/document.js';
 import { renderStatusPage } from './status-page/page.js';
 
-export const DEFAULT_ADMIN_LISTEN = '127.0.0.1:8788';
+export const DEFAULT_ADMIN_LISTEN = DAEMON_DEFAULTS.adminListen;
 /** The environment variable holding the admin token (required off loopback). */
 export const ADMIN_TOKEN_ENV = 'EVSYNC_ADMIN_TOKEN';
 

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
 import type { ApiClient } from '../api/index.js';
 import type { Publisher, PublishStats } from '../daemon/publisher.js';
 import type { FolderClaim } from '../lake/folder-claim.js';
@@ -25,7 +26,7 @@ export interface PublishFlags {
 }
 
 /** Default cadence: a minute, so a burst of deliveries makes one publish, not one per delivery. */
-export const DEFAULT_PUBLISH_EVERY_SECONDS = 60;
+export const DEFAULT_PUBLISH_EVERY_SECONDS = DAEMON_DEFAULTS.publisher.everySeconds;
 
 function seconds(value: string): number {
   const n = Number(value);

@@ -13,6 +13,7 @@
  *   flight finishes its page and saves state, then the database closes. Exit 0, or 3 when a run was cut short.
  */
 import type { Command } from 'commander';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
 import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import type { ApiClient } from '../api/index.js';
 import type { Heartbeat } from '../daemon/heartbeat.js';
@@ -26,7 +27,7 @@ import type { CreditRecorder } from '../sync/credit-recorder.js';
 import type { SyncOptions } from '../sync/index.js';
 import type { Warehouse } from '../warehouse/index.js';
 import { queryCopyPathOf } from '../warehouse/own-files.js';
-import { type AdminServer, adminSettings, startAdminServer } from './admin-server.js';
+import { ADMIN_TOKEN_ENV, type AdminServer, adminSettings, startAdminServer } from './admin-server.js';
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from './context.js';
 import {
   checkPublishFlags,
@@ -73,7 +74,7 @@ export function addQueryBoundOptions(cmd: Command): void {
   cmd
     .option(
       '--admin-listen <host:port|off>',
-      'the status page, /status.json and /metrics (default 127.0.0.1:8788; another address needs EVSYNC_ADMIN_TOKEN)',
+      `the status page, /status.json and /metrics (default ${DAEMON_DEFAULTS.adminListen}; another address needs ${ADMIN_TOKEN_ENV})`,
     )
     .option(
       '--query-timeout <seconds>',
@@ -302,13 +303,8 @@ async function startReceiver(
   });
 }
 
-/**
- * DuckDB's memory for a daemon that publishes: a publish (Parquet of the touched partitions, the snapshot's tables)
- * runs beside the applier and the runs on the same instance, and under the one-shot commands' 160 MB it failed with
- * "Out of Memory ... failed to pin block" on `medium` (the reader-freshness bench, 2 of 4 publishes). The limit is a
- * cap, not an allocation: memory is taken only while a publish needs it.
- */
-const PUBLISHING_MEMORY_LIMIT = '400MB';
+/** DuckDB's memory for a daemon that publishes (why: schemas/daemon-settings.ts). */
+const PUBLISHING_MEMORY_LIMIT = DAEMON_DEFAULTS.publisher.memoryLimit;
 
 function publishing(flags: DaemonFlags): boolean {
   return flags.parquetOut !== undefined || flags.snapshot !== undefined;

@@ -7,12 +7,14 @@
  *
  * One API client serves every run: its token is reused while valid (a run does not cost a token call) and its
  * ledger keeps the service's credit window between runs; `beginRun` restarts the per-run stats and budget.
- */ import { existsSync } from 'node:fs';
+ */
+import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { type StreamDefinition, selectStreams } from '../../connectors/index.js';
-import { DEFAULT_RATE_LIMIT } from '../../connectors/service.js';
+import { LIST_CALL_CREDITS } from '../../connectors/service.js';
 import type { ApiClient } from '../api/index.js';
 import { neverFires, nextFiringTimes } from '../daemon/cron.js';
+import { budgetFit, type RateLimit, rateLimitFor, runsPerHour } from '../daemon/schedule-budget.js';
 import type { ProgressEvent, SyncOptions, SyncResult } from '../sync/index.js';
 import type { Warehouse } from '../warehouse/index.js';
 import type { Connection } from './config.js';
@@ -31,19 +33,6 @@ export interface ScheduleFlags extends SelectionFlags, BudgetFlags {
   deletes?: boolean;
 }
 
-/**
- * Runs per hour of a cron expression, from its next firing times: intervals over the time they span (exact for
- * regular schedules, including 6-field ones with seconds; an average for irregular ones). Counting the times over
- * the span from now would add one run: 200 times every 3 s span 597 s, which read as 1,205.9 runs/hour, not 1,200.
- */
-export function runsPerHour(nextTimes: readonly number[]): number {
-  if (nextTimes.length < 2) return 0;
-  const first = nextTimes[0] ?? 0;
-  const last = nextTimes[nextTimes.length - 1] ?? first;
-  if (last <= first) return 0;
-  return ((nextTimes.length - 1) * 3_600_000) / (last - first);
-}
-
 /** How often a schedule runs, in the unit that reads best: a yearly one is "1 run/year", not "0 runs/hour". */
 export function frequency(perHour: number): string {
   const say = (n: number, unit: string) => {
@@ -53,38 +42,6 @@ export function frequency(perHour: number): string {
   if (perHour >= 0.5) return say(perHour, 'hour');
   if (perHour * 24 >= 0.5) return say(perHour * 24, 'day');
   return say(perHour * 24 * 365, 'year');
-}
-
-export interface BudgetFit {
-  perRun: number;
-  perHour: number;
-  capacityPerHour: number;
-  fits: boolean;
-}
-
-/**
- * Upper bound of what the schedule spends: every event-scoped stream polled once per event in scope, every other
- * stream once, 10 credits a call, every run. Real incremental runs poll past events less often.
- */
-export function budgetFit(opts: {
-  events: number;
-  eventStreams: number;
-  otherStreams: number;
-  runsPerHour: number;
-  limit: number;
-  windowSeconds: number;
-}): BudgetFit {
-  const perRun = (opts.events * opts.eventStreams + opts.otherStreams) * 10;
-  const perHour = perRun * opts.runsPerHour;
-  const capacityPerHour = opts.limit * (3600 / opts.windowSeconds);
-  return { perRun, perHour, capacityPerHour, fits: perHour <= capacityPerHour };
-}
-
-export interface RateLimit {
-  credits: number;
-  windowSeconds: number;
-  /** Where the numbers come from, for the budget message. */
-  source: string;
 }
 
 /** What the warehouse knows before the first run: events in scope, and the limit the service reported last. */
@@ -115,22 +72,6 @@ async function warehouseFacts(ctx: Ctx, flags: SelectionFlags, held?: Warehouse)
   } finally {
     await w?.close();
   }
-}
-
-/**
- * The limit to plan with: what the service reported (its headers, as the last run's ledger recorded them), else
- * the configured `rateLimit`, else the spec's 2000 per 600 s. The window length is never in the headers.
- */
-export function rateLimitFor(
-  learnedLimit: number | null,
-  configured: { credits: number; windowSeconds: number } | undefined,
-): RateLimit {
-  const windowSeconds = configured?.windowSeconds ?? 600;
-  if (learnedLimit !== null) {
-    return { credits: learnedLimit, windowSeconds, source: 'the limit the service reported' };
-  }
-  if (configured) return { ...configured, source: 'rateLimit in the config' };
-  return { ...DEFAULT_RATE_LIMIT, source: "the service's documented default" };
 }
 
 /** Where the cron expression came from, as the user would name it. */
@@ -268,7 +209,7 @@ class BudgetWatch {
       limit: limit.credits,
       windowSeconds: limit.windowSeconds,
     });
-    const formula = `${events} events x ${this.eventStreams} event streams (+${this.otherStreams} others) x 10 credits x ${formatNumber(Math.round(this.perHour * 10) / 10)} runs/hour`;
+    const formula = `${events} events x ${this.eventStreams} event streams (+${this.otherStreams} others) x ${LIST_CALL_CREDITS} credits x ${formatNumber(Math.round(this.perHour * 10) / 10)} runs/hour`;
     const capacity = `${formatNumber(fit.capacityPerHour)}/hour (${formatNumber(limit.credits)} credits per ${formatNumber(limit.windowSeconds)} s: ${limit.source})`;
     if (!fit.fits) {
       this.log.warn(

@@ -1,30 +1,32 @@
 /**
- * The defaults of queries through the daemon, stated once: the query service applies them, and the daemon's
- * `--help` and the README read them from here.
+ * The bounds of queries through the daemon, as the query service and the socket's client apply them: read from the
+ * daemon's settings (schemas/daemon-settings.ts), which the daemon's `--help` and the README read too.
  */
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
+
+const Q = DAEMON_DEFAULTS.queries;
 
 /**
- * The largest result a query through the daemon may return, as JSON text (counted in characters, as the query
- * service counts a result and as the client reads the answer off the socket): the service's byte bound and the
- * client's read bound both follow it, so the client never stops reading an answer the service allowed.
+ * The largest result a query through the daemon may return, as JSON text: the service's byte bound and the client's
+ * read bound (socket.ts) both follow it.
  */
-export const QUERY_RESULT_MAX_CHARS = 64 * 1024 * 1024;
+export const QUERY_RESULT_MAX_CHARS = Q.maxResultChars;
 
 /** What one query may use unless the daemon was started with other bounds. */
 export const DEFAULT_QUERY_BOUNDS = {
   /** Most rows a result may have (`--query-max-rows`). */
-  maxRows: 1_000_000,
+  maxRows: Q.maxRows,
   /** Most bytes a result may take as JSON. */
   maxBytes: QUERY_RESULT_MAX_CHARS,
   /** Longest a query may take from its arrival, in milliseconds (`--query-timeout`). */
-  timeoutMs: 5 * 60_000,
+  timeoutMs: Q.timeoutMs,
 } as const;
 
-/** Worker processes by default (`--query-workers`): one per core of a 2-core machine. */
-export const DEFAULT_QUERY_WORKERS = 2;
-/** Queries that may wait for a worker by default (`--query-queue`): a dashboard of twenty tiles fits, with room. */
-export const DEFAULT_QUERY_QUEUE = 32;
+/** Worker processes by default (`--query-workers`). */
+export const DEFAULT_QUERY_WORKERS = Q.workers;
+/** Queries that may wait for a worker by default (`--query-queue`). */
+export const DEFAULT_QUERY_QUEUE = Q.queue;
 /** How long a cancelled query gets to stop through DuckDB's interrupt before its worker process is ended. */
-export const QUERY_KILL_GRACE_MS = 500;
-/** DuckDB's memory limit in a worker (there is no spill: a query that needs more fails, alone). */
-export const QUERY_MEMORY_LIMIT = '512MB';
+export const QUERY_KILL_GRACE_MS = Q.killGraceMs;
+/** DuckDB's memory limit in a worker. */
+export const QUERY_MEMORY_LIMIT = Q.memoryLimit;

@@ -16,6 +16,7 @@
  */
 
 import { systemNow } from '../../schemas/clock.js';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
 import type { RunningCapture } from '../sync/capture/index.js';
 import { resolveSelection } from '../sync/selection.js';
 import type { SyncOptions, SyncResult } from '../sync/types.js';
@@ -36,7 +37,7 @@ export const CATCH_UP_KIND = 'catch-up';
  * price is time, not credits: a catch-up that waits for windows gets three quarters of each, less what the ticks
  * take beyond the quarter (measured on `medium`: 7,180 credits over 60 minutes in slices, 7,200 over 30 alone).
  */
-export const CATCH_UP_LEAVES = 0.25;
+export const CATCH_UP_LEAVES = DAEMON_DEFAULTS.catchUpLeaves;
 
 export interface ReconcileLoopOptions {
   warehouse: Warehouse;
