@@ -5,7 +5,8 @@
  * (test/capture/catch-up-lanes.test.ts, catch-up-value.test.ts) and the catch-up-value benchmark.
  */
 import type { ApiClient, WaitEvent } from '../src/api/index.js';
-import { CATCH_UP_KIND, ReconcileLoop } from '../src/daemon/reconcile-loop.js';
+import { CATCH_UP_KIND } from '../src/daemon/catch-up.js';
+import { ReconcileLoop } from '../src/daemon/reconcile-loop.js';
 import type { Simulator } from '../src/simulator/index.js';
 import { runSync, type SyncOptions, type SyncResult } from '../src/sync/index.js';
 import type { Warehouse } from '../src/warehouse/index.js';

@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillByWindows, CatchUpTicks, catchUpLoop } from '../../bench/catch-up-ticks.js';
 import type { ApiClient } from '../../src/api/index.js';
-import { CATCH_UP_KIND } from '../../src/daemon/reconcile-loop.js';
+import { CATCH_UP_KIND } from '../../src/daemon/catch-up.js';
 import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
 import { runSync } from '../../src/sync/index.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';

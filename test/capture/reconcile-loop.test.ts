@@ -5,7 +5,8 @@
  * pending; done once a run of it completes.
  */
 import { describe, expect, it } from 'vitest';
-import { CATCH_UP_KIND, CATCH_UP_LEAVES, CATCH_UP_MARK, ReconcileLoop } from '../../src/daemon/reconcile-loop.js';
+import { CATCH_UP_KIND, CATCH_UP_LEAVES, CATCH_UP_MARK } from '../../src/daemon/catch-up.js';
+import { ReconcileLoop } from '../../src/daemon/reconcile-loop.js';
 import type { SyncResult } from '../../src/sync/index.js';
 import { openTemp } from '../warehouse/helpers.js';
 

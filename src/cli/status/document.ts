@@ -5,9 +5,9 @@
  * its JSON and the CLI's text (text.ts).
  */
 
+import { catchUpPendingSince } from '../../daemon/catch-up.js';
 import { HEARTBEAT_MARK } from '../../daemon/heartbeat.js';
 import type { PublishStats } from '../../daemon/publisher.js';
-import { CATCH_UP_MARK } from '../../daemon/reconcile-loop.js';
 import { utcText } from '../../sync/capture/time.js';
 import type { RunProgress } from '../../sync/index.js';
 import type { CursorState, LedgerRecord, RunRecord, UnavailableStream, Warehouse } from '../../warehouse/index.js';
@@ -223,7 +223,7 @@ export async function collectStatus(warehouse: Warehouse, o: CollectOptions): Pr
     deliveries: deliveriesSection(history, nowMs),
     daemon: {
       lastHeartbeat: (await warehouse.marks.get(HEARTBEAT_MARK)) || null,
-      catchUpPendingSince: (await warehouse.marks.get(CATCH_UP_MARK)) || null,
+      catchUpPendingSince: await catchUpPendingSince(warehouse),
     },
   };
 }
