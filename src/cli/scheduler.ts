@@ -14,6 +14,7 @@ import { type StreamDefinition, selectStreams } from '../../connectors/index.js'
 import { LIST_CALL_CREDITS } from '../../connectors/service.js';
 import type { ApiClient } from '../api/index.js';
 import { neverFires, nextFiringTimes } from '../daemon/cron.js';
+import { type CronSchedule, createCronJob } from '../daemon/cron-job.js';
 import { budgetFit, type RateLimit, rateLimitFor, runsPerHour } from '../daemon/schedule-budget.js';
 import type { ProgressEvent, SyncOptions, SyncResult } from '../sync/index.js';
 import type { Warehouse } from '../warehouse/index.js';
@@ -114,13 +115,6 @@ export interface Scheduler {
   readonly everySeconds: number | null;
   /** Stops the cron job; resolves once the run in flight (if any) has returned. */
   stop(): Promise<{ runs: number; skipped: number }>;
-}
-
-/** A validated cron expression, with where it came from (for error messages) and its time zone. */
-interface CronSchedule {
-  cronTime: string;
-  where: string;
-  timeZone: string | undefined;
 }
 
 /** The cron expression of the flags, the config file or the daemon's default; a usage error when none is valid. */
@@ -307,94 +301,6 @@ function yieldToTick(setup: RunSetup, tickAt: number): boolean {
   );
   slice.closing.abort(`the tick at ${at} is due`);
   return true;
-}
-
-/** The longest a Node timer waits (about 24.8 days); a tick further off is watched in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * cron skips a tick silently while the previous run is still going: watch the tick times ourselves to log them, or
- * to have a slice of bulk work yield to them (`yieldTo`: true when one did; the tick is then not skipped).
- */
-class SkipWatcher {
-  skipped = 0;
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly log: Logger,
-    private readonly signal: AbortSignal,
-    private readonly isRunning: () => boolean,
-    private readonly nextTickAt: () => number,
-    private readonly yieldTo: (tickAt: number) => boolean,
-  ) {}
-
-  watch(nextAt: number): void {
-    // The cron library times its ticks on the machine's clock: the watch that mirrors them reads the same one.
-    const delay = Math.max(0, nextAt - Date.now()) + 20;
-    this.timer = setTimeout(
-      () => {
-        if (Date.now() < nextAt) return this.watch(nextAt);
-        // After a stop request the run is winding down: more "skipped" lines would only be noise.
-        if (!this.isRunning() || this.signal.aborted) return;
-        if (!this.yieldTo(nextAt)) {
-          this.skipped += 1;
-          this.log.warn(`tick at ${new Date(nextAt).toISOString()} skipped: the previous sync is still running`);
-        }
-        this.watch(this.nextTickAt());
-      },
-      // A longer delay would overflow and fire at once.
-      Math.min(delay, MAX_TIMER_MS),
-    );
-    this.timer.unref();
-  }
-
-  clear(): void {
-    if (this.timer) clearTimeout(this.timer);
-  }
-}
-
-/**
- * The cron job: one run per tick, never two at once (waitForCompletion), the skip watcher armed while a run goes.
- * `runOnce` is called on each tick; `inFlight` is the run going now, for a stop to wait on.
- */
-async function createCronJob(
-  schedule: CronSchedule,
-  log: Logger,
-  signal: AbortSignal,
-  runOnce: () => Promise<void>,
-  onBusy: (running: boolean) => void,
-  yieldTo: (tickAt: number) => boolean,
-) {
-  const { CronJob } = await import('cron');
-  const state: { inFlight: Promise<void> | null } = { inFlight: null };
-  const job = CronJob.from({
-    cronTime: schedule.cronTime,
-    ...(schedule.timeZone ? { timeZone: schedule.timeZone } : {}),
-    waitForCompletion: true,
-    start: false,
-    onTick: async () => {
-      const run = runOnce();
-      state.inFlight = run;
-      onBusy(true);
-      skips.watch(job.nextDate().toMillis());
-      try {
-        await run;
-      } finally {
-        state.inFlight = null;
-        onBusy(false);
-        skips.clear();
-      }
-    },
-    errorHandler: (err) => log.error(`scheduled run failed: ${errorMessage(err)}`),
-  });
-  const skips = new SkipWatcher(
-    log,
-    signal,
-    () => state.inFlight !== null,
-    () => job.nextDate().toMillis(),
-    yieldTo,
-  );
-  return { job, skips, inFlight: () => state.inFlight };
 }
 
 /**
