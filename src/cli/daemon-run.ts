@@ -18,6 +18,7 @@ import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import type { ApiClient } from '../api/index.js';
 import type { Heartbeat } from '../daemon/heartbeat.js';
 import type { QueryService } from '../daemon/queries.js';
+import { queryMetricsText } from '../daemon/query-metrics.js';
 import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../daemon/query-settings.js';
 import type { ReconcileLoop } from '../daemon/reconcile-loop.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon/socket.js';
@@ -221,22 +222,6 @@ async function metricsText(ctx: Ctx, kind: DaemonKind, held: Held): Promise<stri
     queryMetricsText(held.queries),
   ];
   return parts.join('');
-}
-
-/** The queries through the daemon as Prometheus gauges. */
-function queryMetricsText(queries: QueryService | null): string {
-  const load = queries?.load ?? { running: 0, waiting: 0, processes: 0 };
-  const gauge = (name: string, help: string, value: number) =>
-    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${value}\n`;
-  return [
-    gauge(
-      'evsync_queries_running',
-      'Queries through the daemon, running or waiting for a worker.',
-      queries?.active ?? 0,
-    ),
-    gauge('evsync_queries_waiting', 'Queries through the daemon waiting for a worker process.', load.waiting),
-    gauge('evsync_query_workers', 'Query worker processes alive.', load.processes),
-  ].join('');
 }
 
 /** The socket's answers: status from the warehouse the daemon holds, queries through the bounded query service. */

@@ -3,7 +3,6 @@
  * on the tick times while a run goes, since cron skips a tick silently while the previous run is still going: the
  * watch logs the skip, or has a slice of bulk work (the catch-up) yield to the tick.
  */
-import { errorText } from '../sync/failures.js';
 
 /** Where the job says what it skipped or what failed. */
 export interface CronLog {
@@ -25,7 +24,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * cron skips a tick silently while the previous run is still going: watch the tick times ourselves to log them, or
  * to have a slice of bulk work yield to them (`yieldTo`: true when one did; the tick is then not skipped).
  */
-export class SkipWatcher {
+class SkipWatcher {
   skipped = 0;
   private timer: NodeJS.Timeout | null = null;
 
@@ -94,7 +93,7 @@ export async function createCronJob(
         skips.clear();
       }
     },
-    errorHandler: (err) => log.error(`scheduled run failed: ${errorText(err)}`),
+    errorHandler: (err) => log.error(`scheduled run failed: ${err instanceof Error ? err.message : String(err)}`),
   });
   const skips = new SkipWatcher(
     log,
