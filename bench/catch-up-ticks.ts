@@ -1,5 +1,5 @@
 /**
- * The daemon's catch-up driven in-process, as the scheduler drives it (src/cli/commands/schedule.ts: a tick closes
+ * The daemon's catch-up driven in-process, as the scheduler drives it (src/cli/scheduler.ts, src/daemon/cron-job.ts: a tick closes
  * the running slice's lane, then its runs follow), against a simulator whose rate-limit windows run on its own
  * clock: a window ends when the driver advances that clock, never by waiting. Shared by the catch-up tests
  * (test/capture/catch-up-lanes.test.ts, catch-up-value.test.ts) and the catch-up-value benchmark.

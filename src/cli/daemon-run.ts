@@ -1,6 +1,8 @@
 /**
  * The one daemon behind `evsync serve` and `evsync schedule` (schedule is serve without the webhook receiver): one
- * lifecycle for both.
+ * lifecycle for both, composed from a command's context out of the daemon's parts (src/daemon: the reconcile loop,
+ * heartbeat, socket, queries, admin server, publisher) and the command line's own (the scheduler, the status
+ * document and page, the publish flags). The commands themselves only declare their flags and call `runDaemon`.
  * - It opens the warehouse for writing once and holds it, and so DuckDB's lock, until it exits: no `query`,
  *   `status` or other reader acting through it can make it let go, and a second writer (`sync`, `export`,
  *   `backfill`, another daemon) is refused naming this process.

@@ -1,6 +1,6 @@
 /**
  * While a one-shot `sync` or `backfill` holds the warehouse, `evsync status` from another shell is answered by it,
- * on the socket a daemon listens on (daemon.ts), instead of being refused as "in use": the run's progress (items,
+ * on the socket a daemon listens on (daemon/socket.ts), instead of being refused as "in use": the run's progress (items,
  * streams, events), the credits it spent and the window as the service last reported it, and when it should end.
  * From what the run knows alone (its progress events and its client's ledger): no second DuckDB instance opens the
  * file (closing one drops the run's lock: see warehouse/query-copy.ts), no query runs beside the run's writes, no

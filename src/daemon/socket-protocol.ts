@@ -1,5 +1,5 @@
 /**
- * The messages on the warehouse's socket (daemon.ts carries them), in one place for every side: the clients
+ * The messages on the warehouse's socket (socket.ts carries them), in one place for every side: the clients
  * (`status`, `query`), the daemon that answers both, and a one-shot run that answers `status` only.
  *
  * One request per connection, one JSON line each way: `{"op":"status","runs":10}` or

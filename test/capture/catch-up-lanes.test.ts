@@ -6,7 +6,7 @@
  * no more credits in its slices than it did in one run.
  *
  * The pieces are the daemon's own (ReconcileLoop, the engine, the applier, one client); the ticks are played here as
- * the scheduler plays them (src/cli/commands/schedule.ts: a tick closes the running slice's lane, then its runs
+ * the scheduler plays them (src/cli/scheduler.ts, src/daemon/cron-job.ts: a tick closes the running slice's lane, then its runs
  * follow). The simulator's windows run on its clock, and so does the client's: a window ends when the test advances
  * it. Nothing waits for real time: a tick comes when the slice says it waits for the window.
  */

@@ -77,7 +77,7 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
   if (!sql) throw new UsageError('no SQL given: evsync query "select count(*) from registrants"');
   const format: OutputFormat = flags.format ?? (ctx.json ? 'json' : 'table');
   const allowRead = allowedFolders(ctx.io.cwd, flags.allowRead ?? []);
-  // While `evsync serve` holds the database, it runs the query, under the same sandbox (see daemon.ts).
+  // While `evsync serve` holds the database, it runs the query, under the same sandbox (see src/daemon/socket.ts).
   const served = await askDaemon(ctx.config.db, {
     op: 'query',
     sql,

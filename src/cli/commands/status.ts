@@ -37,7 +37,7 @@ function output(ctx: Ctx, report: StatusReport, flags: StatusFlags): number {
 }
 
 async function status(ctx: Ctx, flags: StatusFlags): Promise<number> {
-  // While a daemon or a one-shot run holds the database, it answers (see daemon.ts).
+  // While a daemon or a one-shot run holds the database, it answers (see src/daemon/socket.ts).
   const served = await askDaemon(ctx.config.db, { op: 'status', runs: flags.runs ?? 10 });
   if (served) {
     if (!served.ok) throw new CliError(`the process holding ${ctx.config.db} could not answer: ${served.error}`);
