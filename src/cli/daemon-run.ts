@@ -23,6 +23,7 @@ import type { QueryService } from '../daemon/queries.js';
 import { queryMetricsText } from '../daemon/query-metrics.js';
 import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../daemon/query-settings.js';
 import type { ReconcileLoop } from '../daemon/reconcile-loop.js';
+import type { Scheduler } from '../daemon/scheduler.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon/socket.js';
 import { holderName } from '../daemon/socket-protocol.js';
 import type { RunningCapture } from '../sync/capture/index.js';
@@ -44,7 +45,7 @@ import { nonNegativeInt, positiveInt } from './options.js';
 import { formatDuration, toJson } from './output/format.js';
 import type { Logger } from './output/logger.js';
 import { type RateLimitWait, waitLine } from './run-report.js';
-import { type ScheduleFlags, type Scheduler, startScheduler } from './scheduler.js';
+import { type ScheduleFlags, scheduleRuns } from './scheduler.js';
 import { recordCadence } from './status/cadence.js';
 import { type DaemonStatus, type LiveStatus, type StatusReport, statusDocument } from './status/document.js';
 import { creditMetricsText } from './status-page/credit-metrics.js';
@@ -467,7 +468,7 @@ async function startRuns(
   reportSilence(ctx.log, held.heartbeat, setup.catchUp);
   if (loop.pending) await sayCatchUpCost(ctx, setup, held, loop);
   announce(ctx, kind, held, loop);
-  held.scheduler = await startScheduler(
+  held.scheduler = await scheduleRuns(
     ctx,
     { ...flags, runNow: setup.catchUp || flags.runNow === true },
     run.signal,

@@ -64,3 +64,19 @@ export function rateLimitFor(
   if (configured) return { ...configured, source: 'rateLimit in the config' };
   return { ...DEFAULT_RATE_LIMIT, source: "the service's documented default" };
 }
+
+/** A count as a person reads it: 1,200. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** How often a schedule runs, in the unit that reads best: a yearly one is "1 run/year", not "0 runs/hour". */
+export function frequency(perHour: number): string {
+  const say = (n: number, unit: string) => {
+    const text = formatCount(Math.round(n * 10) / 10);
+    return `${text} ${text === '1' ? 'run' : 'runs'}/${unit}`;
+  };
+  if (perHour >= 0.5) return say(perHour, 'hour');
+  if (perHour * 24 >= 0.5) return say(perHour * 24, 'day');
+  return say(perHour * 24 * 365, 'year');
+}
