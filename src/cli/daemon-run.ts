@@ -11,27 +11,26 @@
  * - The scheduled runs follow the library's protocol (src/daemon/reconcile-loop.ts): the catch-up at start, the
  *   webhook-fed streams when due, the same engine and rules as `sync`.
  * - Its heartbeat in the warehouse says, at the next start, how long nothing listened.
- * - SIGINT/SIGTERM stop it in order: deliveries refused (503, the service retries), queries cancelled, the run in
- *   flight finishes its page and saves state, then the database closes. Exit 0, or 3 when a run was cut short.
+ * - SIGINT/SIGTERM stop it in order (src/daemon/lifecycle.ts): deliveries refused (503, the service retries),
+ *   queries cancelled, the run in flight finishes its page and saves state, then the database closes. Exit 0, or 3
+ *   when a run was cut short.
  */
 import type { Command } from 'commander';
 import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
 import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import type { ApiClient } from '../api/index.js';
 import type { Heartbeat } from '../daemon/heartbeat.js';
+import { type DaemonParts, noParts, shutdown, startReceiver, untilAborted } from '../daemon/lifecycle.js';
 import type { QueryService } from '../daemon/queries.js';
 import { queryMetricsText } from '../daemon/query-metrics.js';
 import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../daemon/query-settings.js';
 import type { ReconcileLoop } from '../daemon/reconcile-loop.js';
-import type { Scheduler } from '../daemon/scheduler.js';
 import { type DaemonSocket, startDaemonSocket } from '../daemon/socket.js';
 import { holderName } from '../daemon/socket-protocol.js';
-import type { RunningCapture } from '../sync/capture/index.js';
-import type { CreditRecorder } from '../sync/credit-recorder.js';
 import type { SyncOptions } from '../sync/index.js';
 import type { Warehouse } from '../warehouse/index.js';
 import { queryCopyPathOf } from '../warehouse/own-files.js';
-import { ADMIN_TOKEN_ENV, type AdminServer, adminSettings, startAdminServer } from './admin-server.js';
+import { ADMIN_TOKEN_ENV, adminSettings, startAdminServer } from './admin-server.js';
 import { type Ctx, connection, createClient, openWarehouse, stopSignal } from './context.js';
 import {
   checkPublishFlags,
@@ -102,39 +101,10 @@ export function addQueryBoundOptions(cmd: Command): void {
     );
 }
 
-/** Everything the daemon holds open, each null until opened: `shutdown` closes what was. */
-interface Held {
-  warehouse: Warehouse | null;
-  client: ApiClient | null;
-  stopWaitLog: (() => void) | null;
-  capture: RunningCapture | null;
-  publisher: DaemonPublisher | null;
-  queries: QueryService | null;
-  socket: DaemonSocket | null;
-  admin: AdminServer | null;
-  heartbeat: Heartbeat | null;
-  scheduler: Scheduler | null;
-  /** Records the credit window as answers come, for every run and between them (the applier's re-reads). */
-  credits: CreditRecorder | null;
-  /** The schedule freshness is judged against (known once the scheduler started). */
+/** What the daemon holds (src/daemon/lifecycle.ts), and the schedule freshness is judged against. */
+interface Held extends DaemonParts<DaemonPublisher> {
+  /** Known once the scheduler started. */
   cadence: Cadence | null;
-}
-
-function emptyHeld(): Held {
-  return {
-    warehouse: null,
-    client: null,
-    stopWaitLog: null,
-    capture: null,
-    publisher: null,
-    queries: null,
-    socket: null,
-    admin: null,
-    heartbeat: null,
-    scheduler: null,
-    credits: null,
-    cadence: null,
-  };
 }
 
 /** Says where the daemon listens (and, with --json, as one line a supervisor can read). */
@@ -234,63 +204,6 @@ function startSocket(ctx: Ctx, status: (runs: number) => Promise<StatusReport>, 
   );
 }
 
-/**
- * Closes what the daemon opened, in the order that loses nothing: deliveries first (503: the service retries them),
- * queries (cancelled), the run in flight (it saves its state), then the database.
- */
-async function shutdown(held: Held, log: Logger): Promise<{ runs: number; skipped: number } | null | undefined> {
-  held.capture?.receiver.close();
-  await held.admin?.close().catch(() => undefined);
-  await held.queries?.close().catch(() => undefined);
-  const summary = await held.scheduler?.stop().catch(() => null);
-  await held.capture?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
-  // Publishing stops once nothing writes any more: what it still owes is recorded and published at the next start.
-  await held.publisher?.stop().catch((err: unknown) => log.warn(`stopping the publisher: ${errorMessage(err)}`));
-  await held.heartbeat?.stop();
-  // What the last answers said, written before the database closes.
-  await held.credits?.close();
-  await held.socket?.close().catch(() => undefined);
-  held.stopWaitLog?.();
-  await held.client?.close().catch(() => undefined);
-  await held.warehouse?.close().catch(() => undefined);
-  return summary;
-}
-
-function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-async function startReceiver(
-  ctx: Ctx,
-  w: Warehouse,
-  c: ApiClient,
-  options: SyncOptions,
-  captured: readonly string[],
-  settings: WebhookSettings,
-  secret: string,
-  publisher: DaemonPublisher | null,
-): Promise<RunningCapture> {
-  const { startCapture } = await import('../sync/capture/index.js');
-  return startCapture({
-    warehouse: w,
-    client: c,
-    secret,
-    streams: captured,
-    filters: options,
-    ...(options.overrides ? { overrides: options.overrides } : {}),
-    ...(options.recordTimezone ? { recordTimezone: options.recordTimezone } : {}),
-    listen: settings.listen,
-    path: settings.path,
-    secretHeader: settings.secretHeader,
-    maxBodyBytes: settings.maxBodyBytes,
-    log: (level, message) => ctx.log[level](message),
-    ...(publisher ? { onTouched: publisher.touched } : {}),
-  });
-}
-
 /** DuckDB's memory for a daemon that publishes (why: schemas/daemon-settings.ts). */
 const PUBLISHING_MEMORY_LIMIT = DAEMON_DEFAULTS.publisher.memoryLimit;
 
@@ -383,16 +296,16 @@ async function openCore(
   });
   if (setup.receiving) {
     const publisher = held.publisher;
-    held.capture = await startReceiver(
-      ctx,
+    held.capture = await startReceiver({
       warehouse,
       client,
       options,
-      loop.policy.captured,
+      captured: loop.policy.captured,
       settings,
-      setup.secret,
+      secret: setup.secret,
       publisher,
-    );
+      log: (level, message) => ctx.log[level](message),
+    });
     loop.attach(held.capture);
   }
   return loop;
@@ -511,7 +424,7 @@ export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind):
   const stop = stopSignal(ctx, (why) =>
     ctx.log.warn(`${why}: stopping${state.busy ? ' after the page in flight (state is saved)' : ''}…`),
   );
-  const held = emptyHeld();
+  const held: Held = { ...noParts(), cadence: null };
   try {
     const loop = await openCore(ctx, flags, kind, setup, held);
     await openReaders(ctx, flags, kind, held, loop);
