@@ -1,12 +1,13 @@
 /**
- * The daemon's catch-up driven in-process, as the scheduler drives it (src/cli/commands/schedule.ts: a tick closes
+ * The daemon's catch-up driven in-process, as the scheduler drives it (src/cli/scheduler.ts, src/daemon/cron-job.ts: a tick closes
  * the running slice's lane, then its runs follow), against a simulator whose rate-limit windows run on its own
  * clock: a window ends when the driver advances that clock, never by waiting. Shared by the catch-up tests
  * (test/capture/catch-up-lanes.test.ts, catch-up-value.test.ts) and the catch-up-value benchmark.
  */
 import type { ApiClient, WaitEvent } from '../src/api/index.js';
+import { CATCH_UP_KIND } from '../src/daemon/catch-up.js';
+import { ReconcileLoop } from '../src/daemon/reconcile-loop.js';
 import type { Simulator } from '../src/simulator/index.js';
-import { CATCH_UP_KIND, ReconcileLoop } from '../src/sync/daemon/reconcile-loop.js';
 import { runSync, type SyncOptions, type SyncResult } from '../src/sync/index.js';
 import type { Warehouse } from '../src/warehouse/index.js';
 

@@ -11,9 +11,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { socketPathFor } from '../src/cli/daemon.js';
+import { QueryWorkerProcess } from '../src/daemon/query-worker-process.js';
+import { socketPathFor } from '../src/daemon/socket.js';
 import type { Simulator } from '../src/simulator/index.js';
-import { QueryWorkerProcess } from '../src/sync/daemon/query-worker-process.js';
 import { runCli } from './cli-process.js';
 import { CAPTURED, changeSteadily, installWebhooks, sleep, startDaemonBench, startServe } from './daemon-serve.js';
 import { quantile } from './freshness-measure.js';

@@ -11,7 +11,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type PublishStats, startPublisher } from '../src/sync/index.js';
+import { type PublishStats, startPublisher } from '../src/daemon/index.js';
 import { COPY_FILE_OPTIONS, Warehouse } from '../src/warehouse/index.js';
 
 export interface PublishReport {

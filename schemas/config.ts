@@ -101,27 +101,28 @@ const path = (what: string) =>
     .string({ error: `expected ${what} starting with /` })
     .regex(/^\/[^\s?#]*$/, { error: `expected ${what} starting with / (no query, no spaces)` });
 
+/** `webhooks` in the config file; every field's default is the daemon's (daemon-settings.ts). */
 const webhooksSchema = z.strictObject(
   {
-    /** Where `serve` listens, `host:port` (default 127.0.0.1:8787; put TLS in a reverse proxy in front). */
+    /** Where `serve` listens, `host:port` (put TLS in a reverse proxy in front). */
     listen: z
       .string({ error: 'expected host:port' })
       .regex(/^(\[[^\]]+\]|[^:\s]*):\d{1,5}$/, { error: 'expected host:port, e.g. 127.0.0.1:8787' })
       .optional(),
-    /** Path deliveries are POSTed to (default /webhooks). */
+    /** Path deliveries are POSTed to. */
     path: path('a path').optional(),
-    /** Header carrying the shared secret (default X-Evsync-Secret). */
+    /** Header carrying the shared secret. */
     secretHeader: z
       .string({ error: 'expected a header name' })
       .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'expected a header name' })
       .optional(),
-    /** Largest delivery body accepted, in bytes (default 1048576). */
+    /** Largest delivery body accepted, in bytes. */
     maxBodyBytes: positiveInt().optional(),
-    /** Name of the webhook group `webhooks install` creates (default evsync). */
+    /** Name of the webhook group `webhooks install` creates. */
     groupName: z.string({ error: 'expected a name' }).min(1, { error: 'expected a non-empty name' }).optional(),
-    /** Journaled deliveries (they hold personal data) are removed this many days after they were settled (default 7). */
+    /** Journaled deliveries (they hold personal data) are removed this many days after they were settled. */
     journalRetentionDays: nonNegativeNumber().optional(),
-    /** The management API's paths, which the spec does not show (default /webhooks and /webhook-groups). */
+    /** The management API's paths, which the spec does not show. */
     paths: z
       .strictObject(
         { webhooks: path('a path').optional(), groups: path('a path').optional() },

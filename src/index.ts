@@ -23,6 +23,7 @@ export {
 } from '../connectors/index.js';
 export { configSchema, type EvsyncConfig } from '../schemas/config.js';
 export * from './api/index.js';
+export * from './daemon/index.js';
 export * from './outputs/index.js';
 export {
   Applier,
@@ -35,7 +36,6 @@ export {
   parseDelivery,
   type Receiver,
   type ReceiverOptions,
-  ReconcilePolicy,
   type RunningCapture,
   removeWebhooks,
   startCapture,
@@ -48,11 +48,6 @@ export {
   formatTimestamp,
   type PlanReport,
   type ProgressEvent,
-  type Publisher,
-  type PublisherLake,
-  type PublisherOptions,
-  type PublishLog,
-  type PublishStats,
   planSync,
   runSync,
   type StreamStats,
@@ -60,7 +55,6 @@ export {
   type SyncOptions,
   type SyncResult,
   SyncUsageError,
-  startPublisher,
   type UnavailableReport,
   type WalkMode,
 } from './sync/index.js';

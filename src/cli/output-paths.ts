@@ -12,13 +12,13 @@
  * hide a collision; a file that does not exist yet is judged by its folder's real path.
  */
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { socketPathFor } from '../daemon/socket.js';
 import { chooseOutput, type Output, type OutputFlag } from '../outputs/output.js';
 import { realPathOf } from '../outputs/real-path.js';
 import type { OutputSettings } from '../outputs/settings.js';
 import { type OwnPath, warehouseLayout } from '../warehouse/copies/own-files.js';
 import { snapshotTargetProblem } from '../warehouse/copies/snapshot-target.js';
 import type { Ctx } from './context.js';
-import { socketPathFor } from './daemon.js';
 import { UsageError } from './errors.js';
 
 /** Whether `path` is `dir` or lies below it (both real paths). */

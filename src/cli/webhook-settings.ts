@@ -3,13 +3,8 @@
  * shared secret, which comes from EVSYNC_WEBHOOK_SECRET only and is scrubbed from all output from the first byte
  * (createApp, secret-env.ts).
  */
-import {
-  DEFAULT_LISTEN,
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_PATH,
-  DEFAULT_SECRET_HEADER,
-  parseListen,
-} from '../sync/capture/index.js';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
+import { parseListen } from '../sync/capture/index.js';
 import type { Ctx } from './context.js';
 import { errorMessage, UsageError } from './errors.js';
 import { ownWords } from './output/own-words.js';
@@ -26,15 +21,15 @@ export interface WebhookSettings {
   paths: { webhooks: string; groups: string };
 }
 
-const DEFAULT_RECONCILE_EVERY_HOURS = 6;
-
+/** Flags over the config file over the daemon's defaults (schemas/daemon-settings.ts). */
 export function webhookSettings(
   ctx: Ctx,
   flags: { listen?: string; path?: string; reconcileEvery?: number },
 ): WebhookSettings {
   const w = ctx.config.values.webhooks ?? {};
-  const listen = flags.listen ?? w.listen ?? DEFAULT_LISTEN;
-  const path = flags.path ?? w.path ?? DEFAULT_PATH;
+  const d = DAEMON_DEFAULTS.webhooks;
+  const listen = flags.listen ?? w.listen ?? d.listen;
+  const path = flags.path ?? w.path ?? d.path;
   // Said before anything starts, as usage errors (exit 2): the address and path are what the user typed.
   try {
     parseListen(listen);
@@ -47,12 +42,13 @@ export function webhookSettings(
   return {
     listen,
     path,
-    secretHeader: w.secretHeader ?? DEFAULT_SECRET_HEADER,
-    maxBodyBytes: w.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    groupName: w.groupName ?? 'evsync',
-    retentionDays: w.journalRetentionDays ?? 7,
-    reconcileEveryHours: flags.reconcileEvery ?? ctx.config.values.reconcileEveryHours ?? DEFAULT_RECONCILE_EVERY_HOURS,
-    paths: { webhooks: w.paths?.webhooks ?? '/webhooks', groups: w.paths?.groups ?? '/webhook-groups' },
+    secretHeader: w.secretHeader ?? d.secretHeader,
+    maxBodyBytes: w.maxBodyBytes ?? d.maxBodyBytes,
+    groupName: w.groupName ?? d.groupName,
+    retentionDays: w.journalRetentionDays ?? d.journalRetentionDays,
+    reconcileEveryHours:
+      flags.reconcileEvery ?? ctx.config.values.reconcileEveryHours ?? DAEMON_DEFAULTS.reconcileEveryHours,
+    paths: { webhooks: w.paths?.webhooks ?? d.paths.webhooks, groups: w.paths?.groups ?? d.paths.groups },
   };
 }
 

@@ -19,14 +19,6 @@ export {
   planSync,
   type RateLimitView,
 } from './plan-report.js';
-export {
-  type Publisher,
-  type PublisherLake,
-  type PublisherOptions,
-  type PublishLog,
-  type PublishStats,
-  startPublisher,
-} from './publisher.js';
 export { runSync } from './run.js';
 export { type RunProgress, RunProgressTracker, type RunWait, type StreamProgress } from './run-progress.js';
 export type {

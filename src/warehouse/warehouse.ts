@@ -75,7 +75,7 @@ export interface OpenOptions {
   /** The clock of every time the warehouse records (default the machine's; see schemas/clock.ts). */
   now?: Now;
   /**
-   * A daemon publishes this warehouse for readers (src/sync/publisher.ts): every merge of staged pages and every
+   * A daemon publishes this warehouse for readers (src/daemon/publisher.ts): every merge of staged pages and every
    * delete mark records the partitions it changed in `_evsync.publish_pending`, in its own transaction, so a daemon
    * killed before its publisher heard of a change (or with pages staged, merged at the next open) still owes it.
    */

@@ -6,15 +6,15 @@
  * no more credits in its slices than it did in one run.
  *
  * The pieces are the daemon's own (ReconcileLoop, the engine, the applier, one client); the ticks are played here as
- * the scheduler plays them (src/cli/commands/schedule.ts: a tick closes the running slice's lane, then its runs
+ * the scheduler plays them (src/cli/scheduler.ts, src/daemon/cron-job.ts: a tick closes the running slice's lane, then its runs
  * follow). The simulator's windows run on its clock, and so does the client's: a window ends when the test advances
  * it. Nothing waits for real time: a tick comes when the slice says it waits for the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillByWindows, CatchUpTicks, catchUpLoop } from '../../bench/catch-up-ticks.js';
 import type { ApiClient } from '../../src/api/index.js';
+import { CATCH_UP_KIND } from '../../src/daemon/catch-up.js';
 import { type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
-import { CATCH_UP_KIND } from '../../src/sync/daemon/reconcile-loop.js';
 import { runSync } from '../../src/sync/index.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
 import { deliverBare, SECRET } from './helpers.js';

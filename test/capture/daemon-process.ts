@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { socketPathFor } from '../../src/cli/daemon.js';
+import { socketPathFor } from '../../src/daemon/socket.js';
 import { waitForText } from '../cli/helpers.js';
 import { ROOT } from '../helpers/reliability.js';
 

@@ -1,11 +1,12 @@
 /**
- * What the daemon's catch-up asks of the engine (sync/daemon/reconcile-loop.ts), on a real warehouse: past events
+ * What the daemon's catch-up asks of the engine (src/daemon/reconcile-loop.ts), on a real warehouse: past events
  * always; after a daemon's silence (its heartbeat) the sweeps due by their schedule as owed work and a delete check
  * of each webhook-fed scope, not at a first start; owed again by a daemon that starts where a catch-up was left
  * pending; done once a run of it completes.
  */
 import { describe, expect, it } from 'vitest';
-import { CATCH_UP_KIND, CATCH_UP_LEAVES, CATCH_UP_MARK, ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
+import { CATCH_UP_KIND, CATCH_UP_LEAVES, CATCH_UP_MARK } from '../../src/daemon/catch-up.js';
+import { ReconcileLoop } from '../../src/daemon/reconcile-loop.js';
 import type { SyncResult } from '../../src/sync/index.js';
 import { openTemp } from '../warehouse/helpers.js';
 
@@ -130,7 +131,7 @@ describe('ticks during the catch-up', () => {
 
 describe('the heartbeat', () => {
   it('is written without counting as a change: an idle daemon reuses its query copy', async () => {
-    const { Heartbeat, HEARTBEAT_MARK } = await import('../../src/sync/daemon/heartbeat.js');
+    const { Heartbeat, HEARTBEAT_MARK } = await import('../../src/daemon/heartbeat.js');
     const t = await openTemp();
     try {
       const before = t.w.generation;

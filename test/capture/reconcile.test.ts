@@ -3,8 +3,8 @@
  * what reconciliation found that webhooks had missed (here: deliveries the simulator dropped).
  */
 import { describe, expect, it } from 'vitest';
+import { ReconcilePolicy } from '../../src/daemon/reconcile-policy.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { ReconcilePolicy } from '../../src/sync/capture/reconcile.js';
 import { run, waitForText } from '../cli/helpers.js';
 import { useServeEnv } from './helpers.js';
 

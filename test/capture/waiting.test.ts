@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
-import { creditMetricsText } from '../../src/cli/commands/credit-metrics.js';
+import { creditMetricsText } from '../../src/cli/status-page/credit-metrics.js';
 import { liveReading } from '../../src/cli/status-page/sections.js';
 import { captureMetricsText, type RunningCapture, startCapture } from '../../src/sync/capture/server.js';
 import { type Harness, startHarness } from '../helpers/harness.js';

@@ -6,8 +6,8 @@
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { askDaemon, MAX_ANSWER_CHARS, socketPathFor, startDaemonSocket } from '../../src/cli/daemon.js';
-import { QUERY_RESULT_MAX_CHARS } from '../../src/sync/daemon/query-settings.js';
+import { QUERY_RESULT_MAX_CHARS } from '../../src/daemon/query-settings.js';
+import { askDaemon, MAX_ANSWER_CHARS, socketPathFor, startDaemonSocket } from '../../src/daemon/socket.js';
 import { tempDir } from './helpers.js';
 
 let dir: string;

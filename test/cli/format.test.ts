@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../schemas/config.js';
 import { judgeRecordTime } from '../../src/cli/commands/check.js';
-import { budgetFit, runsPerHour } from '../../src/cli/commands/schedule.js';
 import { formatCsv, formatDuration, formatJsonRows, formatTable } from '../../src/cli/output/format.js';
+import { budgetFit, runsPerHour } from '../../src/daemon/schedule-budget.js';
 
 describe('formats', () => {
   const columns = ['id', 'name', 'at', 'n'];

@@ -5,9 +5,9 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runsPerHour } from '../../src/cli/commands/schedule.js';
 import { BufferStream } from '../../src/cli/output/io.js';
 import { main } from '../../src/cli/program.js';
+import { runsPerHour } from '../../src/daemon/schedule-budget.js';
 import { inTempDir, run, simulatedCli, writeConfig } from './helpers.js';
 
 const cli = simulatedCli({ seed: 21, prefix: 'evsync-schedule-', db: 'sched.duckdb' });

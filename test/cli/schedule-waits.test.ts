@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StatusReport } from '../../src/cli/commands/status.js';
+import type { StatusReport } from '../../src/cli/status/document.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { run, tempDir, waitForText } from './helpers.js';
 

@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StatusReport } from '../../src/cli/commands/status.js';
+import type { StatusReport } from '../../src/cli/status/document.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { HAS_CHROMIUM, launchBrowser, screenshot, watchProblems } from '../status-page/browser.js';
 import { readPage } from '../status-page/read-page.js';

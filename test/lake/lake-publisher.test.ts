@@ -1,12 +1,12 @@
 /**
- * The daemon's publisher (src/sync/publisher.ts) on the lake (`parquetOut: s3://...`, the loopback S3): a touched
+ * The daemon's publisher (src/daemon/publisher.ts) on the lake (`parquetOut: s3://...`, the loopback S3): a touched
  * partition is re-exported under the lake's own rules (manifest commit, lease taken and given back), the others keep
  * their objects, and what a reader downloads equals the warehouse.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startPublisher } from '../../src/daemon/index.js';
 import type { ObjectStore } from '../../src/outputs/lake/store.js';
-import { startPublisher } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { eventScope, page, registrants } from '../warehouse/helpers.js';
 import {

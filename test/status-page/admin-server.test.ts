@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AdminServer, adminSettingsProblem, startAdminServer } from '../../src/cli/admin-server.js';
-import { collectStatus, type StatusReport } from '../../src/cli/commands/status.js';
+import { collectStatus, type StatusReport } from '../../src/cli/status/document.js';
 import { CaptureMetrics } from '../../src/sync/capture/metrics.js';
 import { run, tempDir } from '../cli/helpers.js';
 import { openTemp, type TempWarehouse } from '../warehouse/helpers.js';

@@ -13,7 +13,7 @@ import { copyFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StatusReport } from '../../src/cli/commands/status.js';
+import type { StatusReport } from '../../src/cli/status/document.js';
 import { span } from '../../src/cli/status-page/html.js';
 import { pageOrder } from '../../src/cli/status-page/streams-table.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';

@@ -6,8 +6,8 @@
  * are given, never read from the machine.
  */
 import { describe, expect, it } from 'vitest';
-import { collectStatus } from '../../src/cli/commands/status.js';
-import { parseCadence, recordCadence } from '../../src/cli/commands/status-cadence.js';
+import { parseCadence, recordCadence } from '../../src/cli/status/cadence.js';
+import { collectStatus } from '../../src/cli/status/document.js';
 import { type Cadence, STALE_GRACE_SECONDS, statusState } from '../../src/cli/status-page/state.js';
 import type { StreamRow } from '../../src/cli/status-page/streams.js';
 import type { Warehouse } from '../../src/warehouse/index.js';

@@ -1,5 +1,5 @@
 /**
- * The daemon's publisher (src/sync/publisher.ts) against the simulator and a real warehouse: changes made at the
+ * The daemon's publisher (src/daemon/publisher.ts) against the simulator and a real warehouse: changes made at the
  * service, loaded by the sync engine, marked touched, published; the Parquet and the snapshot read from ANOTHER
  * process (a child node with @duckdb/node-api) while this process holds the live file, and compared with the
  * simulator's ground truth. Publishes are driven by flush(), never by the clock; the kill is by count.
@@ -7,8 +7,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type Publisher, startPublisher } from '../../src/daemon/index.js';
 import { TouchedPartitions } from '../../src/outputs/partition.js';
-import { type Publisher, runSync, startPublisher } from '../../src/sync/index.js';
+import { runSync } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
 import { type Harness, startHarness } from '../helpers/harness.js';

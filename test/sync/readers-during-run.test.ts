@@ -10,8 +10,9 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReconcileLoop } from '../../src/sync/daemon/reconcile-loop.js';
-import { type ProgressEvent, type Publisher, runSync, type SyncOptions, startPublisher } from '../../src/sync/index.js';
+import { type Publisher, startPublisher } from '../../src/daemon/index.js';
+import { ReconcileLoop } from '../../src/daemon/reconcile-loop.js';
+import { type ProgressEvent, runSync, type SyncOptions } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { eventually } from '../capture/daemon-process.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';

@@ -15,9 +15,8 @@ import type { SyncResult } from '../../sync/index.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, checkWarehousePath } from '../context.js';
 import { CliError, errorMessage, UsageError } from '../errors.js';
-import { formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
-import { columnNames } from './query.js';
-import { attachProgress, exitCodeOf, explain, summaryTable } from './sync.js';
+import { columnNames, formatDuration, formatNumber, formatTable, type Row, toJson } from '../output/format.js';
+import { attachProgress, exitCodeOf, explain, summaryTable } from '../run-report.js';
 
 const DEMO_DB = 'evsync-demo.duckdb';
 /** `_evsync.meta` key marking a database the demo built (and may replace). */
@@ -79,10 +78,10 @@ interface DemoReport {
   creditLimit: number;
   answers: { title: string; sql: string; columns: string[]; rows: Row[] }[];
   /** `--webhooks`: a change arriving by webhook. */
-  webhooks?: import('./demo-webhooks.js').WebhookDemo | undefined;
+  webhooks?: import('../demo-webhooks.js').WebhookDemo | undefined;
 }
 
-type WebhookDemoModule = typeof import('./demo-webhooks.js');
+type WebhookDemoModule = typeof import('../demo-webhooks.js');
 
 /** The seeded simulator on a free loopback port, and a client of its first account (its secrets scrubbed). */
 async function startDemoService(ctx: Ctx) {
@@ -173,7 +172,7 @@ async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<numbe
     const tables = await warehouse.tableCounts();
     const creditLimit = client.ledger.snapshot().limit;
     const answers = await answerQuestions(ctx, warehouse);
-    const hooks = flags.webhooks ? await import('./demo-webhooks.js') : null;
+    const hooks = flags.webhooks ? await import('../demo-webhooks.js') : null;
     const webhooks = hooks ? await hooks.demoWebhooks(ctx, sim, warehouse, client, 'core') : undefined;
     const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit, answers, webhooks };
     if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);

@@ -19,7 +19,7 @@ import {
 } from '../options.js';
 import { toJson } from '../output/format.js';
 import { renderPlan } from '../output/plan-text.js';
-import { syncOptionsFrom } from './sync.js';
+import { syncOptionsFrom } from '../sync-options.js';
 
 interface PlanFlags extends SelectionFlags, BudgetFlags {
   backfill?: boolean;

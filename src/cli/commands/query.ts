@@ -7,23 +7,21 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { DAEMON_DEFAULTS } from '../../../schemas/daemon-settings.js';
+import { askDaemon } from '../../daemon/socket.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
-import { askDaemon } from '../daemon.js';
 import { CliError, ExitCode, errorMessage, UsageError } from '../errors.js';
 import { parseFormat, positiveInt } from '../options.js';
-import { formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';
+import { columnNames, formatRows, OUTPUT_FORMATS, type OutputFormat, type Row } from '../output/format.js';
+
+const QUERY_DEFAULTS = DAEMON_DEFAULTS.queries;
 
 interface QueryFlags {
   format?: OutputFormat;
   allowRead?: string[];
   maxRows?: number;
   timeout?: number;
-}
-
-/** Column names of a warehouse result, whether it reports them as names or as `{name, type}`. */
-export function columnNames(columns: readonly (string | { name: string })[]): string[] {
-  return columns.map((c) => (typeof c === 'string' ? c : c.name));
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -79,7 +77,7 @@ async function query(ctx: Ctx, flags: QueryFlags, args: string[]): Promise<numbe
   if (!sql) throw new UsageError('no SQL given: evsync query "select count(*) from registrants"');
   const format: OutputFormat = flags.format ?? (ctx.json ? 'json' : 'table');
   const allowRead = allowedFolders(ctx.io.cwd, flags.allowRead ?? []);
-  // While `evsync serve` holds the database, it runs the query, under the same sandbox (see daemon.ts).
+  // While `evsync serve` holds the database, it runs the query, under the same sandbox (see src/daemon/socket.ts).
   const served = await askDaemon(ctx.config.db, {
     op: 'query',
     sql,
@@ -155,8 +153,8 @@ A result of more than --max-rows rows is refused: "add a LIMIT or an aggregate, 
 with \`evsync export\` (Parquet) instead".
 
 While \`evsync serve\` or \`evsync schedule\` holds the warehouse, the query is answered by it, on a copy made
-for queries (current as of the query): it may run --query-timeout seconds (default 300) and return --query-max-rows
-rows (default 1,000,000) and 64 MB at most; a larger result is refused with the same remedies, naming the
+for queries (current as of the query): it may run --query-timeout seconds (default ${QUERY_DEFAULTS.timeoutMs / 1000}) and return --query-max-rows
+rows (default ${QUERY_DEFAULTS.maxRows.toLocaleString('en-US')}) and ${QUERY_DEFAULTS.maxResultChars / 1048576} MB at most; a larger result is refused with the same remedies, naming the
 daemon's bound when that is the one reached (a smaller --max-rows of yours binds first).
 Interrupting \`evsync query\` (Ctrl-C) cancels the query in the daemon too.
 

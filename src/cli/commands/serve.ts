@@ -7,13 +7,14 @@
  * itself (lock, socket, runs, shutdown) is shared with `schedule`: see daemon-run.ts.
  */
 import type { Command } from 'commander';
+import { DAEMON_DEFAULTS } from '../../../schemas/daemon-settings.js';
 import { type App, action } from '../context.js';
+import { addPublishOptions } from '../daemon-publish.js';
+import { addQueryBoundOptions, type DaemonFlags, runDaemon } from '../daemon-run.js';
 import { addBudgetOptions, addSelectionOptions, parseTimeZoneFlag } from '../options.js';
-import { addPublishOptions } from './daemon-publish.js';
-import { addQueryBoundOptions, type DaemonFlags, runDaemon } from './daemon-run.js';
 
 /** The schedule `serve` polls on when neither --cron nor schedule.cron is given. */
-const DEFAULT_SERVE_CRON = '*/15 * * * *';
+const DEFAULT_SERVE_CRON = DAEMON_DEFAULTS.serveCron;
 
 function hours(value: string): number {
   const n = Number(value);
@@ -25,13 +26,16 @@ export function registerServeCommand(program: Command, app: App): void {
   const cmd = program
     .command('serve')
     .description('the long-running form: webhook receiver and applier, scheduled reconciliation, /healthz, /metrics')
-    .option('--listen <host:port>', 'address to listen on (default 127.0.0.1:8787; TLS belongs to a reverse proxy)')
-    .option('--path <path>', 'path deliveries are POSTed to (default /webhooks)')
+    .option(
+      '--listen <host:port>',
+      `address to listen on (default ${DAEMON_DEFAULTS.webhooks.listen}; TLS belongs to a reverse proxy)`,
+    )
+    .option('--path <path>', `path deliveries are POSTed to (default ${DAEMON_DEFAULTS.webhooks.path})`)
     .option('--cron <expr>', `reconciliation schedule (default schedule.cron, else "${DEFAULT_SERVE_CRON}")`)
     .option('--tz <zone>', 'time zone of the cron expression (default: the local zone)', parseTimeZoneFlag)
     .option(
       '--reconcile-every <hours>',
-      'poll webhook-fed streams at most this often while deliveries are healthy (default 6)',
+      `poll webhook-fed streams at most this often while deliveries are healthy (default ${DAEMON_DEFAULTS.reconcileEveryHours})`,
       hours,
     )
     .option('--no-catch-up', 'do not poll at start for what was missed while stopped (only when nothing changed)');
@@ -44,7 +48,7 @@ export function registerServeCommand(program: Command, app: App): void {
       'after',
       `
 Needs EVSYNC_WEBHOOK_SECRET (a long random string, e.g. \`openssl rand -hex 32\`): every delivery must carry it in
-the X-Evsync-Secret header (webhooks.secretHeader in the config); the database keeps only its hash. Set the service
+the ${DAEMON_DEFAULTS.webhooks.secretHeader} header (webhooks.secretHeader in the config); the database keeps only its hash. Set the service
 up with \`evsync webhooks install --url <public url>\`.
 
 It holds the database for its whole life (a second writer such as \`evsync sync\` is refused, naming it). While it
@@ -55,7 +59,7 @@ missed while it was stopped (every selected stream, past events included; --no-c
 leaves a quarter of each rate-limit window to the ticks and webhook re-reads, and stops at each tick (after its
 pages in flight) for the tick's own polls, then goes on.
 With --parquet-out and --snapshot it keeps Parquet and a read-only DuckDB copy fresh for other tools (every
---publish-every seconds, 60), which cannot open the warehouse while it runs; a local --parquet-out is this
+--publish-every seconds, ${DAEMON_DEFAULTS.publisher.everySeconds}), which cannot open the warehouse while it runs; a local --parquet-out is this
 warehouse's alone (its owner record) and held by the daemon until it stops, and the snapshot may not lie inside it.
 A warehouse of another account is refused at start (exit 2), as \`sync\` refuses it, before anything listens.
 The status page, /status.json and /metrics are on --admin-listen (loopback; another address needs

@@ -82,6 +82,11 @@ export function formatJsonRows(columns: readonly string[], rows: readonly Row[])
   return `${toJson(ordered, 2)}\n`;
 }
 
+/** Column names of a warehouse result, whether it reports them as names or as `{name, type}`. */
+export function columnNames(columns: readonly (string | { name: string })[]): string[] {
+  return columns.map((c) => (typeof c === 'string' ? c : c.name));
+}
+
 export function formatRows(format: OutputFormat, columns: readonly string[], rows: readonly Row[]): string {
   if (format === 'csv') return formatCsv(columns, rows);
   if (format === 'json') return formatJsonRows(columns, rows);

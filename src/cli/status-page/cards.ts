@@ -3,7 +3,7 @@
  * stream, the credit window as the service last reported it (to whom, when; its reset), webhook deliveries pending
  * (and waiting for credits), the last run. Each card's figure carries its value as data for tests and scripts.
  */
-import type { StatusReport } from '../commands/status.js';
+import type { StatusReport } from '../status/document.js';
 import { clock, esc, num, span } from './html.js';
 import { outcomeOf } from './runs-chart.js';
 import { HISTORY_HOURS } from './sections.js';

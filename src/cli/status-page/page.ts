@@ -7,7 +7,7 @@
  */
 import { DEFAULT_RATE_LIMIT, utcText } from '../../../connectors/service.js';
 import { utcMs } from '../../sync/capture/time.js';
-import type { RunInfo, StatusReport } from '../commands/status.js';
+import type { RunInfo, StatusReport } from '../status/document.js';
 import { chartRange, NARROW, NARROW_HOURS, type TimeAxis, timeAxis, WIDE } from './axis.js';
 import { cards, OUTCOME_MARK } from './cards.js';
 import { creditsChart } from './credits-chart.js';

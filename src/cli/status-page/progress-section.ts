@@ -4,7 +4,7 @@
  * read. The warehouse's own sections come back once the run ends and lets go of the file.
  */
 import type { RunProgress } from '../../sync/index.js';
-import type { StatusReport } from '../commands/status.js';
+import type { StatusReport } from '../status/document.js';
 import { esc, num, span } from './html.js';
 
 const clock = (iso: string) => `${iso.slice(11, 16)} UTC`;

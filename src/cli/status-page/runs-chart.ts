@@ -5,7 +5,7 @@
  */
 
 import { utcMs } from '../../sync/capture/time.js';
-import type { RunInfo } from '../commands/status.js';
+import type { RunInfo } from '../status/document.js';
 import { rangeWords, svg, type TimeAxis, timeTicks } from './axis.js';
 import { esc, num, span } from './html.js';
 

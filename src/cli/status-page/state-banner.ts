@@ -3,7 +3,7 @@
  * waiting for the credit window (until when, who), deliveries waiting for credits, failing streams, stale ones (by
  * how much); or "all fresh", said only when it is true.
  */
-import type { StatusReport } from '../commands/status.js';
+import type { StatusReport } from '../status/document.js';
 import { esc, span } from './html.js';
 import type { StateLevel, StatusState } from './state.js';
 

@@ -3,7 +3,7 @@
  * ones that need a look first (failing, stale, unavailable), then the rest by name. At a phone's width each row is
  * a card of label/value pairs on a two-column grid: every value is one element, so it stays whole and aligned.
  */
-import type { StatusReport } from '../commands/status.js';
+import type { StatusReport } from '../status/document.js';
 import { clock, esc, num, span } from './html.js';
 import type { StaleStream } from './state.js';
 import type { StreamHealth, StreamRow } from './streams.js';

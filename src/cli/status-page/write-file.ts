@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { StatusReport } from '../commands/status.js';
+import type { StatusReport } from '../status/document.js';
 import { renderStatusPage } from './page.js';
 
 export function writeStatusPage(path: string, doc: StatusReport): string {

@@ -19,7 +19,6 @@ export {
   type Receiver,
   type ReceiverOptions,
 } from './receiver.js';
-export { type ReconcileOptions, ReconcilePolicy } from './reconcile.js';
 export { secretHashHex } from './secret.js';
 export {
   type CaptureOptions,

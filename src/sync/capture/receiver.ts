@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { makeSecretScrubber, type SecretScrubber } from '../../../normalizer/secrets.js';
+import { DAEMON_DEFAULTS } from '../../../schemas/daemon-settings.js';
 import { registeredSecrets } from '../../api/index.js';
 import type { JournaledDelivery, NewDelivery, Warehouse } from '../../warehouse/index.js';
 import { JournalWriter } from './journal-writer.js';
@@ -27,7 +28,7 @@ export interface ReceiverOptions {
   secret: string;
   /** Header carrying the secret. Default `X-Evsync-Secret`. */
   secretHeader?: string;
-  /** Largest body accepted, in bytes. Default 1 MiB. */
+  /** Largest body accepted, in bytes (default DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
   metrics?: CaptureMetrics;
   log?: (level: 'debug' | 'warn', message: string) => void;
@@ -35,8 +36,8 @@ export interface ReceiverOptions {
   onJournaled?: (delivery: JournaledDelivery) => void;
 }
 
-export const DEFAULT_SECRET_HEADER = 'X-Evsync-Secret';
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_SECRET_HEADER = DAEMON_DEFAULTS.webhooks.secretHeader;
+export const DEFAULT_MAX_BODY_BYTES = DAEMON_DEFAULTS.webhooks.maxBodyBytes;
 
 export interface Receiver {
   /** Handles one delivery request (any path: the caller routes). */

@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { StreamOverride } from '../../../connectors/index.js';
+import { DAEMON_DEFAULTS } from '../../../schemas/daemon-settings.js';
 import type { ApiClient } from '../../api/index.js';
 import type { JournaledDelivery, Partition, Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
@@ -59,8 +60,8 @@ export interface RunningCapture {
   close(): Promise<void>;
 }
 
-export const DEFAULT_LISTEN = '127.0.0.1:8787';
-export const DEFAULT_PATH = '/webhooks';
+export const DEFAULT_LISTEN = DAEMON_DEFAULTS.webhooks.listen;
+export const DEFAULT_PATH = DAEMON_DEFAULTS.webhooks.path;
 
 /** `host:port`, `[::1]:port` or `:port` (all interfaces are never implied: the host is loopback unless given). */
 export function parseListen(text: string): { host: string; port: number } {

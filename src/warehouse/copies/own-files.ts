@@ -22,7 +22,7 @@ export function queryCopyPathOf(db: string): string {
   return `${db}.query-copy`;
 }
 
-/** The daemon's socket, when the path is short enough for one (src/cli/daemon.ts falls back to the temp folder). */
+/** The daemon's socket, when the path is short enough for one (src/daemon/socket.ts falls back to the temp folder). */
 export function socketPathBeside(db: string): string {
   return `${db}.sock`;
 }

@@ -1,6 +1,6 @@
 /**
  * A second connection to an open warehouse, for work that must not wait behind the warehouse's own queue and must
- * not hold it up: the daemon's publisher (src/sync/publisher.ts) exports Parquet and writes the snapshot here while
+ * not hold it up: the daemon's publisher (src/daemon/publisher.ts) exports Parquet and writes the snapshot here while
  * the applier keeps writing through the warehouse. Both connections share the process's one DuckDB instance on the
  * file, so the side reads committed data at a consistent point in time (DuckDB's MVCC) without blocking writers.
  *

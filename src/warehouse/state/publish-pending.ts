@@ -1,5 +1,5 @@
 /**
- * What the daemon's publisher still owes its readers (src/sync/publisher.ts): the partitions changes touched since
+ * What the daemon's publisher still owes its readers (src/daemon/publisher.ts): the partitions changes touched since
  * the last publish that completed. Written before a publish starts and removed once it is done, so a daemon killed
  * during a publish (or before it) finishes or redoes it at its next start.
  *

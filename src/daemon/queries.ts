@@ -14,7 +14,7 @@
  */
 
 import { rmSync } from 'node:fs';
-import { systemNow } from '../../../schemas/clock.js';
+import { systemNow } from '../../schemas/clock.js';
 import {
   type JsonQueryResult,
   QueryCancelledError,
@@ -22,7 +22,7 @@ import {
   removeQueryCopyLeftovers,
   statementRefusal,
   type Warehouse,
-} from '../../warehouse/index.js';
+} from '../warehouse/index.js';
 import { QueryPool } from './query-pool.js';
 import {
   DEFAULT_QUERY_BOUNDS,

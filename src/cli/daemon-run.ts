@@ -1,41 +1,37 @@
 /**
  * The one daemon behind `evsync serve` and `evsync schedule` (schedule is serve without the webhook receiver): one
- * lifecycle for both.
+ * lifecycle for both, composed from a command's context out of the daemon's parts (src/daemon: the reconcile loop,
+ * heartbeat, socket, queries, admin server, publisher) and the command line's own (the scheduler, the status
+ * document and page, the publish flags). The commands themselves only declare their flags and call `runDaemon`.
  * - It opens the warehouse for writing once and holds it, and so DuckDB's lock, until it exits: no `query`,
  *   `status` or other reader acting through it can make it let go, and a second writer (`sync`, `export`,
  *   `backfill`, another daemon) is refused naming this process.
  * - Readers are never blocked: `status` and `query` from another shell are answered through its socket; queries run
- *   on a copy of the warehouse, on an instance of their own, bounded and cancellable (sync/daemon/queries.ts).
- * - The scheduled runs follow the library's protocol (sync/daemon/reconcile-loop.ts): the catch-up at start, the
+ *   on a copy of the warehouse, on an instance of their own, bounded and cancellable (src/daemon/queries.ts).
+ * - The scheduled runs follow the library's protocol (src/daemon/reconcile-loop.ts): the catch-up at start, the
  *   webhook-fed streams when due, the same engine and rules as `sync`.
  * - Its heartbeat in the warehouse says, at the next start, how long nothing listened.
- * - SIGINT/SIGTERM stop it in order: deliveries refused (503, the service retries), queries cancelled, the run in
- *   flight finishes its page and saves state, then the database closes. Exit 0, or 3 when a run was cut short.
+ * - SIGINT/SIGTERM stop it in order (src/daemon/lifecycle.ts): deliveries refused (503, the service retries),
+ *   queries cancelled, the run in flight finishes its page and saves state, then the database closes. Exit 0, or 3
+ *   when a run was cut short.
  */
 import type { Command } from 'commander';
-import { ENGINE_DEFAULTS } from '../../../schemas/engine-options.js';
-import type { ApiClient } from '../../api/index.js';
-import type { RunningCapture } from '../../sync/capture/index.js';
-import type { CreditRecorder } from '../../sync/credit-recorder.js';
-import type { Heartbeat } from '../../sync/daemon/heartbeat.js';
-import type { QueryService } from '../../sync/daemon/queries.js';
-import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../../sync/daemon/query-settings.js';
-import type { ReconcileLoop } from '../../sync/daemon/reconcile-loop.js';
-import type { SyncOptions } from '../../sync/index.js';
-import { queryCopyPathOf } from '../../warehouse/copies/own-files.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import { type AdminServer, adminSettings, startAdminServer } from '../admin-server.js';
-import { type Ctx, connection, createClient, openWarehouse, stopSignal } from '../context.js';
-import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
-import { ExitCode, errorMessage } from '../errors.js';
-import { nonNegativeInt, positiveInt } from '../options.js';
-import { formatDuration, toJson } from '../output/format.js';
-import type { Logger } from '../output/logger.js';
-import { holderName } from '../socket-protocol.js';
-import { liveReading, recordedReading, type WindowReading } from '../status-page/sections.js';
-import { type Cadence, waitingState } from '../status-page/state.js';
-import { type WebhookSettings, webhookSecret, webhookSettings } from '../webhook-settings.js';
-import { creditMetricsText } from './credit-metrics.js';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
+import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
+import type { ApiClient } from '../api/index.js';
+import type { Heartbeat } from '../daemon/heartbeat.js';
+import { type DaemonParts, noParts, shutdown, startReceiver, untilAborted } from '../daemon/lifecycle.js';
+import type { QueryService } from '../daemon/queries.js';
+import { queryMetricsText } from '../daemon/query-metrics.js';
+import { DEFAULT_QUERY_BOUNDS, DEFAULT_QUERY_QUEUE, DEFAULT_QUERY_WORKERS } from '../daemon/query-settings.js';
+import type { ReconcileLoop } from '../daemon/reconcile-loop.js';
+import { type DaemonSocket, startDaemonSocket } from '../daemon/socket.js';
+import { holderName } from '../daemon/socket-protocol.js';
+import type { SyncOptions } from '../sync/index.js';
+import { queryCopyPathOf } from '../warehouse/copies/own-files.js';
+import type { Warehouse } from '../warehouse/index.js';
+import { ADMIN_TOKEN_ENV, adminSettings, startAdminServer } from './admin-server.js';
+import { type Ctx, connection, createClient, openWarehouse, stopSignal } from './context.js';
 import {
   checkPublishFlags,
   type DaemonPublisher,
@@ -44,10 +40,19 @@ import {
   publishMetricsText,
   startDaemonPublisher,
 } from './daemon-publish.js';
-import { type ScheduleFlags, type Scheduler, startScheduler } from './schedule.js';
-import { type DaemonStatus, type LiveStatus, type StatusReport, statusDocument } from './status.js';
-import { recordCadence } from './status-cadence.js';
-import { type RateLimitWait, syncOptionsFrom, waitLine } from './sync.js';
+import { ExitCode, errorMessage } from './errors.js';
+import { nonNegativeInt, positiveInt } from './options.js';
+import { formatDuration, toJson } from './output/format.js';
+import type { Logger } from './output/logger.js';
+import { type RateLimitWait, waitLine } from './run-report.js';
+import { type ScheduleFlags, scheduleRuns } from './scheduler.js';
+import { recordCadence } from './status/cadence.js';
+import { type DaemonStatus, type LiveStatus, type StatusReport, statusDocument } from './status/document.js';
+import { creditMetricsText } from './status-page/credit-metrics.js';
+import { liveReading, recordedReading, type WindowReading } from './status-page/sections.js';
+import { type Cadence, waitingState } from './status-page/state.js';
+import { syncOptionsFrom } from './sync-options.js';
+import { type WebhookSettings, webhookSecret, webhookSettings } from './webhook-settings.js';
 
 export interface DaemonFlags extends ScheduleFlags, PublishFlags {
   listen?: string;
@@ -73,7 +78,7 @@ export function addQueryBoundOptions(cmd: Command): void {
   cmd
     .option(
       '--admin-listen <host:port|off>',
-      'the status page, /status.json and /metrics (default 127.0.0.1:8788; another address needs EVSYNC_ADMIN_TOKEN)',
+      `the status page, /status.json and /metrics (default ${DAEMON_DEFAULTS.adminListen}; another address needs ${ADMIN_TOKEN_ENV})`,
     )
     .option(
       '--query-timeout <seconds>',
@@ -97,39 +102,10 @@ export function addQueryBoundOptions(cmd: Command): void {
     );
 }
 
-/** Everything the daemon holds open, each null until opened: `shutdown` closes what was. */
-interface Held {
-  warehouse: Warehouse | null;
-  client: ApiClient | null;
-  stopWaitLog: (() => void) | null;
-  capture: RunningCapture | null;
-  publisher: DaemonPublisher | null;
-  queries: QueryService | null;
-  socket: DaemonSocket | null;
-  admin: AdminServer | null;
-  heartbeat: Heartbeat | null;
-  scheduler: Scheduler | null;
-  /** Records the credit window as answers come, for every run and between them (the applier's re-reads). */
-  credits: CreditRecorder | null;
-  /** The schedule freshness is judged against (known once the scheduler started). */
+/** What the daemon holds (src/daemon/lifecycle.ts), and the schedule freshness is judged against. */
+interface Held extends DaemonParts<DaemonPublisher> {
+  /** Known once the scheduler started. */
   cadence: Cadence | null;
-}
-
-function emptyHeld(): Held {
-  return {
-    warehouse: null,
-    client: null,
-    stopWaitLog: null,
-    capture: null,
-    publisher: null,
-    queries: null,
-    socket: null,
-    admin: null,
-    heartbeat: null,
-    scheduler: null,
-    credits: null,
-    cadence: null,
-  };
 }
 
 /** Says where the daemon listens (and, with --json, as one line a supervisor can read). */
@@ -211,7 +187,7 @@ function daemonStatus(ctx: Ctx, kind: DaemonKind, held: Held, loop: ReconcileLoo
 
 /** `/metrics`: change capture's (serve), the credit window (as the page shows it), the publisher's, the queries. */
 async function metricsText(ctx: Ctx, kind: DaemonKind, held: Held): Promise<string> {
-  const { captureMetricsText } = await import('../../sync/capture/server.js');
+  const { captureMetricsText } = await import('../sync/capture/server.js');
   const waiting = waitingState(held.client?.ledger.waiting() ?? null, holderName(kind.name, process.pid), ctx.now());
   const parts = [
     held.capture ? await captureMetricsText(held.capture, held.warehouse as Warehouse) : '',
@@ -222,22 +198,6 @@ async function metricsText(ctx: Ctx, kind: DaemonKind, held: Held): Promise<stri
   return parts.join('');
 }
 
-/** The queries through the daemon as Prometheus gauges. */
-function queryMetricsText(queries: QueryService | null): string {
-  const load = queries?.load ?? { running: 0, waiting: 0, processes: 0 };
-  const gauge = (name: string, help: string, value: number) =>
-    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${value}\n`;
-  return [
-    gauge(
-      'evsync_queries_running',
-      'Queries through the daemon, running or waiting for a worker.',
-      queries?.active ?? 0,
-    ),
-    gauge('evsync_queries_waiting', 'Queries through the daemon waiting for a worker process.', load.waiting),
-    gauge('evsync_query_workers', 'Query worker processes alive.', load.processes),
-  ].join('');
-}
-
 /** The socket's answers: status from the warehouse the daemon holds, queries through the bounded query service. */
 function startSocket(ctx: Ctx, status: (runs: number) => Promise<StatusReport>, queries: QueryService) {
   return startDaemonSocket(ctx.config.db, async (request, clientGone) =>
@@ -245,70 +205,8 @@ function startSocket(ctx: Ctx, status: (runs: number) => Promise<StatusReport>, 
   );
 }
 
-/**
- * Closes what the daemon opened, in the order that loses nothing: deliveries first (503: the service retries them),
- * queries (cancelled), the run in flight (it saves its state), then the database.
- */
-async function shutdown(held: Held, log: Logger): Promise<{ runs: number; skipped: number } | null | undefined> {
-  held.capture?.receiver.close();
-  await held.admin?.close().catch(() => undefined);
-  await held.queries?.close().catch(() => undefined);
-  const summary = await held.scheduler?.stop().catch(() => null);
-  await held.capture?.close().catch((err: unknown) => log.warn(`closing the receiver: ${errorMessage(err)}`));
-  // Publishing stops once nothing writes any more: what it still owes is recorded and published at the next start.
-  await held.publisher?.stop().catch((err: unknown) => log.warn(`stopping the publisher: ${errorMessage(err)}`));
-  await held.heartbeat?.stop();
-  // What the last answers said, written before the database closes.
-  await held.credits?.close();
-  await held.socket?.close().catch(() => undefined);
-  held.stopWaitLog?.();
-  await held.client?.close().catch(() => undefined);
-  await held.warehouse?.close().catch(() => undefined);
-  return summary;
-}
-
-function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-async function startReceiver(
-  ctx: Ctx,
-  w: Warehouse,
-  c: ApiClient,
-  options: SyncOptions,
-  captured: readonly string[],
-  settings: WebhookSettings,
-  secret: string,
-  publisher: DaemonPublisher | null,
-): Promise<RunningCapture> {
-  const { startCapture } = await import('../../sync/capture/index.js');
-  return startCapture({
-    warehouse: w,
-    client: c,
-    secret,
-    streams: captured,
-    filters: options,
-    ...(options.overrides ? { overrides: options.overrides } : {}),
-    ...(options.recordTimezone ? { recordTimezone: options.recordTimezone } : {}),
-    listen: settings.listen,
-    path: settings.path,
-    secretHeader: settings.secretHeader,
-    maxBodyBytes: settings.maxBodyBytes,
-    log: (level, message) => ctx.log[level](message),
-    ...(publisher ? { onTouched: publisher.touched } : {}),
-  });
-}
-
-/**
- * DuckDB's memory for a daemon that publishes: a publish (Parquet of the touched partitions, the snapshot's tables)
- * runs beside the applier and the runs on the same instance, and under the one-shot commands' 160 MB it failed with
- * "Out of Memory ... failed to pin block" on `medium` (the reader-freshness bench, 2 of 4 publishes). The limit is a
- * cap, not an allocation: memory is taken only while a publish needs it.
- */
-const PUBLISHING_MEMORY_LIMIT = '400MB';
+/** DuckDB's memory for a daemon that publishes (why: schemas/daemon-settings.ts). */
+const PUBLISHING_MEMORY_LIMIT = DAEMON_DEFAULTS.publisher.memoryLimit;
 
 function publishing(flags: DaemonFlags): boolean {
   return flags.parquetOut !== undefined || flags.snapshot !== undefined;
@@ -364,7 +262,7 @@ async function openCore(
   setup: DaemonSetup,
   held: Held,
 ): Promise<ReconcileLoop> {
-  const { ReconcileLoop } = await import('../../sync/daemon/reconcile-loop.js');
+  const { ReconcileLoop } = await import('../daemon/reconcile-loop.js');
   const warehouse = await openWarehouse(
     ctx,
     publishing(flags) ? { memoryLimit: PUBLISHING_MEMORY_LIMIT, publishing: true } : {},
@@ -374,10 +272,10 @@ async function openCore(
   held.client = client;
   // As `sync` refuses it, before anything listens: a daemon on another account's warehouse would take deliveries it
   // cannot apply and fail every reconcile of its life. No call is made (exit 2).
-  const { checkAccount } = await import('../../sync/account.js');
+  const { checkAccount } = await import('../sync/account.js');
   await checkAccount(client, warehouse, { bind: false });
   held.stopWaitLog = logWaits(client, ctx.log);
-  const { CreditRecorder, DAEMON_CREDIT_LABEL } = await import('../../sync/credit-recorder.js');
+  const { CreditRecorder, DAEMON_CREDIT_LABEL } = await import('../sync/credit-recorder.js');
   held.credits = new CreditRecorder({
     ledger: client.ledger,
     warehouse,
@@ -400,16 +298,16 @@ async function openCore(
   });
   if (setup.receiving) {
     const publisher = held.publisher;
-    held.capture = await startReceiver(
-      ctx,
+    held.capture = await startReceiver({
       warehouse,
       client,
       options,
-      loop.policy.captured,
+      captured: loop.policy.captured,
       settings,
-      setup.secret,
+      secret: setup.secret,
       publisher,
-    );
+      log: (level, message) => ctx.log[level](message),
+    });
     loop.attach(held.capture);
   }
   return loop;
@@ -417,7 +315,7 @@ async function openCore(
 
 /** The readers' way in: the bounded query service and the socket that answers status and query. */
 async function openReaders(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind, held: Held, loop: ReconcileLoop) {
-  const { QueryService } = await import('../../sync/daemon/queries.js');
+  const { QueryService } = await import('../daemon/queries.js');
   const warehouse = held.warehouse as Warehouse;
   held.queries = new QueryService({
     warehouse,
@@ -456,7 +354,7 @@ async function sayCatchUpCost(ctx: Ctx, setup: DaemonSetup, held: Held, loop: Re
   const planned = loop.plan();
   if (!planned) return;
   try {
-    const { estimateCatchUp, estimateLine } = await import('../../sync/daemon/catch-up-estimate.js');
+    const { estimateCatchUp, estimateLine } = await import('../daemon/catch-up-estimate.js');
     const options = { ...setup.options, ...planned };
     ctx.log.info(estimateLine(await estimateCatchUp(held.client as ApiClient, held.warehouse as Warehouse, options)));
   } catch (err) {
@@ -475,7 +373,7 @@ async function startRuns(
   loop: ReconcileLoop,
   run: { state: RunState; signal: AbortSignal },
 ): Promise<void> {
-  const { Heartbeat } = await import('../../sync/daemon/heartbeat.js');
+  const { Heartbeat } = await import('../daemon/heartbeat.js');
   const warehouse = held.warehouse as Warehouse;
   held.heartbeat = await Heartbeat.start(warehouse, {
     now: ctx.now,
@@ -485,7 +383,7 @@ async function startRuns(
   reportSilence(ctx.log, held.heartbeat, setup.catchUp);
   if (loop.pending) await sayCatchUpCost(ctx, setup, held, loop);
   announce(ctx, kind, held, loop);
-  held.scheduler = await startScheduler(
+  held.scheduler = await scheduleRuns(
     ctx,
     { ...flags, runNow: setup.catchUp || flags.runNow === true },
     run.signal,
@@ -528,7 +426,7 @@ export async function runDaemon(ctx: Ctx, flags: DaemonFlags, kind: DaemonKind):
   const stop = stopSignal(ctx, (why) =>
     ctx.log.warn(`${why}: stopping${state.busy ? ' after the page in flight (state is saved)' : ''}…`),
   );
-  const held = emptyHeld();
+  const held: Held = { ...noParts(), cadence: null };
   try {
     const loop = await openCore(ctx, flags, kind, setup, held);
     await openReaders(ctx, flags, kind, held, loop);

@@ -5,11 +5,11 @@
  * the warehouse a moment later, with the credits that cost (none: the delivery carries the whole record).
  */
 import { randomBytes } from 'node:crypto';
-import type { ApiClient } from '../../api/index.js';
-import type { Simulator } from '../../simulator/index.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import type { Ctx } from '../context.js';
-import { formatDuration } from '../output/format.js';
+import type { ApiClient } from '../api/index.js';
+import type { Simulator } from '../simulator/index.js';
+import type { Warehouse } from '../warehouse/index.js';
+import type { Ctx } from './context.js';
+import { formatDuration } from './output/format.js';
 
 export interface WebhookDemo {
   registrant: number;
@@ -28,8 +28,8 @@ export async function demoWebhooks(
   client: ApiClient,
   streams: string,
 ): Promise<WebhookDemo> {
-  const { capturedObjects, installWebhooks, startCapture } = await import('../../sync/capture/index.js');
-  const { selectStreams } = await import('../../../connectors/index.js');
+  const { capturedObjects, installWebhooks, startCapture } = await import('../sync/capture/index.js');
+  const { selectStreams } = await import('../../connectors/index.js');
   const captured = selectStreams(streams).filter((s) => s.webhook);
   // A secret made for this run only; it goes to the simulator's webhook group and nowhere else.
   const secret = randomBytes(24).toString('hex');

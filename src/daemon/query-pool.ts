@@ -4,7 +4,7 @@
  * while every worker is busy; it leaves the line when its signal aborts (its time limit, its client gone), so a
  * queued query can time out. How many may wait is the caller's bound (QueryService admits them).
  */
-import type { JsonQueryResult } from '../../warehouse/index.js';
+import type { JsonQueryResult } from '../warehouse/index.js';
 import type { WorkerQuery } from './query-protocol.js';
 import { QueryWorkerProcess } from './query-worker-process.js';
 

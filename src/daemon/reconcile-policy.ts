@@ -5,9 +5,9 @@
  * is skipped: it would cost credits for nothing.
  */
 
-import { selectStreams } from '../../../connectors/index.js';
-import { systemNow } from '../../../schemas/clock.js';
-import { isCaptured } from './objects.js';
+import { selectStreams } from '../../connectors/index.js';
+import { systemNow } from '../../schemas/clock.js';
+import { isCaptured } from '../sync/capture/objects.js';
 
 export interface ReconcileOptions {
   /** The selection (`core`, `all`, or a comma list). */

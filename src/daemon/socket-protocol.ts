@@ -1,5 +1,5 @@
 /**
- * The messages on the warehouse's socket (daemon.ts carries them), in one place for every side: the clients
+ * The messages on the warehouse's socket (socket.ts carries them), in one place for every side: the clients
  * (`status`, `query`), the daemon that answers both, and a one-shot run that answers `status` only.
  *
  * One request per connection, one JSON line each way: `{"op":"status","runs":10}` or
@@ -8,7 +8,7 @@
  */
 
 /** A request: a status document (`runs` recent runs in it), or a query as the query service takes it. */
-import type { DaemonQuery } from '../sync/daemon/queries.js';
+import type { DaemonQuery } from './queries.js';
 
 export type DaemonRequest = { op: 'status'; runs: number } | ({ op: 'query' } & DaemonQuery);
 

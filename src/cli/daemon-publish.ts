@@ -1,20 +1,21 @@
 /**
  * What the daemon (`serve`, `schedule`) publishes for readers while it holds the warehouse: `--parquet-out` (a
  * folder or the lake) and `--snapshot` (a read-only DuckDB copy any DuckDB client opens), refreshed every
- * `--publish-every` seconds with what changed (src/sync/publisher.ts). The applier's writes are told to the
+ * `--publish-every` seconds with what changed (src/daemon/publisher.ts). The applier's writes are told to the
  * publisher once committed; a run's are told by the warehouse as they are merged (each work item's pages when the
  * item completes, the daemon's runs merging item by item) or marked deleted, so a long run reaches readers as it goes.
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { ApiClient } from '../../api/index.js';
-import type { Output } from '../../outputs/output.js';
-import type { Partition } from '../../outputs/partition.js';
-import type { Publisher, PublishStats } from '../../sync/publisher.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import type { Ctx } from '../context.js';
-import { UsageError } from '../errors.js';
-import { readOutputFlags } from '../output-paths.js';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
+import type { ApiClient } from '../api/index.js';
+import type { Publisher, PublishStats } from '../daemon/publisher.js';
+import type { Output } from '../outputs/output.js';
+import type { Partition } from '../outputs/partition.js';
+import type { Warehouse } from '../warehouse/index.js';
+import type { Ctx } from './context.js';
+import { UsageError } from './errors.js';
+import { readOutputFlags } from './output-paths.js';
 
 export interface PublishFlags {
   parquetOut?: string;
@@ -23,7 +24,7 @@ export interface PublishFlags {
 }
 
 /** Default cadence: a minute, so a burst of deliveries makes one publish, not one per delivery. */
-const DEFAULT_PUBLISH_EVERY_SECONDS = 60;
+const DEFAULT_PUBLISH_EVERY_SECONDS = DAEMON_DEFAULTS.publisher.everySeconds;
 
 function seconds(value: string): number {
   const n = Number(value);
@@ -121,7 +122,7 @@ export async function startDaemonPublisher(
 ): Promise<DaemonPublisher | null> {
   const { output, snapshot, everyMs } = targets;
   if (output === null && snapshot === null) return null;
-  const { startPublisher } = await import('../../sync/publisher.js');
+  const { startPublisher } = await import('../daemon/publisher.js');
   const writer = output === null ? null : await output.hold(warehouse, { command, client }, everyMs);
   let publisher: Publisher;
   try {

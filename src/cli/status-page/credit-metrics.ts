@@ -3,8 +3,8 @@
  * `/status.json` show: the daemon's client's latest answer, else the newest reading recorded here. One source, so
  * the three never disagree on what is left.
  */
-import type { WindowReading } from '../status-page/sections.js';
-import type { WaitingState } from '../status-page/state.js';
+import type { WindowReading } from './sections.js';
+import type { WaitingState } from './state.js';
 
 const utcSeconds = (text: string) => Date.parse(`${text.replace(' ', 'T')}Z`) / 1000;
 

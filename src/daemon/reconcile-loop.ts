@@ -15,29 +15,14 @@
  * own names are handed to the engine).
  */
 
-import { utcText } from '../../../connectors/service.js';
-import { systemNow } from '../../../schemas/clock.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import type { RunningCapture } from '../capture/index.js';
-import { ReconcilePolicy } from '../capture/reconcile.js';
-import { resolveSelection } from '../selection.js';
-import type { SyncOptions, SyncResult } from '../types.js';
-
-/** `_evsync.meta` key: when a catch-up started that has not completed yet (absent when none is pending). */
-export const CATCH_UP_MARK = 'daemon_catch_up_pending_since';
-
-/** What the catch-up's slices are recorded as (`_evsync.runs.kind`): each resumes the last, whatever ran between. */
-export const CATCH_UP_KIND = 'catch-up';
-
-/**
- * The share of each window the catch-up leaves to everything else (the ticks' runs, webhook re-reads), of the limit
- * the service reports. A quarter: at the real limit (2,000 credits per 10 minutes) 500 credits, 50 list calls a
- * window: a tick of up to 50 scopes, or re-reads of some 3,000 changes (about 150 credits per 1,000). A bigger tick
- * (a `core` tick on `medium` polls 66 scopes) gets the quarter at once and the rest when the window resets. The
- * price is time, not credits: a catch-up that waits for windows gets three quarters of each, less what the ticks
- * take beyond the quarter (measured on `medium`: bench/results/catch-up-value-core.json).
- */
-export const CATCH_UP_LEAVES = 0.25;
+import { utcText } from '../../connectors/service.js';
+import { systemNow } from '../../schemas/clock.js';
+import type { RunningCapture } from '../sync/capture/index.js';
+import { resolveSelection } from '../sync/selection.js';
+import type { SyncOptions, SyncResult } from '../sync/types.js';
+import type { Warehouse } from '../warehouse/index.js';
+import { CATCH_UP_KIND, CATCH_UP_LEAVES, CatchUp } from './catch-up.js';
+import { ReconcilePolicy } from './reconcile-policy.js';
 
 export interface ReconcileLoopOptions {
   warehouse: Warehouse;
@@ -59,26 +44,22 @@ export class ReconcileLoop {
   readonly policy: ReconcilePolicy;
   private readonly named: string[];
   private readonly now: () => number;
-  /** A catch-up is pending (polled with past events included) until a run of it completes. */
-  private catchingUp: boolean;
-  /** Since when nothing listened (the previous daemon's last heartbeat), or null when no daemon ran here before. */
-  private silentSince: number | null = null;
+  /** The catch-up owed (polled with past events included) until a run of it completes: its one owner. */
+  readonly catchUp: CatchUp;
   /** The running receiver and applier (null until attached, and always without webhooks). */
   private capture: RunningCapture | null = null;
-  /** A slice of the catch-up ran in this process: from now on each tick polls its own streams first. */
-  private sliced = false;
 
   constructor(private readonly o: ReconcileLoopOptions) {
+    this.now = o.now ?? systemNow;
+    this.catchUp = new CatchUp(o.warehouse, o.catchUp, this.now);
     this.policy = new ReconcilePolicy({
       streams: o.streams,
       everyHours: o.everyHours,
-      catchUp: o.catchUp,
+      catchUp: this.catchUp.wanted,
       webhooks: o.webhooks,
       now: o.now,
     });
     this.named = [...resolveSelection(o.streams, { customFields: false }).named];
-    this.now = o.now ?? systemNow;
-    this.catchingUp = o.catchUp;
   }
 
   /** The receiver and applier started for the webhook-fed streams (`policy.captured`). */
@@ -91,16 +72,10 @@ export class ReconcileLoop {
    * pending (a daemon killed before it completes owes it again) and since when nothing listened.
    */
   async start(lastHeartbeat: Date | null): Promise<void> {
-    const pending = await this.o.warehouse.marks.get(CATCH_UP_MARK);
+    const pending = await this.catchUp.start(lastHeartbeat);
     if (pending) {
-      this.catchingUp = true;
       this.o.log('info', `a catch-up pending since ${pending} goes on: every event is polled, past ones included`);
-    } else if (this.catchingUp) await this.o.warehouse.marks.set(CATCH_UP_MARK, new Date(this.now()).toISOString());
-    // Deliveries may have been lost from the earliest of the two on (a catch-up owed since then covers it too).
-    const times = [lastHeartbeat?.getTime(), pending ? Date.parse(pending) : undefined].filter(
-      (t): t is number => t !== undefined && Number.isFinite(t),
-    );
-    this.silentSince = times.length ? Math.min(...times) : null;
+    }
   }
 
   /**
@@ -119,7 +94,7 @@ export class ReconcileLoop {
 
   /** Whether a catch-up is still owed. */
   get pending(): boolean {
-    return this.catchingUp;
+    return this.catchUp.pending;
   }
 
   /** Options of the next run over the daemon's own, or null to skip it (no credit spent for nothing). */
@@ -127,7 +102,7 @@ export class ReconcileLoop {
     const unhealthy = (this.capture?.applier.failuresSinceReconcile ?? 0) > 0;
     // A catch-up names the webhook-fed streams first: the silence left them furthest behind (the polled ones are as
     // stale as between two ticks), and its groups of events take their streams in this order (run.ts, owedGroup).
-    const list = this.catchingUp ? [...this.policy.captured, ...this.policy.polled] : this.policy.next(unhealthy);
+    const list = this.pending ? [...this.policy.captured, ...this.policy.polled] : this.policy.next(unhealthy);
     if (list === null || list.length === 0) {
       this.o.log('debug', 'reconcile skipped: every selected stream is fed by webhooks, none due');
       return null;
@@ -137,7 +112,7 @@ export class ReconcileLoop {
       namedStreams: this.named,
       // Each completed item reaches the tables (and the daemon's readers) at once, not at the end of a long run.
       mergeEachItem: true,
-      ...(this.catchingUp ? this.catchUpOptions() : {}),
+      ...(this.pending ? this.catchUpOptions() : {}),
     };
   }
 
@@ -150,10 +125,10 @@ export class ReconcileLoop {
    */
   tick(): Partial<SyncOptions>[] {
     const run = this.plan();
-    if (run === null || !this.catchingUp) return run === null ? [] : [run];
+    if (run === null || !this.pending) return run === null ? [] : [run];
     const slice = { ...run, runKind: CATCH_UP_KIND, lane: { name: 'the catch-up', leaveShare: CATCH_UP_LEAVES } };
     const polled = this.policy.polled;
-    if (!this.sliced || polled.length === 0) return [slice];
+    if (!this.catchUp.hasSliced || polled.length === 0) return [slice];
     this.o.log('info', `tick during the catch-up: ${polled.join(', ')} polled first, then the catch-up goes on`);
     return [{ streams: polled.join(','), namedStreams: this.named, mergeEachItem: true }, slice];
   }
@@ -169,7 +144,7 @@ export class ReconcileLoop {
    * pass.
    */
   private catchUpOptions(): Partial<SyncOptions> {
-    if (this.silentSince === null) return { pastEventPollHours: 0 };
+    if (!this.catchUp.afterSilence) return { pastEventPollHours: 0 };
     return { pastEventPollHours: 0, deletes: 'due', deleteChecks: this.policy.captured };
   }
 
@@ -183,19 +158,18 @@ export class ReconcileLoop {
     const capture = this.capture;
     const polledCaptured = this.policy.captured.filter((name) => result.streams[name]);
     // A tick's run between two slices is not the catch-up: its end neither completes the catch-up nor owes it.
-    const slice = planned ? planned.runKind === CATCH_UP_KIND : this.catchingUp;
-    this.sliced ||= slice;
+    const slice = planned ? planned.runKind === CATCH_UP_KIND : this.pending;
+    this.catchUp.ran(slice);
     if (result.status === 'done') {
       if (polledCaptured.length > 0 || this.policy.captured.length === 0) {
         this.policy.reconciled(startedAt.getTime());
         if (capture) capture.applier.failuresSinceReconcile = 0;
       }
-      if (this.catchingUp && slice) {
-        this.catchingUp = false;
-        await warehouse.marks.set(CATCH_UP_MARK, '');
+      if (this.pending && slice) {
+        await this.catchUp.complete();
         this.o.log('info', 'catch-up complete: every selected stream was polled, past events included');
       }
-    } else if (this.catchingUp && slice) this.notComplete(result, planned);
+    } else if (this.pending && slice) this.notComplete(result, planned);
     if (!capture) return;
     capture.metrics.runs.add({ status: result.status });
     capture.metrics.credits.add({ by: 'reconcile' }, result.credits.total);

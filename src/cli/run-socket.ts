@@ -1,22 +1,21 @@
 /**
  * While a one-shot `sync` or `backfill` holds the warehouse, `evsync status` from another shell is answered by it,
- * on the socket a daemon listens on (daemon.ts), instead of being refused as "in use": the run's progress (items,
+ * on the socket a daemon listens on (daemon/socket.ts), instead of being refused as "in use": the run's progress (items,
  * streams, events), the credits it spent and the window as the service last reported it, and when it should end.
  * From what the run knows alone (its progress events and its client's ledger): no second DuckDB instance opens the
  * file (closing one drops the run's lock: see warehouse/query-copy.ts), no query runs beside the run's writes, no
  * API call is made. A query is refused, saying why and what to do instead.
  */
-
-import { utcText } from '../../../connectors/service.js';
-import type { ApiClient } from '../../api/index.js';
-import type { RunProgress, RunProgressTracker, SyncMode } from '../../sync/index.js';
-import type { Ctx } from '../context.js';
-import { type DaemonSocket, startDaemonSocket } from '../daemon.js';
-import { errorMessage } from '../errors.js';
-import { holderName, oneShotQueryRefusal } from '../socket-protocol.js';
-import { creditsSection, liveReading } from '../status-page/sections.js';
-import { runState, waitingState } from '../status-page/state.js';
-import type { RunInfo, StatusReport } from './status.js';
+import { utcText } from '../../connectors/service.js';
+import type { ApiClient } from '../api/index.js';
+import { type DaemonSocket, startDaemonSocket } from '../daemon/socket.js';
+import { holderName, oneShotQueryRefusal } from '../daemon/socket-protocol.js';
+import type { RunProgress, RunProgressTracker, SyncMode } from '../sync/index.js';
+import type { Ctx } from './context.js';
+import { errorMessage } from './errors.js';
+import type { RunInfo, StatusReport } from './status/document.js';
+import { creditsSection, liveReading } from './status-page/sections.js';
+import { runState, waitingState } from './status-page/state.js';
 
 interface RunStatusInputs {
   db: string;

@@ -13,7 +13,7 @@ import {
   QueryCancelledError,
   QueryRefusedError,
   QueryTooLargeError,
-} from '../../warehouse/index.js';
+} from '../warehouse/index.js';
 import { type FromWorker, readFromWorker, type ToWorker, type WorkerQuery } from './query-protocol.js';
 
 /** Niceness of a worker (0 is the daemon's; 19 the lowest): queries are what waits when the machine is full. */

@@ -4,10 +4,10 @@
  * figure is a lower bound where the warehouse has not learnt a scope's size (an item is priced at its last pages,
  * one page when never read).
  */
-import type { ApiClient } from '../../api/index.js';
-import type { Warehouse } from '../../warehouse/index.js';
-import { syncEngine } from '../run.js';
-import type { SyncOptions } from '../types.js';
+import type { ApiClient } from '../api/index.js';
+import { syncEngine } from '../sync/run.js';
+import type { SyncOptions } from '../sync/types.js';
+import type { Warehouse } from '../warehouse/index.js';
 
 export interface CatchUpEstimate {
   items: number;

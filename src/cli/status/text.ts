@@ -8,8 +8,8 @@ import type { Ctx } from '../context.js';
 import { formatAge, formatDuration, formatNumber, formatTable } from '../output/format.js';
 import type { Style } from '../output/style.js';
 import type { StatusState } from '../status-page/state.js';
-import type { CursorInfo, DaemonStatus, StatusReport } from './status.js';
-import { renderCapture } from './status-capture.js';
+import { renderCapture } from './capture.js';
+import type { CursorInfo, DaemonStatus, StatusReport } from './document.js';
 
 /** The state's word, and its colour (the word says it without colour too). */
 const LEVEL_WORD: Record<StatusState['level'], { word: string; tone: 'red' | 'yellow' | 'green' | 'dim' }> = {

@@ -6,7 +6,7 @@
  *
  * It exits when the daemon goes away (the IPC channel closes), so a daemon killed with SIGKILL leaves no worker.
  */
-import { QueryCancelledError, QueryRefusedError, QueryTooLargeError, Warehouse } from '../../warehouse/index.js';
+import { QueryCancelledError, QueryRefusedError, QueryTooLargeError, Warehouse } from '../warehouse/index.js';
 import { type FromWorker, readToWorker, type WorkerErrorKind, type WorkerQuery } from './query-protocol.js';
 
 const running = new Map<number, AbortController>();

@@ -15,8 +15,8 @@ import { chmodSync, existsSync, realpathSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { QUERY_RESULT_MAX_CHARS } from '../sync/daemon/query-settings.js';
 import { socketPathBeside } from '../warehouse/copies/own-files.js';
+import { QUERY_RESULT_MAX_CHARS } from './query-settings.js';
 import { type DaemonAnswer, type DaemonRequest, parseRequest } from './socket-protocol.js';
 
 /** Longest unix socket path Linux and macOS take (sun_path, with its NUL). */

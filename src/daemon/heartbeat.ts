@@ -3,11 +3,12 @@
  * a clean stop. The next start reads it to say how long nothing listened (deliveries the service sent meanwhile
  * may be lost: its retry schedule is undocumented), and `status` shows it.
  */
-import { systemNow } from '../../../schemas/clock.js';
-import type { Warehouse } from '../../warehouse/index.js';
+import { systemNow } from '../../schemas/clock.js';
+import { DAEMON_DEFAULTS } from '../../schemas/daemon-settings.js';
+import type { Warehouse } from '../warehouse/index.js';
 
 export const HEARTBEAT_MARK = 'daemon_heartbeat_at';
-export const DEFAULT_HEARTBEAT_MS = 30_000;
+export const DEFAULT_HEARTBEAT_MS = DAEMON_DEFAULTS.heartbeatMs;
 
 export class Heartbeat {
   private timer: NodeJS.Timeout | null = null;

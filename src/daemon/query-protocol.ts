@@ -2,7 +2,7 @@
  * The messages between the daemon and a query worker process (query-worker.ts), over Node's IPC channel: one query
  * at a time per worker, identified by its id so that a late answer to a query already given up is ignored.
  */
-import type { JsonQueryResult } from '../../warehouse/index.js';
+import type { JsonQueryResult } from '../warehouse/index.js';
 
 /** What a worker needs to answer one query: the copy to open, the SQL and every bound. */
 export interface WorkerQuery {
