@@ -189,7 +189,7 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
         null,
         null,
         `${round(r.queryCopy.cpuMs / 1000, 2)} s of CPU, ${round(r.queryCopy.bytes / 1_048_576, 0)} MiB; the copy holds ` +
-          `${r.queryCopy.rows} rows (src/warehouse/query-copy.ts: the file's bytes at a checkpoint)`,
+          `${r.queryCopy.rows} rows (src/warehouse/copies/query-copy.ts: the file's bytes at a checkpoint)`,
       ),
     ];
     return out;

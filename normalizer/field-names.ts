@@ -16,7 +16,7 @@
 import type { ResolvedStream } from '../connectors/types.js';
 import type { ColumnSpec } from '../schemas/columns.js';
 
-/** The system columns the warehouse adds to every stream table (src/warehouse/ddl.ts creates them). */
+/** The system columns the warehouse adds to every stream table (src/warehouse/load/ddl.ts creates them). */
 export const SYSTEM_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'] as const;
 
 /** The column that makes a table event-scoped. */

@@ -2,7 +2,7 @@
  * A command's outputs read from its flags once (`readOutputFlags`: the output `--out`/`--parquet-out` names, chosen
  * by src/outputs, and the `--snapshot` file), and where they may go, judged at start, before a credit is spent or a
  * file written (exit 2):
- * - `--snapshot` is never the warehouse or a file of its layout (src/warehouse/own-files.ts: its WAL, the daemon's
+ * - `--snapshot` is never the warehouse or a file of its layout (src/warehouse/copies/own-files.ts: its WAL, the daemon's
  *   socket and query copy, their temporaries, the staging folders), nor inside a local `--parquet-out`: a file
  *   evsync did not export there stops every export into the folder ("holds a file evsync did not write"), which is
  *   how a daemon given both once failed every publish;

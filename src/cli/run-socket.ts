@@ -3,7 +3,7 @@
  * on the socket a daemon listens on (daemon/socket.ts), instead of being refused as "in use": the run's progress (items,
  * streams, events), the credits it spent and the window as the service last reported it, and when it should end.
  * From what the run knows alone (its progress events and its client's ledger): no second DuckDB instance opens the
- * file (closing one drops the run's lock: see warehouse/query-copy.ts), no query runs beside the run's writes, no
+ * file (closing one drops the run's lock: see warehouse/copies/query-copy.ts), no query runs beside the run's writes, no
  * API call is made. A query is refused, saying why and what to do instead.
  */
 import { utcText } from '../../connectors/service.js';

@@ -3,12 +3,12 @@
  * partitions they touched (`touched`); on a cadence the publisher re-exports only those partitions to Parquet (a
  * folder, or the lake on s3://, through the writer of src/outputs that `export` and `sync --parquet-out` write
  * through, under the same manifest, ownership, lease and atomicity rules), then publishes the snapshot
- * (src/warehouse/snapshot.ts), copying again only the touched tables (the first snapshot of a process copies them
+ * (src/warehouse/copies/snapshot.ts), copying again only the touched tables (the first snapshot of a process copies them
  * all).
  *
  * - Coalesced: touches between two publishes make one publish; nothing touched, nothing published.
  * - One publish at a time: a tick that finds one running leaves its touches to the next.
- * - Beside the caller: it works on side connections of the warehouse (src/warehouse/side.ts), so the applier keeps
+ * - Beside the caller: it works on side connections of the warehouse (src/warehouse/copies/side.ts), so the applier keeps
  *   writing through the warehouse while a publish reads one consistent point in time.
  * - Durable: every touch is recorded in `_evsync.publish_pending` (on a connection of its own, so recording never
  *   waits for a publish) and removed only once a publish that started after it completed. A daemon killed before or

@@ -48,7 +48,7 @@ export function holderName(command: string, pid: number): string {
 
 /**
  * A one-shot run's answer to a query: it holds the warehouse for its writes only and runs no query service (a
- * second DuckDB instance on the file would drop its lock when closed: see warehouse/query-copy.ts).
+ * second DuckDB instance on the file would drop its lock when closed: see warehouse/copies/query-copy.ts).
  */
 export function oneShotQueryRefusal(holder: string): string {
   return `${holder} holds the warehouse until it ends: a one-shot run answers \`evsync status\` but runs no query; query once it has ended, or query the read-only copy \`--snapshot <file>\` publishes (sync and backfill publish it when the run ends; serve and schedule on a cadence)`;

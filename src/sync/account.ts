@@ -1,5 +1,5 @@
 /**
- * A warehouse holds one account's data (src/warehouse/account.ts): the first run records which, and whatever acts
+ * A warehouse holds one account's data (src/warehouse/state/account.ts): the first run records which, and whatever acts
  * for another account on it is refused before it spends a credit. `sync` checks at the start of each run; the
  * daemon (`serve`, `schedule`) checks once at start, before it listens, so it never takes deliveries it could not
  * apply or fails every reconcile of its life.

@@ -491,7 +491,7 @@ function statusOf(run: Run, unavailable: readonly UnavailableReport[]): SyncResu
 }
 
 /**
- * The run's pages were staged and merged into their tables in batches (src/warehouse/merge.ts): merge the rest and
+ * The run's pages were staged and merged into their tables in batches (src/warehouse/load/merge.ts): merge the rest and
  * take the counts of what they inserted and updated.
  */
 async function finishLoads(run: Run): Promise<void> {

@@ -245,7 +245,7 @@ describe('the loader (PageLoader into a real warehouse)', () => {
 
 describe('a lone UTF-16 surrogate in a record', () => {
   // `"\ud800"` is valid JSON and JSON.parse gives a lone surrogate, but DuckDB's JSON reader refuses it: before the
-  // fix (duckJson in src/warehouse/sql.ts) one such character failed the whole page's transaction on every retry,
+  // fix (duckJson in src/warehouse/db/sql.ts) one such character failed the whole page's transaction on every retry,
   // in an accepted text value (the staged page) or in a rejected record (its raw JSON). Now the text is made
   // well-formed (U+FFFD) and the rest of the page loads.
   const cases: [string, (r: Record<string, unknown>) => Record<string, unknown>][] = [

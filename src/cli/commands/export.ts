@@ -2,7 +2,7 @@
  * `evsync export --out <dir>`: the warehouse tables as Parquet, Hive layout (`<out>/<table>/event_id=<id>/*.parquet`
  * for event-scoped tables), zstd. Reads the warehouse only, and writes only into table folders it created (marked
  * by `_evsync/manifest.json`): a folder or file it did not write is refused (exit 2) unless --force, and even then
- * never removed. See warehouse/export.ts.
+ * never removed. See warehouse/copies/export.ts.
  */
 import type { Command } from 'commander';
 import { lakeSummary } from '../../outputs/lake-output.js';

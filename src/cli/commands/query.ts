@@ -1,6 +1,6 @@
 /**
  * `evsync query "<sql>"`: SQL on the warehouse, and nothing else. The warehouse opens sandboxed (read-only, no file
- * system access, configuration locked: see `Sandbox` in warehouse/connection.ts) and only reading statements run,
+ * system access, configuration locked: see `Sandbox` in warehouse/db/connection.ts) and only reading statements run,
  * so no statement can change the warehouse, write a file, attach another database or load an extension.
  * `--allow-read <dir>` lets queries read the user's own Parquet/CSV files in chosen folders.
  */

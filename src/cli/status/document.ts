@@ -1,6 +1,6 @@
 /**
  * The status document (`status --json`, the status page, `/status.json`, the socket's status answer): what the
- * warehouse knows, without a single API call, read from `_evsync` (see warehouse/bookkeeping.ts), with what a
+ * warehouse knows, without a single API call, read from `_evsync` (see warehouse/state/bookkeeping.ts), with what a
  * running process knows now (its window, what waits, its cadence) taken over the file's. One schema for the page,
  * its JSON and the CLI's text (text.ts).
  */

@@ -3,7 +3,7 @@
  * a lake prefix does. Two warehouses of two accounts given one folder replaced each other's partitions and
  * manifests (account 1's events replaced account 0's); now the second is refused before anything is written.
  *
- * - The owner record (`<out>/_evsync/owner.json`, src/warehouse/export-owner.ts) is written once the first export
+ * - The owner record (`<out>/_evsync/owner.json`, src/warehouse/copies/export-owner.ts) is written once the first export
  *   into the folder has written (an export refused for a table folder leaves no trace), and names the warehouse (real path) and its account (base URL, client id; never a secret). Another warehouse, or the
  *   same path bound to another account, is refused (LakeError 'refused': exit 2), naming the owner.
  * - A folder an evsync from before the record wrote (table manifests, no record) is adopted by the warehouse its

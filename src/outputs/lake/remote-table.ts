@@ -1,6 +1,6 @@
 /**
  * One table's part of the lake for one account (`<prefix>/<table>/account=<id>/`), judged by the same rule as a
- * local export folder (warehouse/export-folder.ts): evsync writes only where its manifest is, or where nothing is;
+ * local export folder (warehouse/copies/export-folder.ts): evsync writes only where its manifest is, or where nothing is;
  * objects its manifest does not list are someone else's, refused unless `force` and never removed.
  */
 import { emptyManifest, type Manifest, manifestText, parseManifest } from '../../warehouse/copies/export-manifest.js';
