@@ -8,6 +8,7 @@
  */
 
 /** A request: a status document (`runs` recent runs in it), or a query as the query service takes it. */
+import { parseJsonObject } from '../../schemas/json-object.js';
 import type { DaemonQuery } from './queries.js';
 
 export type DaemonRequest = { op: 'status'; runs: number } | ({ op: 'query' } & DaemonQuery);
@@ -15,14 +16,8 @@ export type DaemonRequest = { op: 'status'; runs: number } | ({ op: 'query' } & 
 export type DaemonAnswer = { ok: true; result: unknown } | { ok: false; error: string };
 
 export function parseRequest(line: string): DaemonRequest | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (!v || typeof v !== 'object') return null;
-  const r = v as Record<string, unknown>;
+  const r = parseJsonObject(line);
+  if (r === null) return null;
   if (r.op === 'status') return { op: 'status', runs: typeof r.runs === 'number' && r.runs > 0 ? r.runs : 10 };
   if (r.op === 'query' && typeof r.sql === 'string') {
     const allowRead = Array.isArray(r.allowRead) ? r.allowRead.filter((d): d is string => typeof d === 'string') : [];

@@ -3,6 +3,7 @@
  * it also leaves it in `_evsync.meta`, so that `status` read from the file (the daemon stopped) still judges the
  * streams against the schedule that kept them fresh, and says that nothing polls them now.
  */
+import { parseJsonObject } from '../../../schemas/json-object.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Cadence } from '../status-page/state.js';
 
@@ -29,14 +30,8 @@ const names = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => t
 /** The recorded cadence, read defensively (a mark is text anyone with the file could have changed). */
 export function parseCadence(text: string | null): RecordedCadence | null {
   if (!text) return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (!v || typeof v !== 'object') return null;
-  const r = v as Record<string, unknown>;
+  const r = parseJsonObject(text);
+  if (r === null) return null;
   return {
     command: typeof r.command === 'string' ? r.command : 'evsync serve',
     startedAt: typeof r.startedAt === 'string' ? r.startedAt : '',
