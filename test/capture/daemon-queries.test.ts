@@ -147,7 +147,11 @@ describe('queries through the daemon run in processes of their own', () => {
       env,
     );
     const held = [rawQuery(env.EVSYNC_DB!, ENDLESS, { timeoutMs: 60_000 }), rawQuery(env.EVSYNC_DB!, ENDLESS)];
-    await eventually(async () => (await daemonQueries()).queriesRunning === 2);
+    // Both admitted, the first in the worker (not still waiting for the query copy) and the second in the line.
+    await eventually(async () => {
+      const { queries } = await daemonQueries();
+      return queries?.running === 1 && queries.waiting === 1;
+    });
     const busy = await run(['query', 'select 1 as one'], { cwd: dir, env });
     expect(busy.code).toBe(1);
     expect(busy.stderr).toMatch(
