@@ -1,4 +1,7 @@
 /**
+ * `normalizer/`: a record as the service sent it to a typed row (exact JSON, converters, field names, custom values,
+ * secret scrubbing, the storable raw form, the one type inference for fields no definition declares).
+ *
  * The converters of record normalization: each takes a raw field value and returns the value of one physical
  * column in the form `ColumnSpec` fixes, or INVALID. normalize.ts runs them on the hot path.
  *

@@ -1,4 +1,8 @@
 /**
+ * `src/cli/`: the command line: the commands (commands/), the context they share (context.ts: config, clock,
+ * client, warehouse), the daemon composed from a command's context, the status document (status/) and page
+ * (status-page/), and what a person reads (output/).
+ *
  * Several accounts in one config (`"accounts": {"northwind": {...}, "contoso": {...}}`), one per run: `--account
  * <id>` or EVSYNC_ACCOUNT. A config without `accounts` is the single-account config it always was.
  *

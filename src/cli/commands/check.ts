@@ -1,4 +1,6 @@
 /**
+ * `src/cli/commands/`: one file per command: its flags, the library call, what it prints; no command imports another.
+ *
  * `evsync check`: can a sync run? The service (does the base URL answer as the event API?), credentials and token,
  * the rate-limit state from the headers, the clock, the record time zone, and the database (does it open, and can
  * a sync write it?), and memory (the container's or machine's limit, and what the bin chose: memory-policy.ts).

@@ -1,4 +1,7 @@
 /**
+ * `src/cli/output/`: what a person reads: formats, the logger, the progress display, the plan's text, the terminal's
+ * style and the CLI's streams.
+ *
  * Result formatting: aligned tables for people, RFC 4180 CSV and JSON for programs. Values arrive JSON-safe from
  * the warehouse (BIGINT, DECIMAL and timestamps as exact strings), so no format ever goes through a float.
  */

@@ -1,4 +1,7 @@
 /**
+ * `src/cli/status-page/`: the status page, one self-contained HTML file rendered from the status document (page.ts),
+ * its sections, charts and styles.
+ *
  * The time axis the charts of the page share: up to the last 24 hours before the document's time, left to right, in
  * an SVG of a fixed coordinate width scaled to the column, with ticks at round times. Each chart is drawn twice: wide
  * (24 hours) and, for a phone's width, narrow (the last hours, its labels as large as the text beside them); the

@@ -1,4 +1,7 @@
 /**
+ * `src/cli/status/`: the status document (document.ts) that `status`, `status --json`, the page and a running daemon
+ * share, and its text.
+ *
  * The schedule freshness is judged against (see status-page/state.ts): a running daemon knows its own; at its start
  * it also leaves it in `_evsync.meta`, so that `status` read from the file (the daemon stopped) still judges the
  * streams against the schedule that kept them fresh, and says that nothing polls them now.
