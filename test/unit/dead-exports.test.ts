@@ -4,26 +4,13 @@
  * (the library's entry, src/index.ts, and the bin count as using all they export), from the compiler's own syntax
  * trees, and this runs it the way a developer would. A name used only in its own file is not exported.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT, runScript } from '../helpers/run-script.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SCRIPT = join(ROOT, 'scripts/dead-exports.mjs');
-
-async function run(importers?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { DEAD_EXPORTS_IMPORTERS: _inherited, ...inherited } = process.env;
-  const env = importers === undefined ? inherited : { ...inherited, DEAD_EXPORTS_IMPORTERS: importers };
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [SCRIPT], { cwd: ROOT, env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function run(importers?: string) {
+  return runScript('dead-exports.mjs', 'DEAD_EXPORTS_IMPORTERS', importers);
 }
 
 describe('dead exports', () => {

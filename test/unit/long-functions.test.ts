@@ -3,26 +3,13 @@
  * function, method and arrow in src/ (the simulator aside), connectors/, schemas/ and normalizer/ from the compiler's
  * own syntax tree, and this runs it the way a developer would.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT, runScript } from '../helpers/run-script.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SCRIPT = join(ROOT, 'scripts/long-functions.mjs');
-
-async function run(limit?: number): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { LONG_FUNCTION_LIMIT: _inherited, ...inherited } = process.env;
-  const env = limit === undefined ? inherited : { ...inherited, LONG_FUNCTION_LIMIT: String(limit) };
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [SCRIPT], { cwd: ROOT, env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function run(limit?: number) {
+  return runScript('long-functions.mjs', 'LONG_FUNCTION_LIMIT', limit === undefined ? undefined : String(limit));
 }
 
 describe('long functions', () => {
