@@ -133,7 +133,8 @@ describe('export --out s3://', () => {
 
   it('a second export replaces every object by new ones and leaves none of the old', async () => {
     const p = prefix();
-    expect((await exportTo(p)).code).toBe(0);
+    const initial = await exportTo(p);
+    expect(initial.code, initial.stderr).toBe(0);
     const before = await listKeys(testLake.client, `${p}/registrants/`);
     const r = await exportTo(p, ['--tables', 'registrants']);
     expect(r.code, r.stderr).toBe(0);
@@ -146,7 +147,8 @@ describe('export --out s3://', () => {
 
   it('re-exports only the touched partitions; the others keep their objects', async () => {
     const p = prefix();
-    expect((await exportTo(p)).code).toBe(0);
+    const initial = await exportTo(p);
+    expect(initial.code, initial.stderr).toBe(0);
     const root = `${p}/registrants/account=default/`;
     const before = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
     // A run that changed event 11: one row added there.
@@ -278,7 +280,8 @@ describe('many accounts, one lake', () => {
 describe('the lease', () => {
   it('refuses a second writer of the same account (exit 1, names the holder) and writes nothing', async () => {
     const p = prefix();
-    expect((await exportTo(p)).code).toBe(0);
+    const initial = await exportTo(p);
+    expect(initial.code, initial.stderr).toBe(0);
     const before = await listKeys(testLake.client, `${p}/`);
     const store = await openTestStore(testLake.s3.endpoint, 1);
     const key = leaseKey({ prefix: p, account: 'default' });
@@ -297,7 +300,8 @@ describe('the lease', () => {
       await held.release();
       store.close();
     }
-    expect((await exportTo(p)).code).toBe(0);
+    const again = await exportTo(p);
+    expect(again.code, again.stderr).toBe(0);
   });
 });
 
