@@ -57,7 +57,11 @@ async function exportTouched(
 
 /** Publishes the snapshot after a run and says where and how long it took. */
 async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
-  const result = await warehouse.publishSnapshot(target, { runId });
+  const result = await warehouse.publishSnapshot(target, { runId, keepUnchanged: true });
+  if (result.unchanged) {
+    log.info(`snapshot: ${target} left as it is: nothing it holds changed since it was published`);
+    return result;
+  }
   for (const warning of result.views.warnings) log.warn(`snapshot: ${warning}`);
   log.info(
     `snapshot: published ${target} in ${formatDuration(result.ms)} (${result.tables.length} tables, ${(

@@ -3,7 +3,8 @@
  * Metabase) can open while evsync holds the live file (DuckDB lets no other process open a file one process holds).
  *
  * What it holds: every stream table (all rows, `_deleted_at` included, as in the warehouse), the `_evsync` tables
- * the views need (`custom_fields`), `_evsync.snapshot` (one row: when and from where it was published), and the
+ * the views need (`custom_fields`), `_evsync.snapshot` (one row: when and from where it was published, and the digest
+ * of what it holds: snapshot-digest.ts), and the
  * `analytics` views created again inside the copy, so they name nothing outside it.
  *
  * How it is written, so that a reader never sees half of it:
@@ -44,6 +45,7 @@ import { WarehouseError } from '../db/errors.js';
 import { ident, literal, utcNow } from '../db/sql.js';
 import { listStreamTables } from '../load/ddl.js';
 import { type AnalyticsViewsReport, createAnalyticsViews } from '../views/views.js';
+import { contentDigest, recordedDigest } from './snapshot-digest.js';
 import { snapshotTargetProblem } from './snapshot-target.js';
 
 /**
@@ -72,6 +74,12 @@ export interface SnapshotOptions {
    * from another warehouse. Without it, every table is copied.
    */
   changedTables?: readonly string[];
+  /**
+   * Leave the previous snapshot at the target as it is when this warehouse published it and nothing it would hold
+   * has changed since (snapshot-digest.ts): the one-shot commands' publish, so a run that changed nothing writes
+   * nothing. (The daemon's publisher publishes only what it was told changed.)
+   */
+  keepUnchanged?: boolean;
 }
 
 export interface SnapshotResult {
@@ -88,6 +96,8 @@ export interface SnapshotResult {
   views: AnalyticsViewsReport;
   /** Temporary files of an earlier, interrupted publish that were removed. */
   removedLeftovers: number;
+  /** With `keepUnchanged`: nothing had changed, and the previous snapshot was left as it is (nothing written). */
+  unchanged: boolean;
   ms: number;
 }
 
@@ -201,10 +211,6 @@ interface CopyNames {
   alias: string;
 }
 
-/**
- * Copies the stream tables (all, or with a reused copy those changed and those it lacks) and the bookkeeping into
- * the attached copy, in one transaction: one consistent point in time. Returns the copied tables' row counts.
- */
 /** How often, and how far apart, a refused checkpoint of the copy is tried again (see checkpointCopy). */
 const CHECKPOINT_TRIES = 200;
 const CHECKPOINT_PAUSE_MS = 25;
@@ -229,12 +235,16 @@ async function checkpointCopy(db: Db, alias: string): Promise<void> {
   }
 }
 
+/**
+ * Copies the stream tables (all, or with a reused copy those changed and those it lacks) and the bookkeeping into
+ * the attached copy, in one transaction: one consistent point in time. Returns the copied tables' row counts.
+ */
 async function copyTables(
   db: Db,
   names: CopyNames,
   tables: string[],
   held: Set<string> | null,
-  opts: SnapshotOptions,
+  opts: SnapshotOptions & { digest: string },
 ): Promise<{ copied: string[]; rows: Record<string, number> }> {
   const rows: Record<string, number> = {};
   const copied: string[] = [];
@@ -266,8 +276,8 @@ async function copyTables(
     await db.run(`DROP TABLE IF EXISTS ${to('_evsync', 'snapshot')}`);
     await db.run(
       `CREATE TABLE ${to('_evsync', 'snapshot')} AS
-         SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables`,
-      [utcNow(db.now), db.path, opts.runId ?? null, tables.length],
+         SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables, ? AS digest`,
+      [utcNow(db.now), db.path, opts.runId ?? null, tables.length, opts.digest],
     );
   });
   return { copied, rows };
@@ -302,24 +312,41 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
   checkTarget(db, target);
   await checkPrevious(db, target);
   const removedLeftovers = removeSnapshotLeftovers(target);
+  const tables = await listStreamTables(db);
+  const digest = await contentDigest(db, tables, BOOKKEEPING_COPIED);
+  if (opts.keepUnchanged && (await recordedDigest(db, target)) === digest) {
+    const views = { created: [], warnings: [] };
+    const ms = performance.now() - started;
+    return {
+      path: target,
+      tables,
+      copied: [],
+      rows: {},
+      bytes: statSync(target).size,
+      views,
+      removedLeftovers,
+      unchanged: true,
+      ms,
+    };
+  }
   const temp = join(dirname(target), `${tempPrefix(target)}${randomBytes(8).toString('hex')}.tmp`);
   const names: CopyNames = {
     live: await currentDatabase(db),
     alias: `evsync_snapshot_${randomBytes(6).toString('hex')}`,
   };
-  const tables = await listStreamTables(db);
   let attached = false;
   try {
     const held = await attachCopy(db, target, temp, names.alias, opts.changedTables !== undefined);
     attached = true;
-    const { copied, rows } = await copyTables(db, names, tables, held, opts);
+    const { copied, rows } = await copyTables(db, names, tables, held, { ...opts, digest });
     const views = await createViewsInCopy(db, names);
     await checkpointCopy(db, names.alias);
     await db.run(`DETACH ${ident(names.alias)}`);
     attached = false;
     moveIntoPlace(temp, target);
     const bytes = statSync(target).size;
-    return { path: target, tables, copied, rows, bytes, views, removedLeftovers, ms: performance.now() - started };
+    const ms = performance.now() - started;
+    return { path: target, tables, copied, rows, bytes, views, removedLeftovers, unchanged: false, ms };
   } catch (err) {
     if (attached) await db.run(`DETACH ${ident(names.alias)}`).catch(() => undefined);
     rmSync(temp, { force: true });
