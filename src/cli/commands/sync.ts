@@ -155,7 +155,7 @@ function describe(cmd: Command, mode: SyncMode): Command {
     )
     .option(
       '--snapshot <file>',
-      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically: open that with the duckdb CLI, Python or a BI tool, never the warehouse itself (never inside --parquet-out, never a file of the warehouse)',
+      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically (left as it is when nothing it holds changed): open that with the duckdb CLI, Python or a BI tool, never the warehouse itself (never inside --parquet-out, never a file of the warehouse)',
     )
     .addHelpText(
       'after',

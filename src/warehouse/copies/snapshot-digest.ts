@@ -8,10 +8,9 @@
  * It is taken before the copy: a write that lands while the copy is made changes the next digest, so the next
  * command publishes again (a publish too many, never a change missed).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
-import { ident, literal } from '../db/sql.js';
+import { ident } from '../db/sql.js';
 
 /** The digest of what a snapshot of the warehouse `db` is connected to would hold now. */
 export async function contentDigest(
@@ -41,27 +40,4 @@ export async function contentDigest(
   );
   hash.update(JSON.stringify(views.rows));
   return hash.digest('hex');
-}
-
-/**
- * The digest recorded in the snapshot at `target` when this warehouse published it, else null (no file, another
- * warehouse's, one written before snapshots carried a digest, or unreadable): then it is written anew.
- */
-export async function recordedDigest(db: Db, target: string): Promise<string | null> {
-  if (!existsSync(target) || statSync(target).size === 0) return null;
-  const alias = `evsync_digest_${randomBytes(6).toString('hex')}`;
-  try {
-    await db.run(`ATTACH ${literal(target)} AS ${ident(alias)} (READ_ONLY)`);
-  } catch {
-    return null;
-  }
-  try {
-    const r = await db.query(`SELECT source, digest FROM ${ident(alias)}._evsync.snapshot`);
-    const row = r.rows.length === 1 ? r.rows[0] : undefined;
-    return row?.source === db.path && typeof row.digest === 'string' ? row.digest : null;
-  } catch {
-    return null;
-  } finally {
-    await db.run(`DETACH ${ident(alias)}`);
-  }
 }

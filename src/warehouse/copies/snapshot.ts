@@ -45,7 +45,7 @@ import { WarehouseError } from '../db/errors.js';
 import { ident, literal, utcNow } from '../db/sql.js';
 import { listStreamTables } from '../load/ddl.js';
 import { type AnalyticsViewsReport, createAnalyticsViews } from '../views/views.js';
-import { contentDigest, recordedDigest } from './snapshot-digest.js';
+import { contentDigest } from './snapshot-digest.js';
 import { snapshotTargetProblem } from './snapshot-target.js';
 
 /**
@@ -140,11 +140,16 @@ function fsyncPath(path: string, flags: 'r' | 'r+'): void {
   }
 }
 
-/** Refuses a target holding a DuckDB database that is not an evsync snapshot (someone's own database). */
-async function checkPrevious(db: Db, target: string): Promise<void> {
-  if (!existsSync(target) || statSync(target).size === 0) return;
+/**
+ * Refuses a target holding a DuckDB database that is not an evsync snapshot (someone's own database). Returns the
+ * digest the previous snapshot recorded when this warehouse published it (snapshot-digest.ts), else null (no file,
+ * another warehouse's, or one written before snapshots carried a digest): read on the same attach.
+ */
+async function checkPrevious(db: Db, target: string): Promise<string | null> {
+  if (!existsSync(target) || statSync(target).size === 0) return null;
   const alias = `evsync_previous_${randomBytes(6).toString('hex')}`;
   let ours = false;
+  let digest: string | null = null;
   try {
     await db.run(`ATTACH ${literal(target)} AS ${ident(alias)} (READ_ONLY)`);
     try {
@@ -154,6 +159,7 @@ async function checkPrevious(db: Db, target: string): Promise<void> {
         [alias],
       );
       ours = Number(r.rows[0]?.n ?? 0) === 1;
+      if (ours) digest = await previousDigest(db, alias);
     } finally {
       await db.run(`DETACH ${ident(alias)}`);
     }
@@ -164,6 +170,18 @@ async function checkPrevious(db: Db, target: string): Promise<void> {
     throw new SnapshotRefusedError(
       `snapshot: ${target} exists and is not a snapshot evsync published; evsync replaces only its own (move the file away or name another)`,
     );
+  }
+  return digest;
+}
+
+/** The digest in the attached snapshot's `_evsync.snapshot` when this warehouse published it (null: none, or not). */
+async function previousDigest(db: Db, alias: string): Promise<string | null> {
+  try {
+    const r = await db.query(`SELECT source, digest FROM ${ident(alias)}._evsync.snapshot`);
+    const row = r.rows.length === 1 ? r.rows[0] : undefined;
+    return row?.source === db.path && typeof row.digest === 'string' ? row.digest : null;
+  } catch {
+    return null; // written before snapshots carried a digest
   }
 }
 
@@ -310,11 +328,11 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
   const started = performance.now();
   const target = resolve(targetPath);
   checkTarget(db, target);
-  await checkPrevious(db, target);
+  const recorded = await checkPrevious(db, target);
   const removedLeftovers = removeSnapshotLeftovers(target);
   const tables = await listStreamTables(db);
   const digest = await contentDigest(db, tables, BOOKKEEPING_COPIED);
-  if (opts.keepUnchanged && (await recordedDigest(db, target)) === digest) {
+  if (opts.keepUnchanged && recorded === digest) {
     const views = { created: [], warnings: [] };
     const ms = performance.now() - started;
     return {
