@@ -41,14 +41,17 @@ function completedAt(cursor: CursorState): Date {
     : parseTimestampUtc(cursor.updatedAt);
 }
 
-function isPastEvent(event: EventInfo | undefined, ctx: PlanContext): boolean {
+/** What ranking an event needs of the plan: the clock and where "past" begins. */
+type RankContext = Pick<PlanContext, 'now' | 'pastEventDays'>;
+
+function isPastEvent(event: EventInfo | undefined, ctx: RankContext): boolean {
   if (!event?.endDate) return false;
   const ended = parseTimestampUtc(event.endDate.length === 10 ? `${event.endDate} 23:59:59` : event.endDate);
   return (ctx.now.getTime() - ended.getTime()) / 86_400_000 > ctx.pastEventDays;
 }
 
 /** Live and upcoming events first (0), then recent past ones (1), then those past `pastEventDays` (2). */
-export function eventRank(event: EventInfo | undefined, ctx: PlanContext): number {
+export function eventRank(event: EventInfo | undefined, ctx: RankContext): number {
   if (!event) return 0;
   const today = ctx.now.toISOString().slice(0, 10);
   const upcoming = event.status === 'live' || (event.startDate !== null && event.startDate.slice(0, 10) >= today);
@@ -60,7 +63,7 @@ export function eventRank(event: EventInfo | undefined, ctx: PlanContext): numbe
  * The order of an event's work: its rank, then, among past events, the one that ended most recently first (a
  * fraction below 1 growing with the days since it ended): what a reader of a catch-up wants exact soonest.
  */
-export function eventOrder(event: EventInfo | undefined, ctx: PlanContext): number {
+export function eventOrder(event: EventInfo | undefined, ctx: RankContext): number {
   const rank = eventRank(event, ctx);
   if (rank === 0 || !event?.endDate) return rank;
   const ended = parseTimestampUtc(event.endDate.length === 10 ? `${event.endDate} 23:59:59` : event.endDate);

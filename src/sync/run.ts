@@ -204,12 +204,17 @@ async function openRun(
   };
 }
 
+/** The run's "now": the server's clock, or this machine's for a dry run (which makes no call to learn it). */
+function runNow(run: Run): Date {
+  return run.dry ? new Date(run.client.now()) : run.client.serverNow();
+}
+
 async function planContext(run: Run): Promise<PlanContext> {
   const { o } = run;
   return {
     mode: o.mode,
     window: run.window,
-    now: run.dry ? new Date(run.client.now()) : run.client.serverNow(),
+    now: runNow(run),
     cursors: new Map((await run.warehouse.cursors.list()).map((c) => [cursorId(c.stream, c.scope), c])),
     resumedStartedAt: run.resumable ? run.resumable.startedAt : null,
     snapshotEveryHours: o.snapshotEveryHours,
@@ -282,9 +287,13 @@ async function runPhases(run: Run, engine: EngineMode): Promise<void> {
 async function byValue(run: Run, events: readonly EventInfo[]): Promise<(readonly EventInfo[])[] | null> {
   const owed = (run.o.deleteChecks?.length ?? 0) > 0 || run.o.deletes === 'due';
   if (!owed) return null;
-  const ctx = await planContext(run);
-  const first = events.filter((e) => eventRank(e, ctx) === 0);
-  return [first, events.filter((e) => !first.includes(e))];
+  // Ranking needs the clock only (planContext would read every cursor for nothing).
+  const ctx = {
+    now: run.dry ? new Date(run.client.now()) : run.client.serverNow(),
+    pastEventDays: run.o.pastEventDays,
+  };
+  const first = new Set(events.filter((e) => eventRank(e, ctx) === 0));
+  return [[...first], events.filter((e) => !first.has(e))];
 }
 
 /**
@@ -309,7 +318,7 @@ async function owedGroup(run: Run, events: readonly EventInfo[], accountScopes: 
   }
   await run.exec.execute(items.filter((i) => i.mode === 'refresh'));
   await run.exec.execute(items.filter((i) => i.priority >= FULL_READ_PRIORITY && i.mode !== 'refresh'));
-  if (!run.exec.stopping) await run.exec.execute(sweeps.filter((i) => !checks.includes(i)));
+  if (!run.exec.stopping) await run.exec.execute(sweeps.filter((i) => i.mode !== 'check' && i.resume === null));
 }
 
 /**
