@@ -12,10 +12,14 @@ import { openTemp } from '../warehouse/helpers.js';
 
 const HOUR = 3_600_000;
 
-function loop(w: ConstructorParameters<typeof ReconcileLoop>[0]['warehouse'], now: number): ReconcileLoop {
+function loop(
+  w: ConstructorParameters<typeof ReconcileLoop>[0]['warehouse'],
+  now: number,
+  streams = 'registrants,sessions',
+): ReconcileLoop {
   return new ReconcileLoop({
     warehouse: w,
-    streams: 'registrants,sessions',
+    streams,
     webhooks: true,
     everyHours: 6,
     catchUp: true,
@@ -90,16 +94,7 @@ describe('ticks during the catch-up', () => {
     const t = await openTemp();
     try {
       const now = Date.parse('2026-11-26T12:00:00Z');
-      const l = new ReconcileLoop({
-        warehouse: t.w,
-        streams: 'registrants,transactions',
-        webhooks: true,
-        everyHours: 6,
-        catchUp: true,
-        retentionDays: 7,
-        log: () => undefined,
-        now: () => now,
-      });
+      const l = loop(t.w, now, 'registrants,transactions');
       await l.start(null);
       const slice = {
         // The webhook-fed streams first: the silence left them furthest behind.
