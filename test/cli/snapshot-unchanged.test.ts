@@ -19,13 +19,8 @@ function fileState(path: string): { ino: number; mtimeMs: number; sha256: string
   return { ino, mtimeMs, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') };
 }
 
-async function liveRegistrants(snapshot: string): Promise<number> {
-  const reader = await DuckDbReader.open(snapshot);
-  try {
-    return await reader.count('SELECT count(*) FROM main.registrants WHERE _deleted_at IS NULL');
-  } finally {
-    await reader.close();
-  }
+function liveRegistrants(file: string): Promise<number> {
+  return DuckDbReader.countIn(file, 'SELECT count(*) FROM main.registrants WHERE _deleted_at IS NULL');
 }
 
 describe('--snapshot after a run that changed nothing', () => {

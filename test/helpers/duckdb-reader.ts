@@ -38,6 +38,16 @@ export class DuckDbReader {
     return reader;
   }
 
+  /** One count (`count`) read from `file` by a reader of its own, closed again after. */
+  static async countIn(file: string, sql: string): Promise<number> {
+    const reader = await DuckDbReader.open(file);
+    try {
+      return await reader.count(sql);
+    } finally {
+      await reader.close();
+    }
+  }
+
   /** What happens when a process tries to open `file`: null when it opened, else DuckDB's error. */
   static async openError(file: string): Promise<string | null> {
     try {
