@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
-import { run, tempDir } from '../cli/helpers.js';
+import { run, simulatorEnv, tempDir } from '../cli/helpers.js';
 import { eventually, useDaemons } from './daemon-process.js';
 
 let sim: Simulator;
@@ -27,12 +27,8 @@ beforeAll(async () => {
     faults: { latencyMs: 500 },
   });
   ({ dir, cleanup } = tempDir());
-  const a = sim.accounts[0]!;
   env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: join(dir, 'ticks.duckdb'),
+    ...simulatorEnv(sim, { db: join(dir, 'ticks.duckdb') }),
     EVSYNC_WEBHOOK_SECRET: 'daemon-ticks-secret-5f4e3d2c1b0a',
   };
 });

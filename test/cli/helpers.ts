@@ -99,6 +99,23 @@ export function cliWarehouse(prefix: string, fill: (w: Warehouse) => Promise<voi
   return fixture;
 }
 
+/**
+ * The environment a CLI run needs against the simulator's first account: its base URL (or `baseUrl`, a proxy's),
+ * its credentials, and EVSYNC_DB when `db` is given.
+ */
+export function simulatorEnv(
+  sim: Pick<Simulator, 'baseUrl' | 'accounts'>,
+  o: { db?: string; baseUrl?: string } = {},
+): Record<string, string> {
+  const a = sim.accounts[0]!;
+  return {
+    EVSYNC_BASE_URL: o.baseUrl ?? sim.baseUrl,
+    EVSYNC_CLIENT_ID: a.clientId,
+    EVSYNC_CLIENT_SECRET: a.clientSecret,
+    ...(o.db !== undefined ? { EVSYNC_DB: o.db } : {}),
+  };
+}
+
 /** What the CLI tests of one file run against: see `simulatedCli`. */
 export interface SimulatedCli {
   readonly sim: Simulator;
@@ -139,13 +156,11 @@ export function simulatedCli(options: SimulatedCliOptions): SimulatedCli {
     });
     const proxy = rules ? await startProxy(sim.baseUrl, rules) : undefined;
     const { dir, cleanup } = tempDir(prefix);
-    const a = sim.accounts[0]!;
-    const creds = { EVSYNC_CLIENT_ID: a.clientId, EVSYNC_CLIENT_SECRET: a.clientSecret };
-    const env = {
-      EVSYNC_BASE_URL: (proxy ?? sim).baseUrl,
-      ...creds,
-      ...(db !== undefined ? { EVSYNC_DB: join(dir, db) } : {}),
-    };
+    const { EVSYNC_BASE_URL: _base, ...creds } = simulatorEnv(sim);
+    const env = simulatorEnv(sim, {
+      baseUrl: (proxy ?? sim).baseUrl,
+      ...(db !== undefined ? { db: join(dir, db) } : {}),
+    });
     state = { sim, dir, creds, env, proxy, cleanup };
   });
   afterAll(async () => {

@@ -13,7 +13,7 @@ import type { StatusReport } from '../../src/cli/status/document.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { HAS_CHROMIUM, launchBrowser, screenshot, watchProblems } from '../status-page/browser.js';
 import { readPage } from '../status-page/read-page.js';
-import { run, tempDir, waitForText } from './helpers.js';
+import { run, simulatorEnv, tempDir, waitForText } from './helpers.js';
 
 const LIMIT = 50;
 let sim: Simulator;
@@ -28,13 +28,7 @@ beforeAll(async () => {
     rateLimit: { credits: LIMIT, windowSeconds: 600, clock: 'simulated' },
   });
   ({ dir, cleanup } = tempDir('evsync-status-run-'));
-  const a = sim.accounts[0]!;
-  env = {
-    EVSYNC_BASE_URL: sim.baseUrl,
-    EVSYNC_CLIENT_ID: a.clientId,
-    EVSYNC_CLIENT_SECRET: a.clientSecret,
-    EVSYNC_DB: join(dir, 'run.duckdb'),
-  };
+  env = simulatorEnv(sim, { db: join(dir, 'run.duckdb') });
 });
 afterAll(async () => {
   await sim.close();

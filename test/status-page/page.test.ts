@@ -17,7 +17,7 @@ import type { StatusReport } from '../../src/cli/status/document.js';
 import { span } from '../../src/cli/status-page/html.js';
 import { pageOrder } from '../../src/cli/status-page/streams-table.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { run, tempDir, waitForText, writeConfig } from '../cli/helpers.js';
+import { run, simulatorEnv, tempDir, waitForText, writeConfig } from '../cli/helpers.js';
 import { ARTIFACTS, HAS_CHROMIUM, launchBrowser, screenshot, type TestBrowser, watchProblems } from './browser.js';
 import { readPage, type ShownPage } from './read-page.js';
 
@@ -97,14 +97,7 @@ describeBrowser('the status page in a browser (skipped without /usr/bin/chromium
       webhookDelivery: { retryBaseMs: 20 },
     });
     ({ dir, cleanup } = tempDir('evsync-page-'));
-    const a = sim.accounts[0]!;
-    env = {
-      EVSYNC_BASE_URL: sim.baseUrl,
-      EVSYNC_CLIENT_ID: a.clientId,
-      EVSYNC_CLIENT_SECRET: a.clientSecret,
-      EVSYNC_DB: join(dir, 'page.duckdb'),
-      EVSYNC_WEBHOOK_SECRET: SECRET,
-    };
+    env = { ...simulatorEnv(sim, { db: join(dir, 'page.duckdb') }), EVSYNC_WEBHOOK_SECRET: SECRET };
     writeConfig(dir, { streams: { [FAILING]: { path: '/no-such-tracks' } } });
     // The named stream that is not served fails the run (exit 1); the others load.
     const backfill = await cli(['backfill', '--streams', STREAMS]);
