@@ -25,18 +25,15 @@ interface Publish {
 }
 
 async function publish(w: Warehouse, target: string): Promise<Publish> {
-  const before = existsSync(target) ? statSync(target) : null;
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const r = await w.publishSnapshot(target, { keepUnchanged: true });
+  const r = await w.publishSnapshot(target);
   const used = process.cpuUsage(cpu);
-  const after = statSync(target);
-  const rewritten = before === null || before.ino !== after.ino || before.mtimeMs !== after.mtimeMs;
   return {
     unchanged: r.unchanged,
     wallSeconds: Math.round(performance.now() - started) / 1000,
     cpuSeconds: Math.round((used.user + used.system) / 1000) / 1000,
-    bytesWritten: rewritten ? after.size : 0,
+    bytesWritten: r.bytes,
   };
 }
 

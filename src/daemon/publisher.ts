@@ -3,8 +3,9 @@
  * partitions they touched (`touched`); on a cadence the publisher re-exports only those partitions to Parquet (a
  * folder, or the lake on s3://, through the writer of src/outputs that `export` and `sync --parquet-out` write
  * through, under the same manifest, ownership, lease and atomicity rules), then publishes the snapshot
- * (src/warehouse/copies/snapshot.ts), copying again only the touched tables (the first snapshot of a process copies them
- * all).
+ * (src/warehouse/copies/snapshot.ts), fingerprinting again only the touched tables' parts and writing those that
+ * changed (the first snapshot of a process fingerprints every table). A touch whose rows did not change writes
+ * nothing.
  *
  * - Coalesced: touches between two publishes make one publish; nothing touched, nothing published.
  * - One publish at a time: a tick that finds one running leaves its touches to the next.
@@ -83,8 +84,11 @@ export interface PublishStats {
   /** Bytes the last publish wrote: Parquet files (or uploads) plus the snapshot file. */
   lastBytes: number | null;
   lastParquet: { tables: number; bytes: number; ms: number } | null;
-  /** The last snapshot: tables copied from the warehouse (the rest came from the previous snapshot). */
-  lastSnapshot: { tables: number; bytes: number; ms: number } | null;
+  /**
+   * The last snapshot: tables with a part written, parts written and kept, bytes written (0: nothing had changed),
+   * and the bytes its readers read (catalogue and parts).
+   */
+  lastSnapshot: { tables: number; parts: number; keptParts: number; bytes: number; size: number; ms: number } | null;
   totalDurationMs: number;
   totalCpuMs: number;
   totalBytes: number;
@@ -258,15 +262,22 @@ class CadencedPublisher implements Publisher {
       if (this.opts.snapshot !== undefined) {
         const snap = await this.reader.publishSnapshot(this.opts.snapshot, {
           ...(this.opts.onSnapshotTable ? { onTable: this.opts.onSnapshotTable } : {}),
-          // The first snapshot of a process copies everything (whatever happened while no publisher ran); later
-          // ones start from the previous snapshot and copy the touched tables only.
+          // The first snapshot of a process fingerprints every table (whatever happened while no publisher ran);
+          // later ones only the touched tables.
           ...(this.snapshotWhole ? {} : { changedTables: batch.tables() }),
         });
         this.snapshotWhole = false;
         for (const warning of snap.views.warnings) this.opts.log('warn', `snapshot: ${warning}`);
         snapshotBytes = snap.bytes;
         this.snapshotDue = false;
-        this.s.lastSnapshot = { tables: snap.copied.length, bytes: snap.bytes, ms: snap.ms };
+        this.s.lastSnapshot = {
+          tables: snap.copied.length,
+          parts: snap.parts.written,
+          keptParts: snap.parts.kept,
+          bytes: snap.bytes,
+          size: snap.size,
+          ms: snap.ms,
+        };
       }
       // Done: what was recorded before the start is delivered (later touches stay recorded).
       await this.record();

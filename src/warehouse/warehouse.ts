@@ -9,6 +9,7 @@ import { exportParquet } from './copies/export.js';
 import { type QueryCopyWritten, writeQueryCopy } from './copies/query-copy.js';
 import { WarehouseSide } from './copies/side.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './copies/snapshot.js';
+import { type TablePart, tableParts } from './copies/table-parts.js';
 import {
   Db,
   DEFAULT_MEMORY_LIMIT,
@@ -551,14 +552,23 @@ export class Warehouse {
   }
 
   /**
-   * Publishes a read-only copy of the warehouse at `target` (snapshot.ts): written beside it, then renamed over it,
-   * so readers of the previous copy keep a consistent view. Merges what is staged first.
+   * Publishes the snapshot at `target` (snapshot.ts): a catalogue over Parquet parts, writing only the parts that
+   * changed since the snapshot there, renamed over it, so readers of the previous one keep a consistent view. Merges
+   * what is staged first.
    */
   publishSnapshot(target: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {
     return this.db.exclusive(async () => {
       await this.mergeNow();
       await this.threadsFor(false);
       return publishSnapshot(this.db, target, opts);
+    });
+  }
+
+  /** The parts a readers' copy cuts `table` into, with their fingerprints (copies/table-parts.ts). */
+  tableParts(table: string, splitAbove?: number): Promise<TablePart[]> {
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      return tableParts(this.db, table, splitAbove);
     });
   }
 

@@ -87,7 +87,12 @@ describe('publishSnapshot', () => {
       const copied = await reader.query(
         `SELECT table_name FROM duckdb_tables() WHERE schema_name = '_evsync' ORDER BY 1`,
       );
-      expect(copied.map((r) => r.table_name)).toEqual(['custom_fields', 'snapshot']);
+      expect(copied.map((r) => r.table_name)).toEqual([
+        'custom_fields',
+        'snapshot',
+        'snapshot_parts',
+        'snapshot_retired',
+      ]);
     } finally {
       await reader.close();
     }
@@ -117,7 +122,7 @@ describe('publishSnapshot', () => {
     }
   });
 
-  it('with changedTables, copies only those and takes the rest from the previous snapshot', async () => {
+  it('with changedTables, fingerprints only those; the others keep their parts', async () => {
     await fill([1, 2, 3]);
     const target = join(t.dir, 'snapshot.duckdb');
     // Nothing to start from: everything is copied.
@@ -182,14 +187,18 @@ describe('publishSnapshot', () => {
     await fill([1, 2, 3]);
     const target = join(t.dir, 'snapshot.duckdb');
     await t.w.publishSnapshot(target);
+    const parts = join(t.dir, 'snapshot.duckdb.parts', 'registrants');
+    const published = readdirSync(parts);
     await fill([4]);
     // The child opens the warehouse itself: this process lets go of it first.
     await t.w.close();
     const killed = await runTsxChild('test/warehouse/fixtures/snapshot-kill-child.ts', [t.path, target, '1']);
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
-    expect(killed.stdout.trim()).toBe('copied 1 events');
-    const leftovers = readdirSync(t.dir).filter((f) => f.startsWith('.snapshot.duckdb.publish-'));
-    expect(leftovers.length).toBeGreaterThanOrEqual(1);
+    // Events were written again with the same row: unchanged, so registrants is the first table with a part written.
+    expect(killed.stdout.trim()).toBe('copied 1 registrants');
+    // Its new part is on disk, listed by no snapshot.
+    const orphans = readdirSync(parts).filter((f) => !published.includes(f));
+    expect(orphans.length).toBe(1);
 
     const reader = await DuckDbReader.open(target);
     try {
@@ -202,7 +211,10 @@ describe('publishSnapshot', () => {
     const again = await Warehouse.open(t.path);
     try {
       const result = await again.publishSnapshot(target);
-      expect(result.removedLeftovers).toBe(leftovers.length);
+      // The orphan goes; the part it replaces stays for the grace period.
+      expect(result.parts).toEqual({ written: 1, kept: 1, retired: 1, removed: 1 });
+      expect(readdirSync(parts)).not.toContain(orphans[0]);
+      expect(readdirSync(parts)).toEqual(expect.arrayContaining(published));
       expect(readdirSync(t.dir).filter((f) => f.startsWith('.snapshot.duckdb.publish-'))).toEqual([]);
     } finally {
       await again.close();

@@ -57,16 +57,19 @@ async function exportTouched(
 
 /** Publishes the snapshot after a run and says where and how long it took. */
 async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
-  const result = await warehouse.publishSnapshot(target, { runId, keepUnchanged: true });
+  const result = await warehouse.publishSnapshot(target, { runId });
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
   if (result.unchanged) {
     log.info(`snapshot: ${target} left as it is: nothing it holds changed since it was published`);
     return result;
   }
   for (const warning of result.views.warnings) log.warn(`snapshot: ${warning}`);
   log.info(
-    `snapshot: published ${target} in ${formatDuration(result.ms)} (${result.tables.length} tables, ${(
-      result.bytes / 1024 / 1024
-    ).toFixed(1)} MiB); open it read-only with any DuckDB client while evsync runs`,
+    `snapshot: published ${target} in ${formatDuration(result.ms)} (${result.tables.length} tables, ${
+      result.parts.written
+    } of ${result.parts.written + result.parts.kept} parts written, ${mib(result.bytes)}; ${mib(
+      result.size,
+    )} with its parts in ${target}.parts); open it read-only with any DuckDB client while evsync runs`,
   );
   return result;
 }

@@ -54,6 +54,24 @@ export async function listStreamTables(db: Db): Promise<string[]> {
   return r.rows.map((row) => String(row.table_name));
 }
 
+/**
+ * The stream tables a reader of this database sees in `main`: the warehouse's tables, or a snapshot's views over its
+ * Parquet parts (copies/snapshot.ts). The analytics views are made over either.
+ */
+export async function listReadableTables(db: Db): Promise<string[]> {
+  const r = await db.query(
+    `SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
+      AND column_name = '_deleted_at' AND table_name IN (
+        SELECT table_name FROM duckdb_tables()
+         WHERE database_name = current_database() AND schema_name = 'main' AND NOT temporary
+        UNION ALL
+        SELECT view_name FROM duckdb_views()
+         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal AND NOT temporary)
+      ORDER BY table_name`,
+  );
+  return r.rows.map((row) => String(row.table_name));
+}
+
 /** The declared data columns (definition, scope, expansions, custom fields), without schema-evolution extras. */
 export function declaredColumns(stream: ResolvedStream): Map<string, ScalarType> {
   const declared = new Map<string, ScalarType>();
