@@ -69,6 +69,14 @@ export interface ReaderOutcome {
   /** Publishes that failed in that time (the partitions they owed wait for the next one); lastPublish has the error. */
   failedPublishes: number;
   firstPublishSeconds: number;
+  /** serve's CPU while publishing (the publisher's totalCpuMs, from `evsync status --json`): the first, whole publish
+   * and the readers' first reads; then the publishes during the changes and the drain. */
+  firstPublishCpuSeconds: number;
+  publishCpuSeconds: number;
+  /** Wall time of those publishes, added up (how much of the window serve spent publishing). */
+  publishWallSeconds: number;
+  /** Seconds from the first change to the drain's end: the window the publishes above ran in. */
+  windowSeconds: number;
   lastPublish: unknown;
   /** Milliseconds from sending a delivery to its complete answer, as the simulator measured each try. */
   answerMs: Quantiles;
@@ -156,7 +164,15 @@ async function runCli(args: string[], env: Record<string, string>, dir: string, 
 
 async function publishStats(env: Record<string, string>, dir: string, log: string) {
   const s = JSON.parse(await runCli(['status', '--json'], env, dir, log)) as {
-    daemon?: { publish?: { publishes: number; failures: number; lastError: string | null } & Record<string, unknown> };
+    daemon?: {
+      publish?: {
+        publishes: number;
+        failures: number;
+        totalCpuMs: number;
+        totalDurationMs: number;
+        lastError: string | null;
+      } & Record<string, unknown>;
+    };
   };
   if (!s.daemon?.publish) throw new Error('evsync status shows no publishing daemon');
   return s.daemon.publish;
@@ -236,6 +252,7 @@ export async function readerFreshness(
     const before = await publishStats(env, dir, join(dir, 'status.log'));
     const sinceChange = sim.webhooks.changes().at(-1)?.seq ?? 0;
     const sinceDelivery = sim.webhooks.deliveries().at(-1)?.id ?? 0;
+    const windowStart = Date.now();
     log(
       `${label}: ${plan.rate} changes/s for ${plan.seconds} s (first publish and reads after ${firstPublishSeconds} s)`,
     );
@@ -251,6 +268,7 @@ export async function readerFreshness(
     const shown = () => changes.every((c) => r.visibleAt('snapshot', c) !== null && r.visibleAt('parquet', c) !== null);
     while (!shown() && Date.now() < drainEnd) await sleep(500);
     const stats = await publishStats(env, dir, join(dir, 'status.log'));
+    const windowSeconds = round((Date.now() - windowStart) / 1000, 1);
     const peak = peakRssMb(child.pid!);
     const loadAverage = loadavg()
       .map((x) => x.toFixed(2))
@@ -285,6 +303,10 @@ export async function readerFreshness(
       publishes: stats.publishes - before.publishes,
       failedPublishes: stats.failures - before.failures,
       firstPublishSeconds,
+      firstPublishCpuSeconds: round(before.totalCpuMs / 1000, 1),
+      publishCpuSeconds: round((stats.totalCpuMs - before.totalCpuMs) / 1000, 1),
+      publishWallSeconds: round((stats.totalDurationMs - before.totalDurationMs) / 1000, 1),
+      windowSeconds,
       lastPublish: Object.fromEntries(Object.entries(stats).filter(([k]) => k.startsWith('last'))),
       answerMs: quantiles(deliveries.flatMap((d) => d.attempts.map((x) => x.ms))),
       deliveriesNotDelivered: deliveries.filter((d) => d.status !== 'delivered').length,
