@@ -132,7 +132,8 @@ export function freshnessFigures(size: SimulatorSize, seconds: number, o: Reader
       `${o.changes} registrant changes measured (${RATE}/s for ${seconds} s; ${o.unmeasured} deletes or changes of ` +
         `records deleted later not); snapshot p50 ${s.p50} s, p95 ${s.p95} s, max ${s.max} s, ${s.missing} never ` +
         `shown, ${s.readErrors} failed reads (read ${s.readMsP50} ms); ${o.publishes} publishes, ` +
-        `${o.failedPublishes} failed; load average ${o.loadAverage}`,
+        `${o.failedPublishes} failed; serve made ${o.listCallsAtStart} list calls before its outputs were ready ` +
+        `(${o.listCalls} in all); load average ${o.loadAverage}`,
     ),
     figure(
       name,

@@ -1,7 +1,8 @@
 /**
  * The freshness an analyst sees while `evsync serve --parquet-out --snapshot` runs (issue 24): from a change at the
  * service to that change being visible to another process (a) in the snapshot and (b) in the Parquet, at the default
- * cadence (60 s) and at `--publish-every 10`; and how long deliveries wait for their answer while publishes run.
+ * cadence (60 s) and at `--publish-every 10` on medium (publish.ts), at `--publish-every 5` on large
+ * (publish-large.ts); how long deliveries wait for their answer while publishes run, and serve's CPU for publishing.
  *
  * Per cadence: a copy of a backfilled warehouse (every stream), the simulator of the same seed in this process,
  * `evsync serve` in a process of its own with webhooks for registrants installed by `evsync webhooks install`; a
@@ -77,6 +78,9 @@ export interface ReaderOutcome {
   publishWallSeconds: number;
   /** Seconds from the first change to the drain's end: the window the publishes above ran in. */
   windowSeconds: number;
+  /** List calls serve made by the time its first outputs were read (none: it served the copy, no backfill), and in all. */
+  listCallsAtStart: number;
+  listCalls: number;
   lastPublish: unknown;
   /** Milliseconds from sending a delivery to its complete answer, as the simulator measured each try. */
   answerMs: Quantiles;
@@ -248,6 +252,7 @@ export async function readerFreshness(
     reader = r;
     await waitFor("the reader's first reads", r.ready, child, 300_000);
     const firstPublishSeconds = round((Date.now() - started) / 1000, 1);
+    const listCallsAtStart = sim.counters().listCalls;
     await runCli(['webhooks', 'install', '--url', url, '--streams', STREAM], env, dir, join(dir, 'install.log'));
     const before = await publishStats(env, dir, join(dir, 'status.log'));
     const sinceChange = sim.webhooks.changes().at(-1)?.seq ?? 0;
@@ -307,6 +312,8 @@ export async function readerFreshness(
       publishCpuSeconds: round((stats.totalCpuMs - before.totalCpuMs) / 1000, 1),
       publishWallSeconds: round((stats.totalDurationMs - before.totalDurationMs) / 1000, 1),
       windowSeconds,
+      listCallsAtStart,
+      listCalls: sim.counters().listCalls,
       lastPublish: Object.fromEntries(Object.entries(stats).filter(([k]) => k.startsWith('last'))),
       answerMs: quantiles(deliveries.flatMap((d) => d.attempts.map((x) => x.ms))),
       deliveriesNotDelivered: deliveries.filter((d) => d.status !== 'delivered').length,
