@@ -1,7 +1,8 @@
 /**
  * The freshness an analyst sees while `evsync serve --parquet-out --snapshot` runs (issue 24): from a change at the
  * service to that change being visible to another process (a) in the snapshot and (b) in the Parquet, at the default
- * cadence (60 s) and at `--publish-every 10`; and how long deliveries wait for their answer while publishes run.
+ * cadence (60 s) and at `--publish-every 10` on medium (publish.ts), at `--publish-every 5` on large
+ * (publish-large.ts); how long deliveries wait for their answer while publishes run, and serve's CPU for publishing.
  *
  * Per cadence: a copy of a backfilled warehouse (every stream), the simulator of the same seed in this process,
  * `evsync serve` in a process of its own with webhooks for registrants installed by `evsync webhooks install`; a
@@ -69,6 +70,17 @@ export interface ReaderOutcome {
   /** Publishes that failed in that time (the partitions they owed wait for the next one); lastPublish has the error. */
   failedPublishes: number;
   firstPublishSeconds: number;
+  /** serve's CPU while publishing (the publisher's totalCpuMs, from `evsync status --json`): the first, whole publish
+   * and the readers' first reads; then the publishes during the changes and the drain. */
+  firstPublishCpuSeconds: number;
+  publishCpuSeconds: number;
+  /** Wall time of those publishes, added up (how much of the window serve spent publishing). */
+  publishWallSeconds: number;
+  /** Seconds from the first change to the drain's end: the window the publishes above ran in. */
+  windowSeconds: number;
+  /** List calls serve made by the time its first outputs were read (none: it served the copy, no backfill), and in all. */
+  listCallsAtStart: number;
+  listCalls: number;
   lastPublish: unknown;
   /** Milliseconds from sending a delivery to its complete answer, as the simulator measured each try. */
   answerMs: Quantiles;
@@ -156,7 +168,15 @@ async function runCli(args: string[], env: Record<string, string>, dir: string, 
 
 async function publishStats(env: Record<string, string>, dir: string, log: string) {
   const s = JSON.parse(await runCli(['status', '--json'], env, dir, log)) as {
-    daemon?: { publish?: { publishes: number; failures: number; lastError: string | null } & Record<string, unknown> };
+    daemon?: {
+      publish?: {
+        publishes: number;
+        failures: number;
+        totalCpuMs: number;
+        totalDurationMs: number;
+        lastError: string | null;
+      } & Record<string, unknown>;
+    };
   };
   if (!s.daemon?.publish) throw new Error('evsync status shows no publishing daemon');
   return s.daemon.publish;
@@ -232,10 +252,12 @@ export async function readerFreshness(
     reader = r;
     await waitFor("the reader's first reads", r.ready, child, 300_000);
     const firstPublishSeconds = round((Date.now() - started) / 1000, 1);
+    const listCallsAtStart = sim.counters().listCalls;
     await runCli(['webhooks', 'install', '--url', url, '--streams', STREAM], env, dir, join(dir, 'install.log'));
     const before = await publishStats(env, dir, join(dir, 'status.log'));
     const sinceChange = sim.webhooks.changes().at(-1)?.seq ?? 0;
     const sinceDelivery = sim.webhooks.deliveries().at(-1)?.id ?? 0;
+    const windowStart = Date.now();
     log(
       `${label}: ${plan.rate} changes/s for ${plan.seconds} s (first publish and reads after ${firstPublishSeconds} s)`,
     );
@@ -251,6 +273,7 @@ export async function readerFreshness(
     const shown = () => changes.every((c) => r.visibleAt('snapshot', c) !== null && r.visibleAt('parquet', c) !== null);
     while (!shown() && Date.now() < drainEnd) await sleep(500);
     const stats = await publishStats(env, dir, join(dir, 'status.log'));
+    const windowSeconds = round((Date.now() - windowStart) / 1000, 1);
     const peak = peakRssMb(child.pid!);
     const loadAverage = loadavg()
       .map((x) => x.toFixed(2))
@@ -285,6 +308,12 @@ export async function readerFreshness(
       publishes: stats.publishes - before.publishes,
       failedPublishes: stats.failures - before.failures,
       firstPublishSeconds,
+      firstPublishCpuSeconds: round(before.totalCpuMs / 1000, 1),
+      publishCpuSeconds: round((stats.totalCpuMs - before.totalCpuMs) / 1000, 1),
+      publishWallSeconds: round((stats.totalDurationMs - before.totalDurationMs) / 1000, 1),
+      windowSeconds,
+      listCallsAtStart,
+      listCalls: sim.counters().listCalls,
       lastPublish: Object.fromEntries(Object.entries(stats).filter(([k]) => k.startsWith('last'))),
       answerMs: quantiles(deliveries.flatMap((d) => d.attempts.map((x) => x.ms))),
       deliveriesNotDelivered: deliveries.filter((d) => d.status !== 'delivered').length,

@@ -9,6 +9,10 @@
  *   npm run bench -- --only daemon [--quick]   serve's costs (issue 23): about 10 minutes, not in the default set
  *   npm run bench -- --only backfill           the 5M-row backfill's peak RSS alone (xlarge), not in the default set
  *   npm run bench -- --only queries [--quick]  deliveries and memory with 0, 4 and 50 queries through serve (issue 32)
+ *   npm run bench -- --only publish-large --db <file> [--quick]
+ *                                    readers' copies on large (issue 35): first, unchanged and one-change publishes,
+ *                                    and reader freshness at --publish-every 5 (--db: the large warehouse, built there
+ *                                    when missing; --quick: small); not in the default set, run it alone
  *
  * Exit 0 when every scenario ran (targets missed are reported, not hidden); 1 when one could not run.
  */
@@ -41,6 +45,9 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   daemon: async (o) => (await import('./daemon.js')).daemonScenarios(o),
   // Deliveries and serve's memory with 0, 4 and 50 queries through it, and a query's start-up cost: see daemon-latency.ts.
   queries: async (o) => (await import('./daemon.js')).daemonScenarios(o, ['latency']),
+  // Readers' copies on large: publishes that cost what changed, and reader freshness at 5 s: see publish-large.ts.
+  'publish-large': async (o) =>
+    (await import('./publish-large.js')).publishLargeScenarios({ ...o, ...(values.db ? { db: values.db } : {}) }),
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
@@ -69,12 +76,13 @@ function formatTable(results: readonly ScenarioResult[]): string {
 }
 
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+  // --db: the warehouse file of the groups that take one (publish-large).
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, db: { type: 'string' } },
 });
 const quick = values.quick === true;
 /** Groups run only when named with --only (they take long and measure one part: see their files). */
 // `backfill` repeats the pipeline's xlarge sync without its download (the pipeline group already measures it).
-const OPT_IN = new Set(['daemon', 'backfill', 'queries']);
+const OPT_IN = new Set(['daemon', 'backfill', 'queries', 'publish-large']);
 const defaults = Object.keys(GROUPS).filter((g) => !OPT_IN.has(g));
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : defaults;
 for (const name of only)
