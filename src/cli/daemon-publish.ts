@@ -16,8 +16,9 @@ import type { Warehouse } from '../warehouse/index.js';
 import type { Ctx } from './context.js';
 import { UsageError } from './errors.js';
 import { readOutputFlags } from './output-paths.js';
+import { addSnapshotGraceOption, type SnapshotGraceFlags, snapshotGraceMs } from './snapshot-grace.js';
 
-export interface PublishFlags {
+export interface PublishFlags extends SnapshotGraceFlags {
   parquetOut?: string;
   snapshot?: string;
   publishEvery?: number;
@@ -40,13 +41,14 @@ export function addPublishOptions(cmd: Command): void {
     )
     .option(
       '--snapshot <file>',
-      'keep a read-only DuckDB copy there for other tools (replaced atomically; never inside --parquet-out, never a file of the warehouse)',
+      'keep a read-only DuckDB catalogue there for other tools (views over Parquet parts in <file>.parts, only the changed parts written; replaced atomically; never inside --parquet-out, never a file of the warehouse)',
     )
     .option(
       '--publish-every <seconds>',
       `how often changes are published to --parquet-out and --snapshot (default ${DEFAULT_PUBLISH_EVERY_SECONDS})`,
       seconds,
     );
+  addSnapshotGraceOption(cmd);
 }
 
 /** What the daemon publishes, read from its flags once. */
@@ -54,6 +56,8 @@ export interface PublishTargets {
   output: Output | null;
   snapshot: string | null;
   everyMs: number;
+  /** `--snapshot-grace` in milliseconds, when given. */
+  snapshotGraceMs: number | undefined;
 }
 
 /** The targets, read and checked once, before anything opens (a usage error spends nothing). */
@@ -66,7 +70,12 @@ export function checkPublishFlags(ctx: Ctx, flags: PublishFlags): PublishTargets
     target: flags.parquetOut,
     snapshot: flags.snapshot,
   });
-  return { output, snapshot, everyMs: (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000 };
+  return {
+    output,
+    snapshot,
+    everyMs: (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000,
+    snapshotGraceMs: snapshotGraceMs(flags),
+  };
 }
 
 export interface DaemonPublisher {
@@ -120,7 +129,7 @@ export async function startDaemonPublisher(
   client: ApiClient,
   command: string,
 ): Promise<DaemonPublisher | null> {
-  const { output, snapshot, everyMs } = targets;
+  const { output, snapshot, everyMs, snapshotGraceMs } = targets;
   if (output === null && snapshot === null) return null;
   const { startPublisher } = await import('../daemon/publisher.js');
   const writer = output === null ? null : await output.hold(warehouse, { command, client }, everyMs);
@@ -131,6 +140,7 @@ export async function startDaemonPublisher(
       // Still this daemon's before each export into a folder; its owner recorded after the first.
       ...(writer ? { writer } : {}),
       ...(snapshot ? { snapshot } : {}),
+      ...(snapshotGraceMs === undefined ? {} : { snapshotGraceMs }),
       everyMs,
       // A snapshot readers have never had is published whole at once, not at the first change.
       publishAllAtStart: snapshot !== null && !existsSync(snapshot),

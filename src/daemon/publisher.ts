@@ -47,6 +47,8 @@ export interface PublisherOptions {
   folder?: HeldFolder;
   /** The snapshot file (replaced atomically at each publish). */
   snapshot?: string;
+  /** How long parts a newer snapshot replaced stay for readers of the older one (snapshot.ts's default). */
+  snapshotGraceMs?: number;
   /** The cadence: a publish at most this often, when something was touched. */
   everyMs: number;
   log: PublishLog;
@@ -262,6 +264,7 @@ class CadencedPublisher implements Publisher {
       if (this.opts.snapshot !== undefined) {
         const snap = await this.reader.publishSnapshot(this.opts.snapshot, {
           ...(this.opts.onSnapshotTable ? { onTable: this.opts.onSnapshotTable } : {}),
+          ...(this.opts.snapshotGraceMs === undefined ? {} : { graceMs: this.opts.snapshotGraceMs }),
           // The first snapshot of a process fingerprints every table (whatever happened while no publisher ran);
           // later ones only the touched tables.
           ...(this.snapshotWhole ? {} : { changedTables: batch.tables() }),

@@ -2,7 +2,12 @@
 
 export { type QueryCopyWritten, removeQueryCopyLeftovers } from './copies/query-copy.js';
 export type { WarehouseSide } from './copies/side.js';
-export { type SnapshotOptions, SnapshotRefusedError, type SnapshotResult } from './copies/snapshot.js';
+export {
+  SNAPSHOT_GRACE_MS,
+  type SnapshotOptions,
+  SnapshotRefusedError,
+  type SnapshotResult,
+} from './copies/snapshot.js';
 export { snapshotTargetProblem } from './copies/snapshot-target.js';
 export type { QueryResult, ResultRow, ScalarJson } from './db/connection.js';
 export {

@@ -17,9 +17,10 @@ import type { Logger } from '../output/logger.js';
 import { readOutputFlags } from '../output-paths.js';
 import { attachProgress, exitCodeOf, explain, statusLine, summaryTable } from '../run-report.js';
 import { startRunSocket } from '../run-socket.js';
+import { addSnapshotGraceOption, type SnapshotGraceFlags, snapshotGraceMs } from '../snapshot-grace.js';
 import { syncOptionsFrom } from '../sync-options.js';
 
-interface SyncFlags extends SelectionFlags, BudgetFlags {
+interface SyncFlags extends SelectionFlags, BudgetFlags, SnapshotGraceFlags {
   deletes?: boolean;
   parquetOut?: string;
   snapshot?: string;
@@ -56,8 +57,14 @@ async function exportTouched(
 }
 
 /** Publishes the snapshot after a run and says where and how long it took. */
-async function publishSnapshotAfter(warehouse: Warehouse, target: string, runId: string, log: Logger) {
-  const result = await warehouse.publishSnapshot(target, { runId });
+async function publishSnapshotAfter(
+  warehouse: Warehouse,
+  target: string,
+  runId: string,
+  log: Logger,
+  graceMs: number | undefined,
+) {
+  const result = await warehouse.publishSnapshot(target, { runId, ...(graceMs === undefined ? {} : { graceMs }) });
   const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
   if (result.unchanged) {
     log.info(`snapshot: ${target} left as it is: nothing it holds changed since it was published`);
@@ -129,7 +136,8 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
     if (output && flags.parquetOut && result.status !== 'failed')
       await exportTouched(ctx, warehouse, client, output, flags.parquetOut, touched, result.runId);
     // Partial runs too: what they loaded is committed, and readers of the snapshot should see it.
-    if (snapshot && result.status !== 'failed') await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log);
+    if (snapshot && result.status !== 'failed')
+      await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log, snapshotGraceMs(flags));
     if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);
     else {
       ctx.out.write(summaryTable(result));
@@ -150,7 +158,7 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
 function describe(cmd: Command, mode: SyncMode): Command {
   addSelectionOptions(cmd);
   addBudgetOptions(cmd);
-  return cmd
+  cmd
     .option('--deletes', 'run delete sweeps now for every cursor stream (default: when due, with spare credits)')
     .option(
       '--parquet-out <dir|s3://bucket/prefix>',
@@ -158,12 +166,13 @@ function describe(cmd: Command, mode: SyncMode): Command {
     )
     .option(
       '--snapshot <file>',
-      'when the run ends (also a partial one), publish a read-only copy of the warehouse (tables and analytics views) to <file>, replaced atomically (left as it is when nothing it holds changed): open that with the duckdb CLI, Python or a BI tool, never the warehouse itself (never inside --parquet-out, never a file of the warehouse)',
-    )
-    .addHelpText(
-      'after',
-      mode === 'incremental'
-        ? `
+      'when the run ends (also a partial one), publish a read-only DuckDB catalogue of the warehouse (tables as views over Parquet parts in <file>.parts, analytics views) to <file>, replaced atomically, writing only the parts that changed (nothing when nothing changed): open that with the duckdb CLI, Python or a BI tool, never the warehouse itself (never inside --parquet-out, never a file of the warehouse)',
+    );
+  addSnapshotGraceOption(cmd);
+  return cmd.addHelpText(
+    'after',
+    mode === 'incremental'
+      ? `
 Examples:
   $ evsync sync                                  # core streams, every event
   $ evsync sync --streams registrants,sessions --event-status live --budget 600
@@ -171,7 +180,7 @@ Examples:
   $ evsync sync --snapshot ./evsync-snapshot.duckdb   # then: duckdb -readonly ./evsync-snapshot.duckdb
 
 Exit codes: 0 done, 3 partial (budget or max wait reached; run the same command again to resume), 1 failed, 2 usage.`
-        : `
+      : `
 Examples:
   $ evsync backfill --streams all
   $ evsync backfill --events 101,102 --max-wait 0   # stop (exit 3) instead of waiting for a window
@@ -179,7 +188,7 @@ Examples:
 
 A backfill is resumable: when it stops early (exit 3), run the same command again; it continues from the saved
 checkpoints and spends no credits twice.`,
-    );
+  );
 }
 
 export function registerSyncCommands(program: Command, app: App): void {
