@@ -7,19 +7,10 @@
  * removed by the next publish: no reader can have it open.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../db/connection.js';
+import { fsyncPath } from '../db/fsync.js';
 import { ident, literal } from '../db/sql.js';
 import type { TablePart } from './table-parts.js';
 
@@ -51,15 +42,6 @@ const PART_FILE_RE = /^[a-z0-9.]+\.[0-9a-f]{16}\.parquet(\.partial)?$/;
 /** The parts folder of the snapshot at `target` (absolute). */
 export function partsFolder(target: string): string {
   return `${target}.parts`;
-}
-
-function fsyncPath(path: string, flags: 'r' | 'r+'): void {
-  const fd = openSync(path, flags);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Creates `dir` (one level) owner-only if it is missing. */

@@ -28,21 +28,11 @@
  * Killed before step 4, the previous snapshot is untouched (the new parts are removed by the next publish).
  */
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  copyFileSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { COPY_FILE_OPTIONS, type Db, EXISTING_FILE_OPTIONS, holdOwnerOnlyUmask } from '../db/connection.js';
 import { WarehouseError } from '../db/errors.js';
+import { fsyncPath } from '../db/fsync.js';
 import { ident, literal, utcNow } from '../db/sql.js';
 import { listStreamTables } from '../load/ddl.js';
 import { type AnalyticsViewsReport, createAnalyticsViews } from '../views/views.js';
@@ -151,15 +141,6 @@ function removeSnapshotLeftovers(target: string): number {
     removed++;
   }
   return removed;
-}
-
-function fsyncPath(path: string, flags: 'r' | 'r+'): void {
-  const fd = openSync(path, flags);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**

@@ -18,11 +18,12 @@
  * at the next open if the process died.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { type FileHandle, open, truncate, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stagePathOf } from '../copies/own-files.js';
+import { fsyncPath } from '../db/fsync.js';
 
 /** Emptied files kept for reuse: a batch is at most ~100 pages (mergeRows / page size), so this holds one batch. */
 const MAX_FREE = 256;
@@ -51,12 +52,7 @@ export class Staging {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     if (!this.temporary) {
       // The directory entry itself must be durable before a registered file in it can be.
-      const fd = openSync(this.dir, 'r');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+      fsyncPath(this.dir, 'r');
     }
     this.ready = true;
   }
