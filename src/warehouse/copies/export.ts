@@ -15,7 +15,7 @@
  * judged before this runs, by src/outputs/lake/folder-claim.ts, which the CLI and the daemon call around every export.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { type Db, holdOwnerOnlyUmask } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
@@ -33,6 +33,7 @@ import {
   URL_SCHEME_RE,
 } from './export-folder.js';
 import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
+import { type PartFingerprints, partFingerprints, partitionKey, partitionsToWrite } from './export-unchanged.js';
 
 const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PARTITION_COLUMN = 'event_id';
@@ -85,11 +86,15 @@ function sha256(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
-/** Renames a completed `.partial` file to its final `.parquet` name, owner-only, and describes it for the manifest. */
-function finishFile(dir: string, stat: CopyStat, exportId: string): ManifestFile {
+/**
+ * Renames a completed `.partial` file to its final `.parquet` name, owner-only, and describes it for the manifest,
+ * with the source of its partition as read before the COPY (`sources`).
+ */
+function finishFile(dir: string, stat: CopyStat, exportId: string, sources: PartFingerprints): ManifestFile {
   const finalPath = stat.filename.replace(/\.partial$/, '.parquet');
   chmodSync(stat.filename, 0o600);
   renameSync(stat.filename, finalPath);
+  const source = sources.get(partitionKey(stat));
   return {
     path: relative(dir, finalPath).split(sep).join('/'),
     partition: stat.partition,
@@ -97,6 +102,7 @@ function finishFile(dir: string, stat: CopyStat, exportId: string): ManifestFile
     bytes: statSync(finalPath).size,
     sha256: sha256(finalPath),
     exportId,
+    ...(source !== undefined ? { source } : {}),
   };
 }
 
@@ -106,6 +112,8 @@ interface TableJob {
   partitioned: boolean;
   /** Event partitions to replace; null: the whole table. */
   only: number[] | null;
+  /** The table's partitions' sources, read before anything is written (export-unchanged.ts). */
+  sources: PartFingerprints;
 }
 
 async function writeTable(
@@ -136,7 +144,7 @@ async function writeTable(
         FILENAME_PATTERN '${exportId}_{uuid}', FILE_EXTENSION 'partial', APPEND, RETURN_STATS)`
     : `${literal(join(dir, `${exportId}_0.partial`))} (FORMAT parquet, COMPRESSION zstd, RETURN_STATS)`;
   const result = await db.query(`COPY (${select}) TO ${target}`);
-  const written = copyStats(result.rows).map((s) => finishFile(dir, s, exportId));
+  const written = copyStats(result.rows).map((s) => finishFile(dir, s, exportId, job.sources));
 
   const replaced = (f: ManifestFile) =>
     only === null ||
@@ -168,6 +176,28 @@ async function writeTable(
   manifest = { ...manifest, obsolete: [], folders };
   writeManifest(dir, manifest);
   return { manifest, bytes: written.reduce((n, f) => n + f.bytes, 0) };
+}
+
+/** A file the manifest lists, still in the folder as written (a file removed or replaced by hand is written again). */
+function stillThere(dir: string, file: ManifestFile): boolean {
+  const st = lstatSync(join(dir, file.path), { throwIfNoEntry: false });
+  return st?.isFile() === true && st.size === file.bytes;
+}
+
+/**
+ * Of the partitions asked for (`listed`; null: the table whole), those whose rows changed since the folder's files
+ * were written from them ([]: nothing to write, not even the manifest). Only in a folder evsync owns whose files
+ * hold the same rows (with or without deleted ones) as this export's would: anywhere else, `listed` as asked.
+ */
+function unchangedLeftOut(
+  folder: TableFolder,
+  listed: number[] | null,
+  sources: PartFingerprints,
+  includeDeleted: boolean,
+): number[] | null {
+  if (folder.state !== 'owned' || folder.manifest.includeDeleted !== includeDeleted) return listed;
+  const asked = folder.manifest.partitionBy.includes(PARTITION_COLUMN) ? listed : null;
+  return partitionsToWrite(folder.manifest.files, sources, asked, (f) => stillThere(folder.dir, f));
 }
 
 export async function exportParquet(db: Db, opts: ExportOptions): Promise<ExportResult> {
@@ -208,8 +238,13 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
       // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
       // a new folder, so this is not the default.)
       const listed = partitioned ? (partitions?.get(table) ?? null) : null;
-      const only = opts.newTablesWhole === true && folder.state !== 'owned' ? null : listed;
-      jobs.push({ table, folder, partitioned, only });
+      // Read before any COPY of this export (see partFingerprints).
+      const sources = await partFingerprints(db, table);
+      const only =
+        opts.newTablesWhole === true && folder.state !== 'owned'
+          ? null
+          : unchangedLeftOut(folder, listed, sources, opts.includeDeleted === true);
+      jobs.push({ table, folder, partitioned, only, sources });
     }
     const tables: string[] = [];
     const rows: Record<string, number> = {};

@@ -95,7 +95,7 @@ export async function tableParts(db: Db, table: string, splitAbove = PART_ROWS):
   const r = await db.query(
     `SELECT scope, bucket, count(*) AS n, CAST(max("_synced_at") AS VARCHAR) AS at,
             CAST(sum(CAST(h AS HUGEINT)) AS VARCHAR) AS h
-       FROM (SELECT ${scopeSql} AS scope, ${bucketSql(scopes)} AS bucket,
+       FROM (SELECT ${scopeSql} AS scope, ${bucketSql(scopes)} AS bucket, "_synced_at",
                     hash("_synced_at", "_run_id", "_deleted_at") AS h FROM ${t})
       GROUP BY ALL`,
   );
