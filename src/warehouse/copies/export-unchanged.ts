@@ -29,15 +29,19 @@ export function partitionKey(file: Pick<ManifestFile, 'partition'>): string {
   return file.partition[PARTITION_COLUMN] ?? '';
 }
 
+/** The columns every write of a row sets (table-parts.ts): without them no source can be told. */
+const WRITE_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'];
+
 /**
- * The sources of `table`'s partitions now. Read them BEFORE the COPY that writes the files: a write landing between
+ * The sources of `table`'s partitions now; null for a table whose rows carry no record of their writes (not a
+ * stream table evsync loads: every partition asked for is written, as always). Read them BEFORE the COPY that writes the files: a write landing between
  * the two is in the files but not in the recorded source, so the next export sees a source that differs and writes
  * that partition once more (a write too many, never a change missed).
  */
-export async function partFingerprints(db: Db, table: string): Promise<PartFingerprints> {
+export async function partFingerprints(db: Db, table: string): Promise<PartFingerprints | null> {
   const columns = await readTableColumns(db, table);
+  if (!columns || !WRITE_COLUMNS.every((c) => columns.has(c))) return null;
   const out: PartFingerprints = new Map();
-  if (!columns) return out;
   const partitioned = columns.has(PARTITION_COLUMN);
   const digest = createHash('sha256')
     .update(await columnsSignature(db, table))
@@ -61,10 +65,11 @@ export async function partFingerprints(db: Db, table: string): Promise<PartFinge
  */
 export function partitionsToWrite(
   files: readonly ManifestFile[],
-  live: PartFingerprints,
-  asked: readonly number[] | null,
+  live: PartFingerprints | null,
+  asked: number[] | null,
   present: (file: ManifestFile) => boolean,
 ): number[] | null {
+  if (live === null) return asked;
   const recorded = new Map<string, ManifestFile[]>();
   for (const file of files) {
     const key = partitionKey(file);

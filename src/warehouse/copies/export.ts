@@ -90,11 +90,11 @@ function sha256(path: string): string {
  * Renames a completed `.partial` file to its final `.parquet` name, owner-only, and describes it for the manifest,
  * with the source of its partition as read before the COPY (`sources`).
  */
-function finishFile(dir: string, stat: CopyStat, exportId: string, sources: PartFingerprints): ManifestFile {
+function finishFile(dir: string, stat: CopyStat, exportId: string, sources: PartFingerprints | null): ManifestFile {
   const finalPath = stat.filename.replace(/\.partial$/, '.parquet');
   chmodSync(stat.filename, 0o600);
   renameSync(stat.filename, finalPath);
-  const source = sources.get(partitionKey(stat));
+  const source = sources?.get(partitionKey(stat));
   return {
     path: relative(dir, finalPath).split(sep).join('/'),
     partition: stat.partition,
@@ -112,8 +112,8 @@ interface TableJob {
   partitioned: boolean;
   /** Event partitions to replace; null: the whole table. */
   only: number[] | null;
-  /** The table's partitions' sources, read before anything is written (export-unchanged.ts). */
-  sources: PartFingerprints;
+  /** The table's partitions' sources, read before anything is written (export-unchanged.ts); null: unknown. */
+  sources: PartFingerprints | null;
 }
 
 async function writeTable(
@@ -192,7 +192,7 @@ function stillThere(dir: string, file: ManifestFile): boolean {
 function unchangedLeftOut(
   folder: TableFolder,
   listed: number[] | null,
-  sources: PartFingerprints,
+  sources: PartFingerprints | null,
   includeDeleted: boolean,
 ): number[] | null {
   if (folder.state !== 'owned' || folder.manifest.includeDeleted !== includeDeleted) return listed;

@@ -37,7 +37,7 @@ export class WarehouseSide {
   }
 
   /** The sources of `table`'s partitions now (export-unchanged.ts), read on this connection. */
-  partFingerprints(table: string): Promise<PartFingerprints> {
+  partFingerprints(table: string): Promise<PartFingerprints | null> {
     return this.db.exclusive(() => partFingerprints(this.db, table));
   }
 
