@@ -200,6 +200,46 @@ function unchangedLeftOut(
   return partitionsToWrite(folder.manifest.files, sources, asked, (f) => stillThere(folder.dir, f));
 }
 
+/** One table's job, its folder judged (a refusal throws before anything is written); null: no such table. */
+async function planTable(
+  db: Db,
+  dir: string,
+  table: string,
+  partitions: Map<string, number[]> | null,
+  opts: ExportOptions,
+): Promise<TableJob | null> {
+  // Names come from the database, but they also become folder names: keep them plain.
+  if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
+  const columns = await readTableColumns(db, table);
+  if (!columns) return null;
+  const partitioned = columns.has(PARTITION_COLUMN);
+  const folder = inspectTableFolder(dir, table, opts.force === true);
+  // With newTablesWhole, a table new to the output gets every partition, not just those listed (as in the
+  // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
+  // a new folder, so this is not the default.)
+  const listed = partitioned ? (partitions?.get(table) ?? null) : null;
+  // Read before any COPY of this export (see partFingerprints).
+  const sources = await partFingerprints(db, table);
+  const only =
+    opts.newTablesWhole === true && folder.state !== 'owned'
+      ? null
+      : unchangedLeftOut(folder, listed, sources, opts.includeDeleted === true);
+  return { table, folder, partitioned, only, sources };
+}
+
+/** Writes the job's partitions; with none to write, its files stay as they are (no folder created, no byte). */
+async function exportTable(
+  db: Db,
+  job: TableJob,
+  opts: ExportOptions,
+  exportId: string,
+): Promise<{ manifest: Manifest | null; bytes: number }> {
+  if (job.only === null || job.only.length > 0) return writeTable(db, job, opts, exportId);
+  if (job.folder.state !== 'owned') return { manifest: null, bytes: 0 };
+  // What an interrupted export left is still finished (its files are evsync's); without leftovers, nothing written.
+  return { manifest: prepareTableFolder(job.folder, job.table, new Date(db.now())), bytes: 0 };
+}
+
 export async function exportParquet(db: Db, opts: ExportOptions): Promise<ExportResult> {
   if (typeof opts.out !== 'string' || opts.out.trim() === '') {
     // resolve('') is the current folder: an empty path must never mean "write here".
@@ -221,30 +261,14 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
     throw new Error(`export: no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`);
   }
   const exportId = newExportId(new Date(db.now()));
-  const force = opts.force === true;
   const release = holdOwnerOnlyUmask();
   try {
     ensureFolder(out);
     // Every folder is judged before anything is written: a refusal leaves the whole output as it was.
     const jobs: TableJob[] = [];
     for (const table of requested) {
-      // Names come from the database, but they also become folder names: keep them plain.
-      if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
-      const columns = await readTableColumns(db, table);
-      if (!columns) continue;
-      const partitioned = columns.has(PARTITION_COLUMN);
-      const folder = inspectTableFolder(join(out, table), table, force);
-      // With newTablesWhole, a table new to the output gets every partition, not just those listed (as in the
-      // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
-      // a new folder, so this is not the default.)
-      const listed = partitioned ? (partitions?.get(table) ?? null) : null;
-      // Read before any COPY of this export (see partFingerprints).
-      const sources = await partFingerprints(db, table);
-      const only =
-        opts.newTablesWhole === true && folder.state !== 'owned'
-          ? null
-          : unchangedLeftOut(folder, listed, sources, opts.includeDeleted === true);
-      jobs.push({ table, folder, partitioned, only, sources });
+      const job = await planTable(db, join(out, table), table, partitions, opts);
+      if (job) jobs.push(job);
     }
     const tables: string[] = [];
     const rows: Record<string, number> = {};
@@ -253,18 +277,13 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
     let bytesWritten = 0;
     for (const job of jobs) {
       let manifest: Manifest | null = null;
-      // Nothing to rewrite: the table's partitions on disk stay as they are (and no folder is created).
-      if (job.only !== null && job.only.length === 0) {
-        manifest = job.folder.state === 'owned' ? job.folder.manifest : null;
-      } else {
-        try {
-          const done = await writeTable(db, job, opts, exportId);
-          manifest = done.manifest;
-          bytesWritten += done.bytes;
-        } catch (err) {
-          if (err instanceof ExportRefusedError || !(err instanceof Error) || !('code' in err)) throw err;
-          throw folderError('write into', job.folder.dir, err);
-        }
+      try {
+        const done = await exportTable(db, job, opts, exportId);
+        manifest = done.manifest;
+        bytesWritten += done.bytes;
+      } catch (err) {
+        if (err instanceof ExportRefusedError || !(err instanceof Error) || !('code' in err)) throw err;
+        throw folderError('write into', job.folder.dir, err);
       }
       if (job.folder.state !== 'missing' && job.folder.foreign.length) {
         const parquet = job.folder.foreign.filter((f) => f.endsWith('.parquet')).length;
