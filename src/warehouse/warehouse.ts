@@ -555,10 +555,10 @@ export class Warehouse {
    * The sources of `table`'s partitions now (export-unchanged.ts), for an output deciding what it need not write
    * again (the lake). Merges what is staged first, as exportParquet does: what it reads is what an export would copy.
    */
-  partFingerprints(table: string): Promise<PartFingerprints | null> {
+  partFingerprints(table: string, includeDeleted: boolean): Promise<PartFingerprints | null> {
     return this.db.exclusive(async () => {
       await this.mergeNow();
-      return partFingerprints(this.db, table);
+      return partFingerprints(this.db, table, includeDeleted);
     });
   }
 

@@ -10,6 +10,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { inTempDir, run, simulatedCli, writeConfig } from '../cli/helpers.js';
 import { BUCKET, duck, lakeConfig, s3Env, useTestLake } from '../lake/helpers.js';
+import { accountScope, eventScope, events, openTemp, page, registrants } from '../warehouse/helpers.js';
 
 const cli = simulatedCli({ seed: 7, db: 'unchanged.duckdb' });
 const testLake = useTestLake('evsync-parquet-unchanged-');
@@ -106,6 +107,41 @@ describe('Parquet outputs leave unchanged partitions alone', () => {
       expect(await differences(db, out)).toBe(0);
     });
   }, 120_000);
+
+  it('an event whose rows are all deleted loses its files once, then costs nothing; so does a whole export', async () => {
+    const t = await openTemp();
+    try {
+      const w = t.w;
+      const out = join(t.dir, 'parquet');
+      await page(w, events, accountScope, [
+        { id: 10, name: 'Conf A', start_date: '2024-05-01' },
+        { id: 20, name: 'Conf B', start_date: '2024-06-01' },
+      ]);
+      await page(w, registrants, eventScope(10), [{ id: 1, email: 'a' }]);
+      await page(w, registrants, eventScope(20), [{ id: 2, email: 'b' }]);
+      expect((await w.exportParquet({ out })).bytesWritten).toBeGreaterThan(0);
+      const written = filesOf(out);
+      // An explicit export of every table, nothing changed: nothing written.
+      expect((await w.exportParquet({ out })).bytesWritten).toBe(0);
+      expect(filesOf(out)).toEqual(written);
+
+      // Event 20's registrant deleted at the source: its files go (as before), event 10's stay.
+      await page(w, registrants, eventScope(20), [], { upsert: false, seen: { walkId: 'z', ids: [] } });
+      await w.markMissing({ stream: registrants, scope: eventScope(20), walkId: 'z', runId: 'r', at: '2024-05-01' });
+      await w.exportParquet({ out, partitions: { registrants: [20] } });
+      const gone = filesOf(out);
+      expect([...gone.keys()].some((p) => p.startsWith('registrants/event_id=20'))).toBe(false);
+      const kept = [...written].filter(([p]) => p.startsWith('registrants/event_id=10/'));
+      expect(kept.length).toBeGreaterThan(0);
+      for (const [p, st] of kept) expect(gone.get(p)).toBe(st);
+      // Said touched again, or the whole table asked for: an event with no live row has no file to write.
+      await w.exportParquet({ out, partitions: { registrants: [20] } });
+      await w.exportParquet({ out });
+      expect(filesOf(out)).toEqual(gone);
+    } finally {
+      await t.cleanup();
+    }
+  });
 
   it('the lake: a run that re-reads every row uploads nothing and leaves every object as it was', async () => {
     const db = join(testLake.dir, 'lake.duckdb');

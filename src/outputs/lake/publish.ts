@@ -78,7 +78,7 @@ async function partitionsToReplace(
   if (remote.state !== 'owned' || manifest.includeDeleted !== ctx.includeDeleted) return null;
   const sizes = new Map(remote.objects.map((o) => [o.key.slice(remote.root.length), o.size]));
   const asked = manifest.partitionBy.includes(PARTITION_COLUMN) ? only : null;
-  const live = await ctx.warehouse.partFingerprints(table);
+  const live = await ctx.warehouse.partFingerprints(table, ctx.includeDeleted);
   return partitionsToWrite(manifest.files, live, asked, (file) => sizes.get(file.path) === file.bytes);
 }
 

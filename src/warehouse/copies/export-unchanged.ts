@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
+import { ident } from '../db/sql.js';
 import { readTableColumns } from '../load/ddl.js';
 import type { ManifestFile } from './export-manifest.js';
 import { columnsSignature, tableParts } from './table-parts.js';
@@ -33,12 +34,18 @@ export function partitionKey(file: Pick<ManifestFile, 'partition'>): string {
 const WRITE_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'];
 
 /**
- * The sources of `table`'s partitions now; null for a table whose rows carry no record of their writes (not a
- * stream table evsync loads: every partition asked for is written, as always). Read them BEFORE the COPY that writes the files: a write landing between
+ * The sources of `table`'s partitions now, as an export with or without deleted rows (`includeDeleted`) writes them:
+ * without, an event whose rows are all deleted has no file, so no partition (else it would never match and be
+ * written, empty, at every export). Null for a table whose rows carry no record of their writes (not a stream table
+ * evsync loads: every partition asked for is written, as always). Read them BEFORE the COPY that writes the files: a write landing between
  * the two is in the files but not in the recorded source, so the next export sees a source that differs and writes
  * that partition once more (a write too many, never a change missed).
  */
-export async function partFingerprints(db: Db, table: string): Promise<PartFingerprints | null> {
+export async function partFingerprints(
+  db: Db,
+  table: string,
+  includeDeleted: boolean,
+): Promise<PartFingerprints | null> {
   const columns = await readTableColumns(db, table);
   if (!columns || !WRITE_COLUMNS.every((c) => columns.has(c))) return null;
   const out: PartFingerprints = new Map();
@@ -47,13 +54,23 @@ export async function partFingerprints(db: Db, table: string): Promise<PartFinge
     .update(await columnsSignature(db, table))
     .digest('hex')
     .slice(0, 16);
+  const written = partitioned && !includeDeleted ? await eventsWithLiveRows(db, table) : null;
   for (const part of await tableParts(db, table, Number.POSITIVE_INFINITY)) {
     // An empty partitioned table is one empty part `a`: no partition, no file.
     if (partitioned && part.eventId === null && part.rows === 0) continue;
     const key = !partitioned ? '' : part.eventId === null ? 'null' : String(part.eventId);
+    if (written && !written.has(key)) continue;
     out.set(key, `${digest}:${part.fingerprint}`);
   }
   return out;
+}
+
+/** The partitions (PartFingerprints' keys) of a partitioned table holding a row not deleted. */
+async function eventsWithLiveRows(db: Db, table: string): Promise<Set<string>> {
+  const r = await db.query(
+    `SELECT DISTINCT ${ident(PARTITION_COLUMN)} AS e FROM main.${ident(table)} WHERE "_deleted_at" IS NULL`,
+  );
+  return new Set(r.rows.map((row) => (row.e === null || row.e === undefined ? 'null' : String(row.e))));
 }
 
 /**

@@ -219,7 +219,7 @@ async function planTable(
   // a new folder, so this is not the default.)
   const listed = partitioned ? (partitions?.get(table) ?? null) : null;
   // Read before any COPY of this export (see partFingerprints).
-  const sources = await partFingerprints(db, table);
+  const sources = await partFingerprints(db, table, opts.includeDeleted === true);
   const only =
     opts.newTablesWhole === true && folder.state !== 'owned'
       ? null

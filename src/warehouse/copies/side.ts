@@ -37,8 +37,8 @@ export class WarehouseSide {
   }
 
   /** The sources of `table`'s partitions now (export-unchanged.ts), read on this connection. */
-  partFingerprints(table: string): Promise<PartFingerprints | null> {
-    return this.db.exclusive(() => partFingerprints(this.db, table));
+  partFingerprints(table: string, includeDeleted: boolean): Promise<PartFingerprints | null> {
+    return this.db.exclusive(() => partFingerprints(this.db, table, includeDeleted));
   }
 
   publishSnapshot(target: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {
