@@ -37,9 +37,11 @@ const WRITE_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'];
  * The sources of `table`'s partitions now, as an export with or without deleted rows (`includeDeleted`) writes them:
  * without, an event whose rows are all deleted has no file, so no partition (else it would never match and be
  * written, empty, at every export). Null for a table whose rows carry no record of their writes (not a stream table
- * evsync loads: every partition asked for is written, as always). Read them BEFORE the COPY that writes the files: a write landing between
- * the two is in the files but not in the recorded source, so the next export sees a source that differs and writes
- * that partition once more (a write too many, never a change missed).
+ * evsync loads: every partition asked for is written, as always).
+ *
+ * Read them BEFORE the COPY that writes the files: a write landing between the two is in the files but not in the
+ * recorded source, so the next export sees a source that differs and writes that partition once more (a write too
+ * many, never a change missed).
  */
 export async function partFingerprints(
   db: Db,
