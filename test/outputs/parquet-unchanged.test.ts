@@ -2,9 +2,10 @@
  * A partition of a Parquet output whose rows did not change since the output last wrote it is not written again,
  * whoever says it was touched (issue 35): a backfill that reads every row again touches every partition, and the
  * folder (and the lake) is left byte for byte as it was; one registrant changed replaces the files of its event
- * only, and the folder still reads as the warehouse's rows.
+ * only, and the folder still reads as the warehouse's rows. An event whose rows are all deleted loses its files
+ * once; a manifest written before sources is read, its partitions written once more.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
@@ -138,6 +139,37 @@ describe('Parquet outputs leave unchanged partitions alone', () => {
       await w.exportParquet({ out, partitions: { registrants: [20] } });
       await w.exportParquet({ out });
       expect(filesOf(out)).toEqual(gone);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('a manifest from before sources is still read: its partitions are written once more, then left alone', async () => {
+    const t = await openTemp();
+    try {
+      const w = t.w;
+      const out = join(t.dir, 'parquet');
+      await page(w, registrants, eventScope(10), [{ id: 1, email: 'a' }]);
+      await page(w, registrants, eventScope(20), [{ id: 2, email: 'b' }]);
+      await w.exportParquet({ out });
+      // What an evsync before sources wrote: the same manifest (version 1) without them.
+      const path = join(out, 'registrants', '_evsync', 'manifest.json');
+      const manifest = JSON.parse(readFileSync(path, 'utf8')) as { version: number; files: { source?: string }[] };
+      expect(manifest.version).toBe(1);
+      expect(manifest.files.every((f) => typeof f.source === 'string')).toBe(true);
+      for (const f of manifest.files) delete f.source;
+      writeFileSync(path, JSON.stringify(manifest));
+
+      const once = await w.exportParquet({ out, partitions: { registrants: [10] } });
+      expect(once.bytesWritten).toBeGreaterThan(0);
+      const written = filesOf(out);
+      expect((await w.exportParquet({ out, partitions: { registrants: [10] } })).bytesWritten).toBe(0);
+      expect(filesOf(out)).toEqual(written);
+      // Event 20, not asked for, kept its old file until it is: then written once more too.
+      expect((await w.exportParquet({ out })).bytesWritten).toBeGreaterThan(0);
+      const all = filesOf(out);
+      expect((await w.exportParquet({ out })).bytesWritten).toBe(0);
+      expect(filesOf(out)).toEqual(all);
     } finally {
       await t.cleanup();
     }
