@@ -6,6 +6,7 @@
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import type { Now } from '../../schemas/clock.js';
 import { exportParquet } from './copies/export.js';
+import { type PartFingerprints, partFingerprints } from './copies/export-unchanged.js';
 import { type QueryCopyWritten, writeQueryCopy } from './copies/query-copy.js';
 import { WarehouseSide } from './copies/side.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './copies/snapshot.js';
@@ -548,6 +549,17 @@ export class Warehouse {
       await this.mergeNow();
       await this.threadsFor(false);
       return exportParquet(this.db, opts);
+    });
+  }
+
+  /**
+   * The sources of `table`'s partitions now (export-unchanged.ts), for an output deciding what it need not write
+   * again (the lake). Merges what is staged first, as exportParquet does: what it reads is what an export would copy.
+   */
+  partFingerprints(table: string, includeDeleted: boolean): Promise<PartFingerprints | null> {
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      return partFingerprints(this.db, table, includeDeleted);
     });
   }
 

@@ -9,6 +9,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Manifest as ExportManifest } from '../../src/warehouse/copies/export-manifest.js';
+import { Warehouse } from '../../src/warehouse/index.js';
 import { accountScope, eventScope, events, page, registrants } from '../warehouse/helpers.js';
 import { cliWarehouse, run } from './helpers.js';
 import { canMountReadOnly, runOnReadOnlyMount } from './readonly-mount.js';
@@ -127,6 +128,21 @@ describe('evsync export: only what it owns', () => {
     const one = JSON.parse(first.stdout);
     expect(one.rows).toEqual({ events: 2, registrants: 3 });
     const before = manifestOf(join(out, 'registrants'));
+
+    // Nothing changed: nothing is written again, the files stay as they are (issue 35).
+    const same = JSON.parse((await run(['export', '--out', out, '--json'], here())).stdout);
+    expect(same.bytesWritten).toBe(0);
+    expect(manifestOf(join(out, 'registrants'))).toEqual(before);
+    // Every registrant written again (changed, then back as it was): every partition is replaced.
+    const w = await Warehouse.open(cli.env.EVSYNC_DB ?? '');
+    for (const email of ['changed@example.com', null]) {
+      await page(w, registrants, eventScope(10), [
+        { id: 1, email: email ?? 'a@example.com' },
+        { id: 2, email: email ?? 'b@example.com' },
+      ]);
+      await page(w, registrants, eventScope(20), [{ id: 3, email: email ?? 'c@example.com' }]);
+    }
+    await w.close();
 
     const second = JSON.parse((await run(['export', '--out', out, '--json'], here())).stdout);
     expect(second.exportId).not.toBe(one.exportId);

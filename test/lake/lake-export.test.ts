@@ -131,12 +131,26 @@ describe('export --out s3://', () => {
     expect(existsSync(stagingDirFor(db))).toBe(false);
   });
 
-  it('a second export replaces every object by new ones and leaves none of the old', async () => {
+  it('a second export replaces every changed partition by new objects and leaves none of the old', async () => {
     const p = prefix();
-    const initial = await exportTo(p);
+    // A warehouse of its own: every event of it changes below.
+    const changing = join(testLake.dir, 'changing.duckdb');
+    await buildWarehouse(changing, { events: 6, perEvent: 5 });
+    const e = { ...env, EVSYNC_DB: changing };
+    const initial = await exportTo(p, [], e);
     expect(initial.code, initial.stderr).toBe(0);
     const before = await listKeys(testLake.client, `${p}/registrants/`);
-    const r = await exportTo(p, ['--tables', 'registrants']);
+    // Nothing changed: nothing is written again (issue 35).
+    const same = await exportTo(p, ['--tables', 'registrants'], e);
+    expect(same.code, same.stderr).toBe(0);
+    expect(await listKeys(testLake.client, `${p}/registrants/`)).toEqual(before);
+    // Every event gains a registrant: every partition is written again.
+    const w = await Warehouse.open(changing);
+    for (let event = 10; event < 16; event++) {
+      await page(w, registrants, eventScope(event), [{ id: 9000 + event, email: `n${event}@example.com` }]);
+    }
+    await w.close();
+    const r = await exportTo(p, ['--tables', 'registrants'], e);
     expect(r.code, r.stderr).toBe(0);
     const after = await listKeys(testLake.client, `${p}/registrants/`);
     const parquet = (keys: string[]) => keys.filter((k) => k.endsWith('.parquet'));

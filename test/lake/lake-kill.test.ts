@@ -38,9 +38,11 @@ describe('a lake export killed mid-way', () => {
     const previous = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
     expect(previous.rows).toBe(30);
 
-    // The data moves on: one more registrant in event 12.
+    // The data moves on: one more registrant in events 12 and 13 (two partitions to upload again; the others are
+    // unchanged and not uploaded).
     const w = await Warehouse.open(db);
     await page(w, registrants, eventScope(12), [{ id: 7777, email: 'late@example.com' }]);
+    await page(w, registrants, eventScope(13), [{ id: 7778, email: 'later@example.com' }]);
     await w.close();
 
     const killed = await child(['test/lake/fixtures/kill-child.ts', testLake.s3.endpoint, db, prefix, '2'], s3Env());
@@ -77,7 +79,7 @@ describe('a lake export killed mid-way', () => {
     expect(rerun.stderr).not.toMatch(/\(node:\d+\)|NodeVersionSupportWarning|DeprecationWarning/);
 
     const after = await manifestAt(testLake.client, `${root}_evsync/manifest.json`);
-    expect(after).toMatchObject({ rows: 31, pending: [], obsolete: [] });
+    expect(after).toMatchObject({ rows: 32, pending: [], obsolete: [] });
     const left = (await listKeys(testLake.client, root)).filter((k) => !k.endsWith('_evsync/manifest.json'));
     expect(left).toEqual(after.files.map((f) => `${root}${f.path}`).sort());
     expect(await getObject(testLake.client, `${prefix}/_evsync/leases/account=default.json`)).toBeNull();

@@ -1,7 +1,8 @@
 /**
  * The daemon's publisher (src/daemon/publisher.ts) on the lake (`parquetOut: s3://...`, the loopback S3): a touched
  * partition is re-exported under the lake's own rules (manifest commit, lease taken and given back), the others keep
- * their objects, and what a reader downloads equals the warehouse.
+ * their objects, a partition touched with nothing changed costs no upload, and what a reader downloads equals the
+ * warehouse.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -65,6 +66,13 @@ describe('startPublisher on the lake', () => {
         expect(second.files.filter((f) => !in12(f))).toEqual(first.files.filter((f) => !in12(f)));
         expect(second.files.filter(in12).every((f) => f.exportId === second.exportId)).toBe(true);
         expect(publisher.stats().lastParquet?.bytes).toBe(second.files.filter(in12).reduce((n, f) => n + f.bytes, 0));
+        // Touched again with nothing changed (a page of identical rows; every event, and the events table whole):
+        // nothing is staged or uploaded, the manifest stays as it was (issue 35).
+        publisher.touched('registrants', [10, 11, 12, 13]);
+        publisher.touched('events', 'all');
+        await publisher.flush();
+        expect(publisher.stats()).toMatchObject({ publishes: 3, failures: 0, lastParquet: { tables: 2, bytes: 0 } });
+        expect(await manifestAt(testLake.client, `${root}_evsync/manifest.json`)).toEqual(second);
         // The lease is given back after each publish.
         expect(await getObject(testLake.client, `${prefix}/_evsync/leases/account=default.json`)).toBeNull();
 

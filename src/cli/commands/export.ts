@@ -89,8 +89,10 @@ Layout: <out>/<table>/event_id=<id>/*.parquet for event-scoped tables, <out>/<ta
 evsync writes only what it owns. Each <out>/<table> folder is created by evsync and marked with
 <out>/<table>/_evsync/manifest.json, which lists every file it wrote (rows, bytes, sha256). A later export writes
 new files under new names, then removes the files they replace (only those the manifest lists); it never removes
-a folder with its contents. A table folder evsync did not create, or one holding a file it did not write, is
-refused (exit 2, naming the folder and the file) unless --force. Files are 0600, folders 0700.
+a folder with its contents. A partition whose rows did not change since evsync wrote it (the manifest records what
+each file was written from) is left as it is: an export with nothing changed writes nothing. A table folder evsync
+did not create, or one holding a file it did not write, is refused (exit 2, naming the folder and the file) unless
+--force. Files are 0600, folders 0700.
 
 A folder belongs to one warehouse and one account: the first export records them in <out>/_evsync/owner.json
 (warehouse path, base URL, client id), and another warehouse or account is refused before anything is written

@@ -18,6 +18,7 @@ import pLimit from 'p-limit';
 import type { Now } from '../../../schemas/clock.js';
 import type { Manifest, ManifestFile } from '../../warehouse/copies/export-manifest.js';
 import { readManifest } from '../../warehouse/copies/export-manifest.js';
+import { partitionsToWrite } from '../../warehouse/copies/export-unchanged.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Lease } from './lease.js';
 import { putManifest, type RemoteTable, recoverRemote } from './remote-table.js';
@@ -29,7 +30,7 @@ const PARTITION_COLUMN = 'event_id';
  * What the lake reads the warehouse through: the warehouse itself (export, sync --parquet-out) or a side connection
  * of it (the daemon's publisher, which must not wait behind the warehouse's queue).
  */
-export type ParquetSource = Pick<Warehouse, 'listTables' | 'exportParquet'>;
+export type ParquetSource = Pick<Warehouse, 'listTables' | 'exportParquet' | 'partFingerprints'>;
 
 export interface PublishContext {
   warehouse: ParquetSource;
@@ -57,12 +58,28 @@ export interface TablePublished {
   ms: { stage: number; upload: number };
 }
 
-/** Event partitions to replace: null for the whole table. */
-function partitionsToReplace(remote: RemoteTable, manifest: Manifest, only: number[] | null, includeDeleted: boolean) {
+/**
+ * Event partitions to replace: null for the whole table, [] for nothing. Of those asked for (or of all, for a table
+ * asked whole), a partition whose objects were written from the rows the warehouse holds now (their recorded
+ * source, export-unchanged.ts) and are all still in the lake is left out: nothing staged, nothing uploaded.
+ *
+ * The sources are read here, before the staging export copies (which reads them again for the files it writes): a
+ * write landing between is one whose partition is said touched after it commits, so the next publish sees it.
+ */
+async function partitionsToReplace(
+  ctx: PublishContext,
+  table: string,
+  remote: RemoteTable,
+  manifest: Manifest,
+  only: number[] | null,
+): Promise<number[] | null> {
   // A table new to the lake gets every partition, not just those a run touched; a change of includeDeleted
   // rewrites it whole so files with and without deleted rows never mix.
-  if (only === null || remote.state !== 'owned' || manifest.includeDeleted !== includeDeleted) return null;
-  return only;
+  if (remote.state !== 'owned' || manifest.includeDeleted !== ctx.includeDeleted) return null;
+  const sizes = new Map(remote.objects.map((o) => [o.key.slice(remote.root.length), o.size]));
+  const asked = manifest.partitionBy.includes(PARTITION_COLUMN) ? only : null;
+  const live = await ctx.warehouse.partFingerprints(table, ctx.includeDeleted);
+  return partitionsToWrite(manifest.files, live, asked, (file) => sizes.get(file.path) === file.bytes);
 }
 
 /** What step 1 left in the staging folder: the new files and how the table is partitioned. */
@@ -163,7 +180,7 @@ export async function publishTable(
 ): Promise<TablePublished> {
   const { store, lease } = ctx;
   let manifest = await recoverRemote(store, remote, table, new Date(ctx.now()));
-  const only = partitionsToReplace(remote, manifest, requestedOnly, ctx.includeDeleted);
+  const only = await partitionsToReplace(ctx, table, remote, manifest, requestedOnly);
   if (only !== null && only.length === 0) {
     const nothing = { files: 0, bytes: 0, parts: 0 };
     return { table, manifest, exportId: null, uploaded: nothing, removed: 0, ms: { stage: 0, upload: 0 } };

@@ -19,7 +19,8 @@
  *   "includeDeleted": false,                     // whether rows with _deleted_at are in the files
  *   "rows": 3,                                   // sum of files[].rows
  *   "files": [{ "path": "event_id=10/20240502T080000Z-1a2b3c4d_<uuid>.parquet", "partition": { "event_id": "10" },
- *               "rows": 2, "bytes": 1234, "sha256": "<hex>", "exportId": "20240502T080000Z-1a2b3c4d" }],
+ *               "rows": 2, "bytes": 1234, "sha256": "<hex>", "exportId": "20240502T080000Z-1a2b3c4d",
+ *               "source": "<columns digest>:<rows>|<latest _synced_at>|<sum>" }],  // optional: export-unchanged.ts
  *   "folders": ["event_id=10"],                  // partition folders evsync created
  *   "pending": [],                               // exports begun and not committed: files named <id>_* are theirs
  *   "obsolete": []                               // files replaced by a committed export, not yet removed
@@ -48,6 +49,12 @@ export interface ManifestFile {
   bytes: number;
   sha256: string;
   exportId: string;
+  /**
+   * The fingerprint of the warehouse partition the file was written from (export-unchanged.ts), the same for every
+   * file of a partition: the partition is not written again while the warehouse's is the same. Absent in manifests
+   * from before it (their partitions are written once more).
+   */
+  source?: string;
 }
 
 export interface Manifest {
@@ -109,7 +116,8 @@ function isManifestFile(v: unknown): v is ManifestFile {
     typeof v.rows === 'number' &&
     typeof v.bytes === 'number' &&
     typeof v.sha256 === 'string' &&
-    typeof v.exportId === 'string'
+    typeof v.exportId === 'string' &&
+    (v.source === undefined || typeof v.source === 'string')
   );
 }
 

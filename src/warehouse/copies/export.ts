@@ -15,7 +15,7 @@
  * judged before this runs, by src/outputs/lake/folder-claim.ts, which the CLI and the daemon call around every export.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { type Db, holdOwnerOnlyUmask } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
@@ -33,6 +33,7 @@ import {
   URL_SCHEME_RE,
 } from './export-folder.js';
 import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
+import { type PartFingerprints, partFingerprints, partitionKey, partitionsToWrite } from './export-unchanged.js';
 
 const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PARTITION_COLUMN = 'event_id';
@@ -85,11 +86,15 @@ function sha256(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
-/** Renames a completed `.partial` file to its final `.parquet` name, owner-only, and describes it for the manifest. */
-function finishFile(dir: string, stat: CopyStat, exportId: string): ManifestFile {
+/**
+ * Renames a completed `.partial` file to its final `.parquet` name, owner-only, and describes it for the manifest,
+ * with the source of its partition as read before the COPY (`sources`).
+ */
+function finishFile(dir: string, stat: CopyStat, exportId: string, sources: PartFingerprints | null): ManifestFile {
   const finalPath = stat.filename.replace(/\.partial$/, '.parquet');
   chmodSync(stat.filename, 0o600);
   renameSync(stat.filename, finalPath);
+  const source = sources?.get(partitionKey(stat));
   return {
     path: relative(dir, finalPath).split(sep).join('/'),
     partition: stat.partition,
@@ -97,6 +102,7 @@ function finishFile(dir: string, stat: CopyStat, exportId: string): ManifestFile
     bytes: statSync(finalPath).size,
     sha256: sha256(finalPath),
     exportId,
+    ...(source !== undefined ? { source } : {}),
   };
 }
 
@@ -106,6 +112,8 @@ interface TableJob {
   partitioned: boolean;
   /** Event partitions to replace; null: the whole table. */
   only: number[] | null;
+  /** The table's partitions' sources, read before anything is written (export-unchanged.ts); null: unknown. */
+  sources: PartFingerprints | null;
 }
 
 async function writeTable(
@@ -136,7 +144,7 @@ async function writeTable(
         FILENAME_PATTERN '${exportId}_{uuid}', FILE_EXTENSION 'partial', APPEND, RETURN_STATS)`
     : `${literal(join(dir, `${exportId}_0.partial`))} (FORMAT parquet, COMPRESSION zstd, RETURN_STATS)`;
   const result = await db.query(`COPY (${select}) TO ${target}`);
-  const written = copyStats(result.rows).map((s) => finishFile(dir, s, exportId));
+  const written = copyStats(result.rows).map((s) => finishFile(dir, s, exportId, job.sources));
 
   const replaced = (f: ManifestFile) =>
     only === null ||
@@ -170,6 +178,68 @@ async function writeTable(
   return { manifest, bytes: written.reduce((n, f) => n + f.bytes, 0) };
 }
 
+/** A file the manifest lists, still in the folder as written (a file removed or replaced by hand is written again). */
+function stillThere(dir: string, file: ManifestFile): boolean {
+  const st = lstatSync(join(dir, file.path), { throwIfNoEntry: false });
+  return st?.isFile() === true && st.size === file.bytes;
+}
+
+/**
+ * Of the partitions asked for (`listed`; null: the table whole), those whose rows changed since the folder's files
+ * were written from them ([]: nothing to write, not even the manifest). Only in a folder evsync owns whose files
+ * hold the same rows (with or without deleted ones) as this export's would: anywhere else, `listed` as asked.
+ */
+function unchangedLeftOut(
+  folder: TableFolder,
+  listed: number[] | null,
+  sources: PartFingerprints | null,
+  includeDeleted: boolean,
+): number[] | null {
+  if (folder.state !== 'owned' || folder.manifest.includeDeleted !== includeDeleted) return listed;
+  const asked = folder.manifest.partitionBy.includes(PARTITION_COLUMN) ? listed : null;
+  return partitionsToWrite(folder.manifest.files, sources, asked, (f) => stillThere(folder.dir, f));
+}
+
+/** One table's job, its folder judged (a refusal throws before anything is written); null: no such table. */
+async function planTable(
+  db: Db,
+  dir: string,
+  table: string,
+  partitions: Map<string, number[]> | null,
+  opts: ExportOptions,
+): Promise<TableJob | null> {
+  // Names come from the database, but they also become folder names: keep them plain.
+  if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
+  const columns = await readTableColumns(db, table);
+  if (!columns) return null;
+  const partitioned = columns.has(PARTITION_COLUMN);
+  const folder = inspectTableFolder(dir, table, opts.force === true);
+  // With newTablesWhole, a table new to the output gets every partition, not just those listed (as in the
+  // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
+  // a new folder, so this is not the default.)
+  const listed = partitioned ? (partitions?.get(table) ?? null) : null;
+  // Read before any COPY of this export (see partFingerprints).
+  const sources = await partFingerprints(db, table, opts.includeDeleted === true);
+  const only =
+    opts.newTablesWhole === true && folder.state !== 'owned'
+      ? null
+      : unchangedLeftOut(folder, listed, sources, opts.includeDeleted === true);
+  return { table, folder, partitioned, only, sources };
+}
+
+/** Writes the job's partitions; with none to write, its files stay as they are (no folder created, no byte). */
+async function exportTable(
+  db: Db,
+  job: TableJob,
+  opts: ExportOptions,
+  exportId: string,
+): Promise<{ manifest: Manifest | null; bytes: number }> {
+  if (job.only === null || job.only.length > 0) return writeTable(db, job, opts, exportId);
+  if (job.folder.state !== 'owned') return { manifest: null, bytes: 0 };
+  // What an interrupted export left is still finished (its files are evsync's); without leftovers, nothing written.
+  return { manifest: prepareTableFolder(job.folder, job.table, new Date(db.now())), bytes: 0 };
+}
+
 export async function exportParquet(db: Db, opts: ExportOptions): Promise<ExportResult> {
   if (typeof opts.out !== 'string' || opts.out.trim() === '') {
     // resolve('') is the current folder: an empty path must never mean "write here".
@@ -191,25 +261,14 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
     throw new Error(`export: no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`);
   }
   const exportId = newExportId(new Date(db.now()));
-  const force = opts.force === true;
   const release = holdOwnerOnlyUmask();
   try {
     ensureFolder(out);
     // Every folder is judged before anything is written: a refusal leaves the whole output as it was.
     const jobs: TableJob[] = [];
     for (const table of requested) {
-      // Names come from the database, but they also become folder names: keep them plain.
-      if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
-      const columns = await readTableColumns(db, table);
-      if (!columns) continue;
-      const partitioned = columns.has(PARTITION_COLUMN);
-      const folder = inspectTableFolder(join(out, table), table, force);
-      // With newTablesWhole, a table new to the output gets every partition, not just those listed (as in the
-      // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
-      // a new folder, so this is not the default.)
-      const listed = partitioned ? (partitions?.get(table) ?? null) : null;
-      const only = opts.newTablesWhole === true && folder.state !== 'owned' ? null : listed;
-      jobs.push({ table, folder, partitioned, only });
+      const job = await planTable(db, join(out, table), table, partitions, opts);
+      if (job) jobs.push(job);
     }
     const tables: string[] = [];
     const rows: Record<string, number> = {};
@@ -218,18 +277,13 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
     let bytesWritten = 0;
     for (const job of jobs) {
       let manifest: Manifest | null = null;
-      // Nothing to rewrite: the table's partitions on disk stay as they are (and no folder is created).
-      if (job.only !== null && job.only.length === 0) {
-        manifest = job.folder.state === 'owned' ? job.folder.manifest : null;
-      } else {
-        try {
-          const done = await writeTable(db, job, opts, exportId);
-          manifest = done.manifest;
-          bytesWritten += done.bytes;
-        } catch (err) {
-          if (err instanceof ExportRefusedError || !(err instanceof Error) || !('code' in err)) throw err;
-          throw folderError('write into', job.folder.dir, err);
-        }
+      try {
+        const done = await exportTable(db, job, opts, exportId);
+        manifest = done.manifest;
+        bytesWritten += done.bytes;
+      } catch (err) {
+        if (err instanceof ExportRefusedError || !(err instanceof Error) || !('code' in err)) throw err;
+        throw folderError('write into', job.folder.dir, err);
       }
       if (job.folder.state !== 'missing' && job.folder.foreign.length) {
         const parquet = job.folder.foreign.filter((f) => f.endsWith('.parquet')).length;

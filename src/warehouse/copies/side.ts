@@ -13,6 +13,7 @@ import { listStreamTables } from '../load/ddl.js';
 import { addPending, type Partition, readPending, removePendingBefore } from '../state/publish-pending.js';
 import type { ExportOptions, ExportResult } from '../types.js';
 import { exportParquet } from './export.js';
+import { type PartFingerprints, partFingerprints } from './export-unchanged.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 
 export class WarehouseSide {
@@ -33,6 +34,11 @@ export class WarehouseSide {
 
   exportParquet(opts: ExportOptions): Promise<ExportResult> {
     return this.db.exclusive(() => exportParquet(this.db, opts));
+  }
+
+  /** The sources of `table`'s partitions now (export-unchanged.ts), read on this connection. */
+  partFingerprints(table: string, includeDeleted: boolean): Promise<PartFingerprints | null> {
+    return this.db.exclusive(() => partFingerprints(this.db, table, includeDeleted));
   }
 
   publishSnapshot(target: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {

@@ -1,0 +1,106 @@
+/**
+ * Which partitions of a Parquet output must be written again (issue 35): every file an export writes records in its
+ * manifest entry (`source`) the fingerprint of the warehouse partition it was written from (table-parts.ts, one part
+ * per event), so a partition whose rows did not change since is not written again, no byte, whoever says it was
+ * touched (a run's page that re-read identical rows, a merge that left them alone). The local folder (export.ts)
+ * and the lake (src/outputs/lake/publish.ts) ask the same question here.
+ *
+ * A source is the part's fingerprint prefixed by a digest of the table's columns: a column added or widened rewrites
+ * every partition (its files lack or mistype the column) though no row was written. A manifest from before sources
+ * (no `source`) matches nothing: its partitions are written once more, as they always were.
+ */
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/connection.js';
+import { ident } from '../db/sql.js';
+import { readTableColumns } from '../load/ddl.js';
+import type { ManifestFile } from './export-manifest.js';
+import { columnsSignature, tableParts } from './table-parts.js';
+
+const PARTITION_COLUMN = 'event_id';
+
+/**
+ * Per partition as a manifest's files name it (`file.partition.event_id`: `"10"`, `"null"` for rows without an
+ * event; `""` for a table without event_id, written whole), the source of its rows now. A partition with no row is
+ * absent.
+ */
+export type PartFingerprints = Map<string, string>;
+
+/** The partition a manifest file belongs to, in PartFingerprints' keys. */
+export function partitionKey(file: Pick<ManifestFile, 'partition'>): string {
+  return file.partition[PARTITION_COLUMN] ?? '';
+}
+
+/** The columns every write of a row sets (table-parts.ts): without them no source can be told. */
+const WRITE_COLUMNS = ['_synced_at', '_run_id', '_deleted_at'];
+
+/**
+ * The sources of `table`'s partitions now, as an export with or without deleted rows (`includeDeleted`) writes them:
+ * without, an event whose rows are all deleted has no file, so no partition (else it would never match and be
+ * written, empty, at every export). Null for a table whose rows carry no record of their writes (not a stream table
+ * evsync loads: every partition asked for is written, as always).
+ *
+ * Read them BEFORE the COPY that writes the files: a write landing between the two is in the files but not in the
+ * recorded source, so the next export sees a source that differs and writes that partition once more (a write too
+ * many, never a change missed).
+ */
+export async function partFingerprints(
+  db: Db,
+  table: string,
+  includeDeleted: boolean,
+): Promise<PartFingerprints | null> {
+  const columns = await readTableColumns(db, table);
+  if (!columns || !WRITE_COLUMNS.every((c) => columns.has(c))) return null;
+  const out: PartFingerprints = new Map();
+  const partitioned = columns.has(PARTITION_COLUMN);
+  const digest = createHash('sha256')
+    .update(await columnsSignature(db, table))
+    .digest('hex')
+    .slice(0, 16);
+  const written = partitioned && !includeDeleted ? await eventsWithLiveRows(db, table) : null;
+  for (const part of await tableParts(db, table, Number.POSITIVE_INFINITY)) {
+    // An empty partitioned table is one empty part `a`: no partition, no file.
+    if (partitioned && part.eventId === null && part.rows === 0) continue;
+    const key = !partitioned ? '' : part.eventId === null ? 'null' : String(part.eventId);
+    if (written && !written.has(key)) continue;
+    out.set(key, `${digest}:${part.fingerprint}`);
+  }
+  return out;
+}
+
+/** The partitions (PartFingerprints' keys) of a partitioned table holding a row not deleted. */
+async function eventsWithLiveRows(db: Db, table: string): Promise<Set<string>> {
+  const r = await db.query(
+    `SELECT DISTINCT ${ident(PARTITION_COLUMN)} AS e FROM main.${ident(table)} WHERE "_deleted_at" IS NULL`,
+  );
+  return new Set(r.rows.map((row) => (row.e === null || row.e === undefined ? 'null' : String(row.e))));
+}
+
+/**
+ * Of the partitions asked for (`asked`: event ids; null: the whole table), those to write again: event ids ([]:
+ * nothing), or null for the whole table (a partition no event id names, `""` or `"null"`, changed). A partition is
+ * unchanged when every file of it the manifest lists carries the live source and is still in the output
+ * (`present`), or when it has neither rows nor files. A partition with files and no rows any more is written
+ * (nothing), which removes its files.
+ */
+export function partitionsToWrite(
+  files: readonly ManifestFile[],
+  live: PartFingerprints | null,
+  asked: number[] | null,
+  present: (file: ManifestFile) => boolean,
+): number[] | null {
+  if (live === null) return asked;
+  const recorded = new Map<string, ManifestFile[]>();
+  for (const file of files) {
+    const key = partitionKey(file);
+    recorded.set(key, [...(recorded.get(key) ?? []), file]);
+  }
+  const keys = asked ? asked.map(String) : [...new Set([...recorded.keys(), ...live.keys()])];
+  const changed = keys.filter((key) => {
+    const source = live.get(key);
+    const written = recorded.get(key) ?? [];
+    if (written.length === 0) return source !== undefined;
+    return source === undefined || !written.every((f) => f.source === source && present(f));
+  });
+  if (changed.some((key) => !/^-?\d+$/.test(key))) return null;
+  return changed.map(Number);
+}
