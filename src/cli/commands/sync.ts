@@ -52,7 +52,12 @@ async function exportTouched(
     log.info(`parquet: ${lakeSummary(output.where, written.report).trim()}`);
     return;
   }
-  log.info(`parquet: exported ${touched.size} table(s) to ${named}`);
+  const bytes = written.report.bytesWritten;
+  log.info(
+    bytes === 0
+      ? `parquet: ${named} left as it is: the rows of the ${touched.count()} partition(s) the run read did not change`
+      : `parquet: exported ${touched.size} table(s) to ${named} (${(bytes / 1048576).toFixed(1)} MiB written; partitions whose rows did not change were left as they are)`,
+  );
   log.debug(`export: ${toJson(written.report)}`);
 }
 

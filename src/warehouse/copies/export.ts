@@ -15,7 +15,7 @@
  * judged before this runs, by src/outputs/lake/folder-claim.ts, which the CLI and the daemon call around every export.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { type Db, holdOwnerOnlyUmask } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
@@ -116,6 +116,77 @@ interface TableJob {
   sources: PartFingerprints | null;
 }
 
+/** The table whole, into one file. */
+async function copyWhole(
+  db: Db,
+  table: string,
+  dir: string,
+  includeDeleted: boolean,
+  exportId: string,
+): Promise<CopyStat[]> {
+  const where = includeDeleted ? '' : `WHERE "_deleted_at" IS NULL`;
+  const result = await db.query(
+    `COPY (SELECT * FROM main.${ident(table)} ${where}) TO ${literal(join(dir, `${exportId}_0.partial`))}
+       (FORMAT parquet, COMPRESSION zstd, RETURN_STATS)`,
+  );
+  return copyStats(result.rows);
+}
+
+/**
+ * The event partitions `only` (null: every event the table has), one COPY each into its Hive folder
+ * (`event_id=<id>/`, the column in the folder name, not in the file, as DuckDB's PARTITION_BY writes it). One COPY
+ * per partition instead of one PARTITION_BY over the table: DuckDB keeps a writer open per partition for the whole
+ * COPY, and on `large` (52 events, 1M registrants) that ran out of the 160 MB a command gives it (issue 35); one
+ * partition at a time holds one writer. A partition with no row left gets no file (its old files are removed).
+ */
+async function copyPartitions(
+  db: Db,
+  table: string,
+  dir: string,
+  only: readonly number[] | null,
+  includeDeleted: boolean,
+  exportId: string,
+): Promise<CopyStat[]> {
+  const t = `main.${ident(table)}`;
+  const live = includeDeleted ? 'true' : `"_deleted_at" IS NULL`;
+  const ids: readonly (number | null)[] =
+    only ??
+    (await db.query(`SELECT DISTINCT "${PARTITION_COLUMN}" AS id FROM ${t} WHERE ${live} ORDER BY 1`)).rows.map((r) =>
+      r.id === null || r.id === undefined ? null : Number(r.id),
+    );
+  const stats: CopyStat[] = [];
+  for (const id of ids) {
+    const value = id === null ? 'NULL' : String(id);
+    const folder = join(dir, `${PARTITION_COLUMN}=${value}`);
+    const made = ensurePartitionFolder(folder);
+    const file = join(folder, `${exportId}_${randomBytes(8).toString('hex')}.partial`);
+    const match = id === null ? `"${PARTITION_COLUMN}" IS NULL` : `"${PARTITION_COLUMN}" = ${id}`;
+    const result = await db.query(
+      `COPY (SELECT * EXCLUDE ("${PARTITION_COLUMN}") FROM ${t} WHERE ${live} AND ${match}) TO ${literal(file)}
+         (FORMAT parquet, COMPRESSION zstd, RETURN_STATS)`,
+    );
+    const count = Number(result.rows[0]?.count ?? 0);
+    if (count === 0) {
+      rmSync(file, { force: true });
+      if (made) rmdirSync(folder);
+      continue;
+    }
+    stats.push({ filename: file, count, partition: { [PARTITION_COLUMN]: value } });
+  }
+  return stats;
+}
+
+/** A partition's folder, made one level (its table folder exists), owner-only; true when this call made it. */
+function ensurePartitionFolder(folder: string): boolean {
+  try {
+    mkdirSync(folder, { mode: 0o700 });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return false;
+  }
+}
+
 async function writeTable(
   db: Db,
   job: TableJob,
@@ -133,18 +204,10 @@ async function writeTable(
   manifest = { ...manifest, pending: [...manifest.pending, exportId] };
   writeManifest(dir, manifest);
 
-  const filters: string[] = [];
-  if (!includeDeleted) filters.push(`"_deleted_at" IS NULL`);
-  if (job.partitioned && only) filters.push(`"${PARTITION_COLUMN}" IN (${only.join(', ')})`);
-  const where = filters.length ? `WHERE ${filters.join(' AND ')}` : '';
-  const select = `SELECT * FROM main.${ident(job.table)} ${where}`;
-  // APPEND with a {uuid} pattern: DuckDB refuses to overwrite, and every name is new.
-  const target = job.partitioned
-    ? `${literal(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY ("${PARTITION_COLUMN}"),
-        FILENAME_PATTERN '${exportId}_{uuid}', FILE_EXTENSION 'partial', APPEND, RETURN_STATS)`
-    : `${literal(join(dir, `${exportId}_0.partial`))} (FORMAT parquet, COMPRESSION zstd, RETURN_STATS)`;
-  const result = await db.query(`COPY (${select}) TO ${target}`);
-  const written = copyStats(result.rows).map((s) => finishFile(dir, s, exportId, job.sources));
+  const stats = job.partitioned
+    ? await copyPartitions(db, job.table, dir, only, includeDeleted, exportId)
+    : await copyWhole(db, job.table, dir, includeDeleted, exportId);
+  const written = stats.map((s) => finishFile(dir, s, exportId, job.sources));
 
   const replaced = (f: ManifestFile) =>
     only === null ||
