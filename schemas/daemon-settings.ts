@@ -66,9 +66,11 @@ const daemonSettingsSchema = z.strictObject({
     /** How often changes are published to --parquet-out and --snapshot (`--publish-every`), in seconds. */
     everySeconds: positiveNumber,
     /**
-     * DuckDB's memory for a daemon that publishes: a publish runs beside the applier and the runs on the same
-     * instance, and under the one-shot commands' limit it failed with "Out of Memory ... failed to pin block" (the
-     * reader-freshness bench). A cap, not an allocation: memory is taken only while a publish needs it.
+     * DuckDB's memory for a daemon that publishes: the one-shot commands' limit. A publish runs beside the applier
+     * and the runs on the same instance; it copies one partition (or snapshot part) per COPY on one thread, which
+     * fits (on `large` the first publish of Parquet and the snapshot peaked under 400 MB of RSS: bench/publish-large.ts).
+     * It was 400MB while the snapshot copied whole tables, which failed with "Out of Memory ... failed to pin block"
+     * under 160MB.
      */
     memoryLimit,
   }),
@@ -100,5 +102,5 @@ export const DAEMON_DEFAULTS: DaemonSettings = daemonSettingsSchema.parse({
     killGraceMs: 500,
     memoryLimit: '512MB',
   },
-  publisher: { everySeconds: 60, memoryLimit: '400MB' },
+  publisher: { everySeconds: 60, memoryLimit: '160MB' },
 });

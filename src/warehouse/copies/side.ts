@@ -8,13 +8,27 @@
  * tables. Call `touched` on the publisher only once the change is committed to its table.
  */
 import type { Now } from '../../../schemas/clock.js';
-import { Db } from '../db/connection.js';
+import { Db, LOAD_MEMORY_LIMIT, memoryLimitBytes } from '../db/connection.js';
 import { listStreamTables } from '../load/ddl.js';
 import { addPending, type Partition, readPending, removePendingBefore } from '../state/publish-pending.js';
 import type { ExportOptions, ExportResult } from '../types.js';
 import { exportParquet } from './export.js';
 import { type PartFingerprints, partFingerprints } from './export-unchanged.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
+
+/**
+ * A copy for readers runs as a load does, on one thread and under the load's memory limit (Warehouse.exportParquet
+ * says why). DuckDB's thread count and memory limit are the instance's, shared with the writer: the writer sets its
+ * own again at its next switch between loading and the rest (the same settings while it loads), so this only ever
+ * lowers them, and for a while. Uncounted: settings, not data.
+ */
+async function asALoad(db: Db): Promise<void> {
+  await db.runUncounted('SET threads = 1');
+  const r = await db.query(`SELECT current_setting('memory_limit') AS limit`);
+  const now = memoryLimitBytes(String(r.rows[0]?.limit ?? ''));
+  const load = memoryLimitBytes(LOAD_MEMORY_LIMIT) as number;
+  if (now !== null && now > load) await db.runUncounted(`SET memory_limit = '${LOAD_MEMORY_LIMIT}'`);
+}
 
 export class WarehouseSide {
   private constructor(private readonly db: Db) {}
@@ -33,7 +47,10 @@ export class WarehouseSide {
   }
 
   exportParquet(opts: ExportOptions): Promise<ExportResult> {
-    return this.db.exclusive(() => exportParquet(this.db, opts));
+    return this.db.exclusive(async () => {
+      await asALoad(this.db);
+      return exportParquet(this.db, opts);
+    });
   }
 
   /** The sources of `table`'s partitions now (export-unchanged.ts), read on this connection. */
@@ -42,7 +59,10 @@ export class WarehouseSide {
   }
 
   publishSnapshot(target: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {
-    return this.db.exclusive(() => publishSnapshot(this.db, target, opts));
+    return this.db.exclusive(async () => {
+      await asALoad(this.db);
+      return publishSnapshot(this.db, target, opts);
+    });
   }
 
   /** Partitions owed to readers (see publish-pending.ts). */

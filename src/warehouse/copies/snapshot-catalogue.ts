@@ -57,7 +57,7 @@ export async function readPrevious(db: Db, alias: string): Promise<PreviousSnaps
   };
 }
 
-export interface CatalogueContent {
+interface CatalogueContent {
   /** The live warehouse's database name on the connection (the bookkeeping is copied from it). */
   live: string;
   /** Every part the snapshot reads, by table. */

@@ -18,7 +18,7 @@ import { ident } from '../db/sql.js';
 import { readTableColumns } from '../load/ddl.js';
 
 /** A scope above this many rows is cut into hash buckets of its ids (a power of two, each near this size or under). */
-export const PART_ROWS = 65_536;
+const PART_ROWS = 65_536;
 
 export interface TablePart {
   /**
