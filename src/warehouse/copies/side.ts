@@ -8,7 +8,7 @@
  * tables. Call `touched` on the publisher only once the change is committed to its table.
  */
 import type { Now } from '../../../schemas/clock.js';
-import { Db, LOAD_MEMORY_LIMIT, memoryLimitBytes } from '../db/connection.js';
+import { Db } from '../db/connection.js';
 import { listStreamTables } from '../load/ddl.js';
 import { addPending, type Partition, readPending, removePendingBefore } from '../state/publish-pending.js';
 import type { ExportOptions, ExportResult } from '../types.js';
@@ -17,17 +17,14 @@ import { type PartFingerprints, partFingerprints } from './export-unchanged.js';
 import { publishSnapshot, type SnapshotOptions, type SnapshotResult } from './snapshot.js';
 
 /**
- * A copy for readers runs as a load does, on one thread and under the load's memory limit (Warehouse.exportParquet
- * says why). DuckDB's thread count and memory limit are the instance's, shared with the writer: the writer sets its
- * own again at its next switch between loading and the rest (the same settings while it loads), so this only ever
- * lowers them, and for a while. Uncounted: settings, not data.
+ * A copy for readers runs on one thread, as a load does (Warehouse.exportParquet says why). DuckDB's thread count is
+ * the instance's, shared with the writer: the writer sets its own again at its next switch between loading and the
+ * rest (one thread while it loads, as here), so this only ever lowers it, and for a while. The memory limit is left
+ * as the daemon set it: under the load's 100 MB, publishes beside the applier's writes on `large` failed with "Out
+ * of Memory ... failed to pin block" (bench/publish-large.ts, reader freshness). Uncounted: a setting, not data.
  */
-async function asALoad(db: Db): Promise<void> {
+async function oneThread(db: Db): Promise<void> {
   await db.runUncounted('SET threads = 1');
-  const r = await db.query(`SELECT current_setting('memory_limit') AS limit`);
-  const now = memoryLimitBytes(String(r.rows[0]?.limit ?? ''));
-  const load = memoryLimitBytes(LOAD_MEMORY_LIMIT) as number;
-  if (now !== null && now > load) await db.runUncounted(`SET memory_limit = '${LOAD_MEMORY_LIMIT}'`);
 }
 
 export class WarehouseSide {
@@ -48,7 +45,7 @@ export class WarehouseSide {
 
   exportParquet(opts: ExportOptions): Promise<ExportResult> {
     return this.db.exclusive(async () => {
-      await asALoad(this.db);
+      await oneThread(this.db);
       return exportParquet(this.db, opts);
     });
   }
@@ -60,7 +57,7 @@ export class WarehouseSide {
 
   publishSnapshot(target: string, opts: SnapshotOptions = {}): Promise<SnapshotResult> {
     return this.db.exclusive(async () => {
-      await asALoad(this.db);
+      await oneThread(this.db);
       return publishSnapshot(this.db, target, opts);
     });
   }
