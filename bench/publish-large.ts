@@ -166,7 +166,14 @@ export function freshnessFigures(size: SimulatorSize, seconds: number, o: Reader
         `s of wall time publishing); the first, whole publish ${o.firstPublishCpuSeconds} s CPU, outputs and first ` +
         `reads ready ${o.firstPublishSeconds} s after start`,
     ),
-    figure(name, 'serve peak RSS MB', o.peakRssMb, null, null),
+    figure(
+      name,
+      'serve peak RSS MB',
+      o.peakRssMb,
+      400,
+      '<',
+      `the whole run; ${o.peakRssAfterFirstPublishMb} MB by the end of the first, whole publish (before any change)`,
+    ),
   ];
 }
 

@@ -86,6 +86,8 @@ export interface ReaderOutcome {
   answerMs: Quantiles;
   deliveriesNotDelivered: number;
   peakRssMb: number;
+  /** Serve's peak RSS once its first, whole publish was done (before any change). */
+  peakRssAfterFirstPublishMb: number;
   loadAverage: string;
 }
 
@@ -252,6 +254,8 @@ export async function readerFreshness(
     reader = r;
     await waitFor("the reader's first reads", r.ready, child, 300_000);
     const firstPublishSeconds = round((Date.now() - started) / 1000, 1);
+    // Serve's peak so far: its start and the first, whole publish (the VmHWM high-water mark).
+    const peakAfterFirstPublish = peakRssMb(child.pid!);
     const listCallsAtStart = sim.counters().listCalls;
     await runCli(['webhooks', 'install', '--url', url, '--streams', STREAM], env, dir, join(dir, 'install.log'));
     const before = await publishStats(env, dir, join(dir, 'status.log'));
@@ -318,6 +322,7 @@ export async function readerFreshness(
       answerMs: quantiles(deliveries.flatMap((d) => d.attempts.map((x) => x.ms))),
       deliveriesNotDelivered: deliveries.filter((d) => d.status !== 'delivered').length,
       peakRssMb: peak,
+      peakRssAfterFirstPublishMb: peakAfterFirstPublish,
       loadAverage: `${loadAverage} on ${cpus().length} cores`,
     };
   } finally {
