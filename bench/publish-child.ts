@@ -3,16 +3,15 @@
  * time and peak RSS are the publish's (plus the opened warehouse), not the warehouse build's. Prints one JSON line.
  *
  *   1. a full publish (every table to a new Parquet folder, then the snapshot), as a daemon's first start does;
- *   2. an incremental publish: two events of registrants and one of sessions touched, then the snapshot (only
- *      those two tables copied again); then the same four more times (the snapshot file's size after each);
- *   3. the snapshot copy method compared: CREATE TABLE AS per table (what publishSnapshot does) against
- *      `COPY FROM DATABASE` of the whole file, alternating, 3 runs each.
+ *   2. a publish of touched partitions whose rows did not change (two events of registrants, one of sessions): the
+ *      fingerprints are read and nothing is written; then the same four more times.
+ * (The copy of the whole snapshot this bench once compared, CREATE TABLE AS against COPY FROM DATABASE, is gone:
+ * the snapshot is a catalogue over Parquet parts, bench/publish-large.ts measures it, on `large`.)
  */
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type PublishStats, startPublisher } from '../src/daemon/index.js';
-import { COPY_FILE_OPTIONS, Warehouse } from '../src/warehouse/index.js';
+import { Warehouse } from '../src/warehouse/index.js';
 
 export interface PublishReport {
   rssAfterOpenMb: number;
@@ -23,7 +22,6 @@ export interface PublishReport {
   repeated: { ms: number; snapshotBytes: number }[];
   touched: Record<string, number[]>;
   rows: Record<string, number>;
-  copyMethods: { ctasMs: number[]; copyDatabaseMs: number[] };
 }
 
 const { values } = parseArgs({ options: { db: { type: 'string' }, out: { type: 'string' } } });
@@ -66,22 +64,6 @@ for (let i = 0; i < 4; i++) {
 }
 await publisher.stop();
 
-const catalog = String((await warehouse.query('SELECT current_database() AS c')).rows[0]?.c);
-const copyMethods = { ctasMs: [] as number[], copyDatabaseMs: [] as number[] };
-for (let i = 0; i < 6; i++) {
-  const file = join(out, `copy-${i}.duckdb`);
-  const started = performance.now();
-  if (i % 2 === 0) {
-    await warehouse.publishSnapshot(file);
-    copyMethods.ctasMs.push(Math.round(performance.now() - started));
-  } else {
-    await warehouse.query(`ATTACH '${file}' AS copy_${i} (${COPY_FILE_OPTIONS})`);
-    await warehouse.query(`COPY FROM DATABASE "${catalog}" TO copy_${i}`);
-    await warehouse.query(`DETACH copy_${i}`);
-    copyMethods.copyDatabaseMs.push(Math.round(performance.now() - started));
-  }
-  rmSync(file, { force: true });
-}
 await warehouse.close();
 const report: PublishReport = {
   rssAfterOpenMb,
@@ -92,6 +74,5 @@ const report: PublishReport = {
   repeated,
   touched,
   rows,
-  copyMethods,
 };
 process.stdout.write(`${JSON.stringify(report)}\n`);

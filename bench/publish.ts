@@ -1,7 +1,7 @@
 /**
  * The daemon's publisher on a `medium` warehouse (every stream): what one publish costs in time, CPU, bytes and
- * peak RSS, for a first (full) publish and for an incremental one (a few touched partitions), Parquet and snapshot
- * together; and the snapshot's copy method (CREATE TABLE AS per table against COPY FROM DATABASE). Then
+ * peak RSS, for a first (full) publish and for one of a few touched partitions whose rows did not change (nothing
+ * written), Parquet and snapshot together (on `large`, with a change: bench/publish-large.ts). Then
  * `reader-freshness` (reader-freshness.ts): `evsync serve --parquet-out --snapshot` with webhooks, registrant changes
  * at 2/s, and another process reading both outputs: change to visible, at the default cadence and at 10 s.
  *
@@ -39,7 +39,6 @@ async function measure(db: string, out: string): Promise<PublishReport> {
   return JSON.parse(line) as PublishReport;
 }
 
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? 0;
 const mib = (bytes: number | null) => round((bytes ?? 0) / 1024 / 1024, 1);
 
 export const PUBLISH_PARTS = ['publish', 'reader-freshness'] as const;
@@ -105,7 +104,7 @@ async function publishCost(db: string, dir: string, size: SimulatorSize): Promis
       `RSS after opening the warehouse ${r.rssAfterOpenMb} MB`,
     ),
     figure(
-      name('incremental publish, 3 partitions + snapshot'),
+      name('touched, unchanged publish, 3 partitions + snapshot'),
       's',
       round((r.incremental.lastDurationMs ?? 0) / 1000, 2),
       null,
@@ -113,27 +112,12 @@ async function publishCost(db: string, dir: string, size: SimulatorSize): Promis
       `${detail(r.incremental)}; CPU ${seconds(r.incremental.lastCpuMs ?? 0)}; touched ${JSON.stringify(r.touched)}`,
     ),
     figure(
-      name('incremental publish'),
+      name('touched, unchanged publish'),
       'peak RSS MB',
       r.incrementalPeakRssMb,
       null,
       null,
       `4 more alike: ${r.repeated.map((x) => `${x.ms} ms, snapshot ${mib(x.snapshotBytes)} MiB`).join('; ')}`,
-    ),
-    figure(
-      name('snapshot copy, CREATE TABLE AS per table'),
-      's',
-      round(median(r.copyMethods.ctasMs) / 1000, 2),
-      null,
-      null,
-      `runs ${r.copyMethods.ctasMs.join(', ')} ms (views included); COPY FROM DATABASE runs ${r.copyMethods.copyDatabaseMs.join(', ')} ms (every _evsync table, no views rebuilt)`,
-    ),
-    figure(
-      name('snapshot copy, COPY FROM DATABASE'),
-      's',
-      round(median(r.copyMethods.copyDatabaseMs) / 1000, 2),
-      null,
-      null,
     ),
   ];
 }
