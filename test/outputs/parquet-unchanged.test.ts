@@ -73,7 +73,9 @@ describe('Parquet outputs leave unchanged partitions alone', () => {
       // An incremental run: it reads some rows again (event_questions' pages), all identical; nothing written.
       const sync = await run(['sync', ...streams, '--verbose'], { cwd: sub, env });
       expect(sync.code, sync.stderr).toBe(0);
-      expect(sync.stderr).toMatch(/parquet: .* left as it is: the rows of the [1-9]\d* partition\(s\) the run read did not change/);
+      expect(sync.stderr).toMatch(
+        /parquet: .* left as it is: the rows of the [1-9]\d* partition\(s\) the run read did not change/,
+      );
       expect(exportReport(sync.stderr).bytesWritten).toBe(0);
       expect(filesOf(out)).toEqual(before);
 
