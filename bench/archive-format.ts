@@ -9,7 +9,9 @@
  * process: DuckDB's threads included, DuckDB on one thread as the loader runs it); wall time per page's commit or
  * fsync; CPU per row read back; peak RSS above the process's baseline (the recorded texts it holds).
  *
- * Run: `npx tsx bench/archive-format.ts [--pages N]` (default 200). Writes bench/results/archive-format.json.
+ * Run: `npx tsx bench/archive-format.ts [--pages N] [--per-page N] [--only a,b] [--recording FILE] [--json FILE]`:
+ * N pages (default 200) at the engine's page size for registrants (1000) unless `--per-page`; `--recording` keeps the
+ * recorded pages in FILE (or reuses them); writes bench/results/archive-format.json unless `--json`.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -62,7 +64,7 @@ interface Recorded {
 // ---------------------------------------------------------------------------------------------------------------
 // Recording: raw bodies, as the service answered them.
 
-async function recordPages(pages: number): Promise<Recorded> {
+async function recordPages(pages: number, perPage: number | undefined): Promise<Recorded> {
   const sim = await startSimulator({ size: 'large', rateLimit: { credits: 10_000_000, windowSeconds: 600 } });
   const account = sim.accounts[0]!;
   const client = new ApiClient({
@@ -94,7 +96,7 @@ async function recordPages(pages: number): Promise<Recorded> {
           stream,
           own.map((f) => f.name),
         ),
-        perPage: stream.maxPerPage,
+        perPage: perPage ?? stream.maxPerPage,
       })) {
         if (page.items.length === 0) break;
         const answer = await fetch(`${sim.baseUrl}${page.path}`, { headers: { authorization: `Bearer ${token}` } });
@@ -737,7 +739,8 @@ async function main(): Promise<void> {
     const recordingFile = kept ?? tmp.path('recording.json');
     if (!kept || !existsSync(kept)) {
       process.stderr.write(`archive-format: recording ${pages} registrant pages from the large simulator\n`);
-      writeRecorded(recordingFile, await recordPages(pages));
+      const perPage = arg('--per-page');
+      writeRecorded(recordingFile, await recordPages(pages, perPage ? Number(perPage) : undefined));
     }
     const perPage = Math.max(...readRecorded(recordingFile).meta.map((m) => m.rows));
     const reports: CandidateReport[] = [];
@@ -764,8 +767,9 @@ async function main(): Promise<void> {
       fileCopy: copy,
       candidates: reports,
     };
-    mkdirSync(dirname(RESULT), { recursive: true });
-    writeFileSync(RESULT, `${JSON.stringify(result, null, 2)}\n`);
+    const out = arg('--json') ?? RESULT;
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
     const head = [
       'candidate',
       '% raw',
@@ -798,7 +802,7 @@ async function main(): Promise<void> {
     console.log(fmt(head));
     for (const l of lines) console.log(fmt(l));
     console.log(`file copy: ${copy.msPer100Mb} ms per 100 MB`);
-    console.log(`written ${RESULT}`);
+    console.log(`written ${out}`);
   } finally {
     tmp.remove();
   }
