@@ -66,11 +66,12 @@ const daemonSettingsSchema = z.strictObject({
     /** How often changes are published to --parquet-out and --snapshot (`--publish-every`), in seconds. */
     everySeconds: positiveNumber,
     /**
-     * DuckDB's memory for a daemon that publishes: the one-shot commands' limit. A publish runs beside the applier
-     * and the runs on the same instance; it copies one partition (or snapshot part) per COPY on one thread, which
-     * fits (on `large` the first publish of Parquet and the snapshot peaked under 400 MB of RSS: bench/publish-large.ts).
-     * It was 400MB while the snapshot copied whole tables, which failed with "Out of Memory ... failed to pin block"
-     * under 160MB.
+     * DuckDB's memory for a daemon that publishes. A publish runs beside the applier and the runs on the same
+     * instance, one partition (or snapshot part) per COPY on one thread. On `large` (bench/publish-large.ts, reader
+     * freshness at --publish-every 5): at 100MB most publishes failed beside the applier's writes ("Out of Memory ...
+     * failed to pin block"); at 160MB none failed but serve peaked at 476 MB of RSS; at 128MB, with small Parquet row
+     * groups (export.ts, snapshot-parts.ts), none failed and serve peaked at 394-404 MB. It was 400MB while the
+     * snapshot copied whole tables.
      */
     memoryLimit,
   }),
@@ -102,5 +103,5 @@ export const DAEMON_DEFAULTS: DaemonSettings = daemonSettingsSchema.parse({
     killGraceMs: 500,
     memoryLimit: '512MB',
   },
-  publisher: { everySeconds: 60, memoryLimit: '160MB' },
+  publisher: { everySeconds: 60, memoryLimit: '128MB' },
 });

@@ -49,10 +49,12 @@ import { type PartFingerprints, partFingerprints, partitionKey, partitionsToWrit
 const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PARTITION_COLUMN = 'event_id';
 /**
- * Rows per Parquet row group: DuckDB holds a row group in memory until it is written, and registrants' rows are
- * wide (their custom fields); on `large` the default 122,880 peaked 25 MB higher for no reader's gain.
+ * Rows per Parquet row group: DuckDB holds a row group in memory (pinned) until it is written, and registrants' rows
+ * are wide (their custom fields). A daemon publishes beside its applier under 128 MB (schemas/daemon-settings.ts):
+ * with 32k-row groups some publishes ran out of it, with 4k none did, and serve's peak RSS on `large` stayed under
+ * 400 MB (bench/publish-large.ts); an event's partition is still a few groups.
  */
-const EXPORT_ROW_GROUP = 32_768;
+const EXPORT_ROW_GROUP = 4_096;
 
 /** Sortable and unique: `20240501T120000Z-1a2b3c4d`. Safe in DuckDB's FILENAME_PATTERN and in file names. */
 function newExportId(now: Date): string {

@@ -64,9 +64,11 @@ export async function writePart(db: Db, folder: string, table: string, part: Tab
   const rel = `${table}/${part.key}.${randomBytes(8).toString('hex')}.parquet`;
   const path = join(folder, rel);
   const partial = `${path}.partial`;
+  // Small row groups: a row group is held (pinned) until written, and a daemon publishes under 128 MB beside its
+  // applier (schemas/daemon-settings.ts).
   await db.run(
     `COPY (SELECT * FROM main.${ident(table)} WHERE ${part.where}) TO ${literal(partial)}
-       (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 16384)`,
+       (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 4096)`,
   );
   chmodSync(partial, 0o600);
   fsyncPath(partial, 'r+');
