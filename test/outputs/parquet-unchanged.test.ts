@@ -146,6 +146,29 @@ describe('Parquet outputs leave unchanged partitions alone', () => {
     }
   });
 
+  it('rows without an event are their own partition (event_id=NULL): read back, then left alone when unchanged', async () => {
+    const t = await openTemp();
+    try {
+      const w = t.w;
+      const out = join(t.dir, 'parquet');
+      await page(w, registrants, eventScope(10), [{ id: 1, email: 'a' }]);
+      await page(w, registrants, { key: 'account', column: null, value: null }, [{ id: 2, email: 'b', event_id: null }]);
+      expect((await w.exportParquet({ out })).bytesWritten).toBeGreaterThan(0);
+      const written = filesOf(out);
+      expect([...written.keys()].some((p) => p.startsWith('registrants/event_id=NULL/'))).toBe(true);
+      const [row] = await duck<{ n: string }>(
+        `SELECT count(*) AS n FROM read_parquet('${out}/registrants/**/*.parquet', hive_partitioning = true)
+          WHERE event_id IS NULL AND id = 2`,
+      );
+      expect(Number(row?.n)).toBe(1);
+      // Nothing changed: neither the whole table nor that partition is written again.
+      expect((await w.exportParquet({ out })).bytesWritten).toBe(0);
+      expect(filesOf(out)).toEqual(written);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   it('a manifest from before sources is still read: its partitions are written once more, then left alone', async () => {
     const t = await openTemp();
     try {

@@ -17,10 +17,12 @@ import type { ManifestFile } from './export-manifest.js';
 import { columnsSignature, tableParts } from './table-parts.js';
 
 const PARTITION_COLUMN = 'event_id';
+/** The Hive folder value of rows without an event (`event_id=NULL`, as DuckDB's own partitioned writes name it). */
+export const NULL_PARTITION = 'NULL';
 
 /**
- * Per partition as a manifest's files name it (`file.partition.event_id`: `"10"`, `"null"` for rows without an
- * event; `""` for a table without event_id, written whole), the source of its rows now. A partition with no row is
+ * Per partition as a manifest's files name it (`file.partition.event_id`: `"10"`, NULL_PARTITION for rows without
+ * an event; `""` for a table without event_id, written whole), the source of its rows now. A partition with no row is
  * absent.
  */
 export type PartFingerprints = Map<string, string>;
@@ -60,7 +62,7 @@ export async function partFingerprints(
   for (const part of await tableParts(db, table, Number.POSITIVE_INFINITY)) {
     // An empty partitioned table is one empty part `a`: no partition, no file.
     if (partitioned && part.eventId === null && part.rows === 0) continue;
-    const key = !partitioned ? '' : part.eventId === null ? 'null' : String(part.eventId);
+    const key = !partitioned ? '' : part.eventId === null ? NULL_PARTITION : String(part.eventId);
     if (written && !written.has(key)) continue;
     out.set(key, `${digest}:${part.fingerprint}`);
   }
@@ -72,12 +74,12 @@ async function eventsWithLiveRows(db: Db, table: string): Promise<Set<string>> {
   const r = await db.query(
     `SELECT DISTINCT ${ident(PARTITION_COLUMN)} AS e FROM main.${ident(table)} WHERE "_deleted_at" IS NULL`,
   );
-  return new Set(r.rows.map((row) => (row.e === null || row.e === undefined ? 'null' : String(row.e))));
+  return new Set(r.rows.map((row) => (row.e === null || row.e === undefined ? NULL_PARTITION : String(row.e))));
 }
 
 /**
  * Of the partitions asked for (`asked`: event ids; null: the whole table), those to write again: event ids ([]:
- * nothing), or null for the whole table (a partition no event id names, `""` or `"null"`, changed). A partition is
+ * nothing), or null for the whole table (a partition no event id names, `""` or NULL_PARTITION, changed). A partition is
  * unchanged when every file of it the manifest lists carries the live source and is still in the output
  * (`present`), or when it has neither rows nor files. A partition with files and no rows any more is written
  * (nothing), which removes its files.

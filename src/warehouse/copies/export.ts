@@ -44,7 +44,13 @@ import {
   URL_SCHEME_RE,
 } from './export-folder.js';
 import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
-import { type PartFingerprints, partFingerprints, partitionKey, partitionsToWrite } from './export-unchanged.js';
+import {
+  NULL_PARTITION,
+  type PartFingerprints,
+  partFingerprints,
+  partitionKey,
+  partitionsToWrite,
+} from './export-unchanged.js';
 
 const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PARTITION_COLUMN = 'event_id';
@@ -177,7 +183,7 @@ async function copyPartitions(
     );
   const stats: CopyStat[] = [];
   for (const id of ids) {
-    const value = id === null ? 'NULL' : String(id);
+    const value = id === null ? NULL_PARTITION : String(id);
     const folder = join(dir, `${PARTITION_COLUMN}=${value}`);
     const made = ensurePartitionFolder(folder);
     const file = join(folder, `${exportId}_${randomBytes(8).toString('hex')}.partial`);
