@@ -193,6 +193,38 @@ describe('snapshot parts', () => {
   });
 });
 
+describe('a snapshot an earlier release published', () => {
+  it('(its tables copied into the file) is replaced by the catalogue, whole, and read as before', async () => {
+    const { w, dir, path } = await open();
+    await fill(w, 10, [1, 2]);
+    const target = join(dir, 'snapshot.duckdb');
+    // What evsync wrote before parts: the tables themselves in the file, and `_evsync.snapshot` naming this warehouse.
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const instance = await DuckDBInstance.create(target);
+    const connection = await instance.connect();
+    await connection.run(`CREATE SCHEMA _evsync`);
+    await connection.run(`CREATE TABLE registrants AS SELECT 99 AS id, CAST(NULL AS TIMESTAMP) AS _deleted_at`);
+    await connection.run(
+      `CREATE TABLE _evsync.snapshot AS SELECT TIMESTAMP '2026-01-01 00:00:00' AS published_at, '${path}' AS source,
+         NULL AS run_id, 1 AS tables, 'old' AS digest`,
+    );
+    connection.closeSync();
+    instance.closeSync();
+
+    const r = await w.publishSnapshot(target);
+    expect(r.unchanged).toBe(false);
+    expect(r.parts).toEqual({ written: 2, kept: 0, retired: 0, removed: 0 });
+    const reader = await DuckDbReader.open(target);
+    try {
+      expect(await reader.query('SELECT id FROM main.registrants ORDER BY id')).toEqual([{ id: '1' }, { id: '2' }]);
+    } finally {
+      await reader.close();
+    }
+    // From then on, as any snapshot of parts: nothing changed, nothing written.
+    expect((await w.publishSnapshot(target)).unchanged).toBe(true);
+  });
+});
+
 describe('tableParts', () => {
   it('cuts a scope above the limit into hash buckets of ids; a row written again changes its bucket only', async () => {
     const { w } = await open();
