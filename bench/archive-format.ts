@@ -36,10 +36,10 @@ import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSy
 import { type DuckDBBlobValue, type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { customFieldsFromDefinitions, getStream, resolveStream } from '../connectors/index.js';
 import { requestFields } from '../schemas/columns.js';
-import { ApiClient } from '../src/api/index.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { round, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
+import { simulatorClient } from './sim-client.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -67,9 +67,7 @@ interface Recorded {
 async function recordPages(pages: number, perPage: number | undefined): Promise<Recorded> {
   const sim = await startSimulator({ size: 'large', rateLimit: { credits: 10_000_000, windowSeconds: 600 } });
   const account = sim.accounts[0]!;
-  const client = new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+  const client = simulatorClient(sim, {
     rateLimit: { limit: 10_000_000, windowMs: 600_000 },
   });
   try {

@@ -13,12 +13,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selectStreams } from '../connectors/index.js';
-import { ApiClient } from '../src/api/index.js';
+import type { ApiClient } from '../src/api/index.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';
 import { eventRank, type PlanContext } from '../src/sync/plan.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { backfillByWindows, CatchUpTicks, catchUpLoop } from './catch-up-ticks.js';
 import { compareStream } from './compare.js';
+import { simulatorClient } from './sim-client.js';
 
 const LIMIT = 2000;
 const WINDOW_SECONDS = 600;
@@ -96,12 +97,9 @@ async function main(): Promise<void> {
     rateLimit: { credits: LIMIT, windowSeconds: WINDOW_SECONDS, clock: 'simulated' },
   });
   const warehouse = await Warehouse.open(join(dir, 'w.duckdb'));
-  const account = sim.accounts[0]!;
   const now = () => sim.now().getTime();
   const client = (maxWaitMs?: number) =>
-    new ApiClient({
-      baseUrl: sim.baseUrl,
-      credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+    simulatorClient(sim, {
       now,
       rateLimit: { limit: LIMIT, windowMs: WINDOW_SECONDS * 1000 },
       ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),

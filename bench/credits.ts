@@ -4,13 +4,14 @@
  * the same two reads. The simulator is unthrottled so that only credits, not waits, are measured.
  */
 import { STREAM_SETS } from '../connectors/index.js';
-import { ApiClient } from '../src/api/index.js';
+import type { ApiClient } from '../src/api/index.js';
 import { type Simulator, type SimulatorSize, startSimulator } from '../src/simulator/index.js';
 import { runSync, type SyncResult } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { backfillBound, eventIdsOf, incrementalBound, ScopeCounter } from './bounds.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, tempDir } from './lib.js';
 import { naiveSync } from './naive-client.js';
+import { simulatorClient } from './sim-client.js';
 
 const UNTHROTTLED = { credits: 10_000_000, windowSeconds: 600 };
 const TOKEN_TTL_SECONDS = 1800;
@@ -38,10 +39,7 @@ async function countMismatches(sim: Simulator, warehouse: Warehouse): Promise<st
 }
 
 function client(sim: Simulator): ApiClient {
-  const account = sim.accounts[0]!;
-  return new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+  return simulatorClient(sim, {
     rateLimit: { limit: UNTHROTTLED.credits, windowMs: UNTHROTTLED.windowSeconds * 1000 },
   });
 }

@@ -23,7 +23,7 @@ import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ApiClient } from '../src/api/index.js';
+import type { ApiClient } from '../src/api/index.js';
 import {
   type CallCounters,
   parseFaults,
@@ -41,6 +41,7 @@ import { cli, evsyncEnv, ROOT, serveListening, stopChild } from './cli-process.j
 import { differences, freshness } from './freshness-measure.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
+import { simulatorClient } from './sim-client.js';
 import { withSimulatorAndWarehouse } from './sim-warehouse.js';
 
 const STREAMS = capturedObjects().map((c) => c.stream.name);
@@ -72,10 +73,7 @@ interface Outcome {
 }
 
 function client(sim: Simulator, unthrottled = false): ApiClient {
-  const a = sim.accounts[0]!;
-  return new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: a.clientId, clientSecret: a.clientSecret },
+  return simulatorClient(sim, {
     ...(unthrottled ? { rateLimit: { limit: 10_000_000, windowMs: 600_000 } } : {}),
   });
 }

@@ -13,12 +13,13 @@
  *   npx tsx bench/plan-accuracy.ts [--quick] [--sizes small,medium] [--only count,estimate]
  */
 import { parseArgs } from 'node:util';
-import { ApiClient } from '../src/api/index.js';
+import type { ApiClient } from '../src/api/index.js';
 import { type SimulatorOptions, type SimulatorSize, startSimulator } from '../src/simulator/index.js';
 import { planSync, runSync, type SyncOptions } from '../src/sync/index.js';
 import { timeAtLimit } from '../src/sync/plan-time.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
+import { simulatorClient } from './sim-client.js';
 
 const UNTHROTTLED = { credits: 1_000_000, windowSeconds: 600 };
 /** The service's limit, in windows of 30 s instead of 10 minutes (the headers say the limit, not the window). */
@@ -34,10 +35,7 @@ async function bench(size: SimulatorSize, rateLimit: NonNullable<SimulatorOption
   const tmp = tempDir();
   const clients: ApiClient[] = [];
   const client = () => {
-    const a = sim.accounts[0]!;
-    const c = new ApiClient({
-      baseUrl: sim.baseUrl,
-      credentials: { clientId: a.clientId, clientSecret: a.clientSecret },
+    const c = simulatorClient(sim, {
       rateLimit: { limit: rateLimit.credits, windowMs: rateLimit.windowSeconds * 1000 },
     });
     clients.push(c);

@@ -9,11 +9,11 @@
  * time, grouped the way the simulator opens windows): the start of the last window is the send time of its first
  * call. A run that wasted a window (k' > k) is measured against k: the waste shows in the ratio.
  */
-import { ApiClient } from '../src/api/index.js';
 import { type SimulatorSize, startSimulator } from '../src/simulator/index.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, tempDir } from './lib.js';
+import { simulatorClient } from './sim-client.js';
 
 export interface RateLimitCase {
   size: SimulatorSize;
@@ -46,10 +46,7 @@ export async function rateLimitCase(c: RateLimitCase, o: BenchOptions): Promise<
   });
   const tmp = tempDir();
   const warehouse = await Warehouse.open(tmp.path('bench.duckdb'));
-  const account = sim.accounts[0]!;
-  const client = new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+  const client = simulatorClient(sim, {
     // What a user configures for their service (2000 per 600 s in production): here the compressed window.
     rateLimit: { limit: c.credits, windowMs },
   });

@@ -18,12 +18,12 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { ApiClient } from '../src/api/index.js';
 import { type Simulator, type SimulatorSize, startSimulator, type WebhookChange } from '../src/simulator/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
 import { changeSteadily } from './change-stream.js';
 import { cli, evsyncEnv, serveListening, stopChild } from './cli-process.js';
 import { figure, round, type ScenarioResult } from './lib.js';
+import { simulatorClient } from './sim-client.js';
 import { BACKFILL_SEED } from './sim-warehouse.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -199,11 +199,7 @@ async function waitFor(what: string, condition: () => boolean, child: ChildProce
 }
 
 async function bindTo(sim: Simulator, db: string): Promise<void> {
-  const a = sim.accounts[0]!;
-  const c = new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: a.clientId, clientSecret: a.clientSecret },
-  });
+  const c = simulatorClient(sim);
   const w = await Warehouse.open(db);
   await w.account.bind({ baseUrl: c.baseUrl, clientId: c.clientId });
   await w.close();

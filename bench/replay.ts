@@ -13,11 +13,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { customFieldsFromDefinitions, getStream, resolveStream } from '../connectors/index.js';
 import { requestFields } from '../schemas/columns.js';
-import { ApiClient } from '../src/api/index.js';
 import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
 import { type Recording, writeRecording } from './recording.js';
 import type { ReplayReport } from './replay-child.js';
 import type { FloorReport } from './replay-floor.js';
+import { simulatorClient } from './sim-client.js';
 import { startSimProcess } from './sim-process.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -29,10 +29,7 @@ const RECORDED_PAGES = 20;
 /** Records the first pages of registrants of the first event with enough of them, as the engine requests them. */
 export async function record(o: BenchOptions): Promise<Recording> {
   const sim = await startSimProcess({ size: 'large', rateLimit: '10000000/600' });
-  const account = sim.accounts[0]!;
-  const client = new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+  const client = simulatorClient(sim, {
     rateLimit: { limit: 10_000_000, windowMs: 600_000 },
   });
   try {

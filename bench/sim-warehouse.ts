@@ -1,8 +1,8 @@
 /** Setup shared by scenarios that fill a warehouse file from an in-process simulator before they measure. */
-import { ApiClient } from '../src/api/index.js';
 import { type Simulator, type SimulatorOptions, type SimulatorSize, startSimulator } from '../src/simulator/index.js';
 import { runSync } from '../src/sync/index.js';
 import { Warehouse } from '../src/warehouse/index.js';
+import { simulatorClient } from './sim-client.js';
 
 /**
  * Runs `fn` with a simulator started with `options` and the warehouse at `db` open; closes the warehouse, then the
@@ -47,10 +47,7 @@ export async function backfillStreams(
 ): Promise<void> {
   const options = { size, seed: BACKFILL_SEED, port: 0, rateLimit: { credits: 1_000_000, windowSeconds: 1 } };
   await withSimulatorAndWarehouse(options, db, async (sim, w) => {
-    const account = sim.accounts[0]!;
-    const client = new ApiClient({
-      baseUrl: sim.baseUrl,
-      credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+    const client = simulatorClient(sim, {
       rateLimit: { limit: 1_000_000, windowMs: 1000 },
     });
     try {

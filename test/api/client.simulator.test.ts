@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { simulatorClient } from '../../bench/sim-client.js';
 import { ApiClient, type ClientOptions } from '../../src/api/index.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 
@@ -15,10 +16,7 @@ afterEach(async () => {
 
 async function setup(simOptions: SimulatorOptions = {}, clientOptions: Partial<ClientOptions> = {}) {
   sim = await startSimulator({ size: 'tiny', port: 0, host: '127.0.0.1', ...simOptions });
-  const account = sim.accounts[0]!;
-  client = new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
+  client = simulatorClient(sim, {
     retry: { attempts: 6, baseDelayMs: 5, maxDelayMs: 50 },
     ...clientOptions,
   });

@@ -152,7 +152,9 @@ describe('Parquet outputs leave unchanged partitions alone', () => {
       const w = t.w;
       const out = join(t.dir, 'parquet');
       await page(w, registrants, eventScope(10), [{ id: 1, email: 'a' }]);
-      await page(w, registrants, { key: 'account', column: null, value: null }, [{ id: 2, email: 'b', event_id: null }]);
+      await page(w, registrants, { key: 'account', column: null, value: null }, [
+        { id: 2, email: 'b', event_id: null },
+      ]);
       expect((await w.exportParquet({ out })).bytesWritten).toBeGreaterThan(0);
       const written = filesOf(out);
       expect([...written.keys()].some((p) => p.startsWith('registrants/event_id=NULL/'))).toBe(true);

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../src/api/index.js';
+import { simulatorClient } from '../../bench/sim-client.js';
+import type { ApiClient } from '../../src/api/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runSync, type SyncOptions } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
@@ -27,12 +28,7 @@ afterEach(async () => {
 });
 
 function clientFor(sim: Simulator, account = 0): ApiClient {
-  const a = sim.accounts[account]!;
-  const client = new ApiClient({
-    baseUrl: sim.baseUrl,
-    credentials: { clientId: a.clientId, clientSecret: a.clientSecret },
-    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
-  });
+  const client = simulatorClient(sim, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 } }, account);
   cleanup.push(() => client.close());
   return client;
 }

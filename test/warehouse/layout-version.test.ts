@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../src/api/index.js';
+import { simulatorClient } from '../../bench/sim-client.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runSync } from '../../src/sync/index.js';
 import { LAYOUT_VERSION, Warehouse, WarehouseLayoutError } from '../../src/warehouse/index.js';
@@ -101,11 +101,7 @@ describe.each(FIXTURES)('a warehouse written by $commit', ({ commit, day, layout
       );
       expect(customs.rows).toEqual([{ n: '0' }]);
       expect(await w.listTables()).toEqual(expect.arrayContaining([...STREAMS]));
-      const account = sim.accounts[0]!;
-      const client = new ApiClient({
-        baseUrl: sim.baseUrl,
-        credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
-      });
+      const client = simulatorClient(sim);
       try {
         const result = await runSync(client, w, { mode: 'incremental', streams: STREAMS.join(','), deletes: false });
         expect(result.status).toBe('done');

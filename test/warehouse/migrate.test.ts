@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../src/api/index.js';
+import { simulatorClient } from '../../bench/sim-client.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runSync } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
@@ -148,11 +148,7 @@ describe('a warehouse of the column-per-field shape, opened', () => {
   });
 
   it('an incremental sync after it resumes from the kept cursors and rewrites nothing', async () => {
-    const account = sim.accounts[0]!;
-    const client = new ApiClient({
-      baseUrl: sim.baseUrl,
-      credentials: { clientId: account.clientId, clientSecret: account.clientSecret },
-    });
+    const client = simulatorClient(sim);
     try {
       const result = await runSync(client, w, { mode: 'incremental', streams: STREAMS.join(','), deletes: false });
       expect(result.status).toBe('done');
