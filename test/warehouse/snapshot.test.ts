@@ -140,13 +140,18 @@ describe('publishSnapshot', () => {
     } finally {
       await reader.close();
     }
-    // A snapshot another warehouse published is not built upon.
+    // A snapshot another warehouse published is not built upon; its parts stay for its readers' grace period.
+    const partsOf = () => readdirSync(join(t.dir, 'snapshot.duckdb.parts', 'registrants'));
+    const ours = partsOf();
     const other = join(t.dir, 'other.duckdb');
     const { Warehouse } = await import('../../src/warehouse/index.js');
     const w2 = await Warehouse.open(other);
     try {
       await page(w2, events, { key: 'account', column: null, value: null }, [{ id: 99, name: 'Other' }]);
       expect((await w2.publishSnapshot(target, { changedTables: [] })).copied).toEqual(['events']);
+      expect(partsOf()).toEqual(ours);
+      // Once the grace has passed, a later publish removes them.
+      expect((await w2.publishSnapshot(target, { graceMs: 0 })).parts.removed).toBeGreaterThanOrEqual(ours.length);
     } finally {
       await w2.close();
     }

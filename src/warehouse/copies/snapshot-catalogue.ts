@@ -14,8 +14,12 @@ export interface PreviousSnapshot {
   /** Published from the warehouse publishing now. */
   same: boolean;
   digest: string | null;
-  /** Its parts; null when it is a snapshot of the earlier layout (the tables copied into the file). */
+  /**
+   * Its parts, when this warehouse published it; null when another did, or it is a snapshot of the earlier layout
+   * (the tables copied into the file).
+   */
   parts: RecordedPart[] | null;
+  /** Parts it keeps for the grace period: replaced ones, and (published by another warehouse) all it reads. */
   retired: RetiredPart[];
 }
 
@@ -36,11 +40,22 @@ export async function readPrevious(db: Db, alias: string): Promise<PreviousSnaps
   const row = head.rows.length === 1 ? head.rows[0] : undefined;
   const same = row?.source === db.path;
   const digest = same && typeof row?.digest === 'string' ? row.digest : null;
-  if (!same || !(await hasTable(db, alias, 'snapshot_parts'))) return { same, digest, parts: null, retired: [] };
+  if (!(await hasTable(db, alias, 'snapshot_parts'))) return { same, digest, parts: null, retired: [] };
   const parts = await db.query(
     `SELECT table_name, part_key, file, rows, fingerprint, columns, bytes FROM ${a}._evsync.snapshot_parts`,
   );
   const retired = await db.query(`SELECT file, epoch_ms(retired_at) AS at FROM ${a}._evsync.snapshot_retired`);
+  const kept = retired.rows.map((r) => ({ file: String(r.file), retiredAt: Number(r.at) }));
+  if (!same) {
+    // Another warehouse's snapshot: none of its parts is reused, and all it reads stays for its readers' grace.
+    const now = db.now();
+    return {
+      same,
+      digest,
+      parts: null,
+      retired: [...kept, ...parts.rows.map((r) => ({ file: String(r.file), retiredAt: now }))],
+    };
+  }
   return {
     same,
     digest,
@@ -53,7 +68,7 @@ export async function readPrevious(db: Db, alias: string): Promise<PreviousSnaps
       columns: String(r.columns),
       bytes: Number(r.bytes),
     })),
-    retired: retired.rows.map((r) => ({ file: String(r.file), retiredAt: Number(r.at) })),
+    retired: kept,
   };
 }
 
