@@ -4,7 +4,7 @@
  * process (a child node with @duckdb/node-api) while this process holds the live file, and compared with the
  * simulator's ground truth. Publishes are driven by flush(), never by the clock; the kill is by count.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Publisher, startPublisher } from '../../src/daemon/index.js';
@@ -75,6 +75,23 @@ function manifestFiles(parquet: string, table: string): { path: string; exportId
   ).files;
 }
 
+/** Every file of the outputs under `dir` (Parquet folder, snapshot and its parts), with what a write would change. */
+function outputFiles(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (at: string, rel: string) => {
+    for (const name of readdirSync(at)) {
+      const path = join(at, name);
+      const st = statSync(path);
+      if (st.isDirectory()) walk(path, `${rel}${name}/`);
+      else if (!name.startsWith('lease')) out[`${rel}${name}`] = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    }
+  };
+  for (const top of ['parquet', 'snapshot.duckdb.parts']) walk(join(dir, top), `${top}/`);
+  const st = statSync(join(dir, 'snapshot.duckdb'));
+  out['snapshot.duckdb'] = `${st.ino}:${st.mtimeMs}:${st.size}`;
+  return out;
+}
+
 describe('startPublisher', () => {
   it('publishes touched partitions to Parquet and the snapshot; another process reads the ground truth', async () => {
     h = await startHarness();
@@ -136,6 +153,28 @@ describe('startPublisher', () => {
       await side.close();
     }
     expect(lines.filter((l) => l.startsWith('warn'))).toEqual([]);
+  });
+
+  it('a restart that publishes every table again writes no byte when nothing changed', async () => {
+    h = await startHarness();
+    await runSync(h.client(), h.warehouse, { mode: 'backfill', streams: STREAMS, lagSeconds: 0 });
+    const parquet = join(h.dir, 'parquet');
+    const snapshot = join(h.dir, 'snapshot.duckdb');
+    const options = { warehouse: h.warehouse, parquetOut: parquet, snapshot, everyMs: 3_600_000, log: () => {} };
+    const first = await startPublisher(options);
+    await first.flush();
+    expect(first.stats().lastBytes).toBeGreaterThan(0);
+    await first.stop();
+    const before = outputFiles(h.dir);
+
+    // As a daemon started again asked to publish everything: every table touched whole, none of it changed.
+    publisher = await startPublisher({ ...options, publishAllAtStart: true });
+    await publisher.flush();
+    const s = publisher.stats();
+    expect(s.publishes).toBe(1);
+    expect(s.lastBytes).toBe(0);
+    expect(s.lastSnapshot?.parts).toBe(0);
+    expect(outputFiles(h.dir)).toEqual(before);
   });
 
   it('coalesces: many touches make one publish, and two flushes at once never overlap', async () => {
