@@ -125,6 +125,7 @@ describe('serve --parquet-out --snapshot', () => {
     expect(publish.lastBytes).toEqual(expect.any(Number));
     const text = await run(['status'], { cwd: dir, env });
     expect(text.stdout).toMatch(/Publishing \(--parquet-out \/ --snapshot\): \d+ publish\(es\), 0 failed/);
+    expect(text.stdout).toMatch(/the snapshot: \d+ part\(s\) written, \d+ unchanged, \d+\.\d MiB for its readers/);
     expect(await d.stop()).toEqual({ code: 0, signal: null });
   }, 180_000);
 });

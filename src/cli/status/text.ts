@@ -42,6 +42,13 @@ function creditsLine(s: Style, report: StatusReport): string {
   return `${s.bold('Credits')}: ${formatNumber(c.remaining ?? 0)} of ${formatNumber(c.limit ?? 0)} left in the window as the service reported at ${utcClock(c.recordedAt)} (to ${heard})${reset}`;
 }
 
+/** The last snapshot: what it wrote, and what its readers read (its catalogue and parts). */
+function snapshotText(last: NonNullable<DaemonStatus['publish']>['lastSnapshot']): string {
+  if (!last) return '';
+  const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+  return `; the snapshot: ${last.parts} part(s) written, ${last.keptParts} unchanged, ${mib(last.size)} MiB for its readers`;
+}
+
 function renderDaemon(s: Style, d: DaemonStatus | undefined): string | null {
   if (!d || (d.lastHeartbeat === null && d.command === undefined)) return null;
   const who = d.command
@@ -57,7 +64,7 @@ function renderDaemon(s: Style, d: DaemonStatus | undefined): string | null {
         p.lastDurationMs !== null
           ? `; the last took ${formatDuration(p.lastDurationMs)} (${formatDuration(p.lastCpuMs ?? 0)} CPU, ${((p.lastBytes ?? 0) / 1048576).toFixed(1)} MiB written)`
           : ''
-      }${p.lastError ? `; last error: ${p.lastError}` : ''}`
+      }${snapshotText(p.lastSnapshot)}${p.lastError ? `; last error: ${p.lastError}` : ''}`
     : '';
   return `${s.bold('Daemon')}: ${who}${beat}${owed}${published}`;
 }
