@@ -18,13 +18,11 @@ import pLimit from 'p-limit';
 import type { Now } from '../../../schemas/clock.js';
 import type { Manifest, ManifestFile } from '../../warehouse/copies/export-manifest.js';
 import { readManifest } from '../../warehouse/copies/export-manifest.js';
-import { partitionsToWrite } from '../../warehouse/copies/export-unchanged.js';
+import { PARTITION_COLUMN, partitionsToWrite } from '../../warehouse/copies/export-unchanged.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Lease } from './lease.js';
 import { putManifest, type RemoteTable, recoverRemote } from './remote-table.js';
 import type { ObjectStore } from './store.js';
-
-const PARTITION_COLUMN = 'event_id';
 
 /**
  * What the lake reads the warehouse through: the warehouse itself (export, sync --parquet-out) or a side connection

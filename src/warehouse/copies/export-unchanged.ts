@@ -16,7 +16,8 @@ import { readTableColumns } from '../load/ddl.js';
 import type { ManifestFile } from './export-manifest.js';
 import { columnsSignature, tableParts } from './table-parts.js';
 
-const PARTITION_COLUMN = 'event_id';
+/** The Hive partition column of the Parquet outputs (folder and lake). */
+export const PARTITION_COLUMN = 'event_id';
 /** The Hive folder value of rows without an event (`event_id=NULL`, as DuckDB's own partitioned writes name it). */
 export const NULL_PARTITION = 'NULL';
 

@@ -15,18 +15,7 @@
  * judged before this runs, by src/outputs/lake/folder-claim.ts, which the CLI and the daemon call around every export.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, closeSync, lstatSync, openSync, readSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { type Db, holdOwnerOnlyUmask } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
@@ -46,6 +35,7 @@ import {
 import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
 import {
   NULL_PARTITION,
+  PARTITION_COLUMN,
   type PartFingerprints,
   partFingerprints,
   partitionKey,
@@ -53,7 +43,6 @@ import {
 } from './export-unchanged.js';
 
 const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const PARTITION_COLUMN = 'event_id';
 /**
  * Rows per Parquet row group: DuckDB holds a row group in memory (pinned) until it is written, and registrants' rows
  * are wide (their custom fields). A daemon publishes beside its applier under 128 MB (schemas/daemon-settings.ts):
@@ -185,7 +174,8 @@ async function copyPartitions(
   for (const id of ids) {
     const value = id === null ? NULL_PARTITION : String(id);
     const folder = join(dir, `${PARTITION_COLUMN}=${value}`);
-    const made = ensurePartitionFolder(folder);
+    // The folders this made (none when it was there): removed again if the partition has no row.
+    const made = ensureFolder(folder).length > 0;
     const file = join(folder, `${exportId}_${randomBytes(8).toString('hex')}.partial`);
     const match = id === null ? `"${PARTITION_COLUMN}" IS NULL` : `"${PARTITION_COLUMN}" = ${id}`;
     // No RETURN_STATS (per-column statistics held for the answer): the COPY's own answer is its row count.
@@ -202,17 +192,6 @@ async function copyPartitions(
     stats.push({ filename: file, count, partition: { [PARTITION_COLUMN]: value } });
   }
   return stats;
-}
-
-/** A partition's folder, made one level (its table folder exists), owner-only; true when this call made it. */
-function ensurePartitionFolder(folder: string): boolean {
-  try {
-    mkdirSync(folder, { mode: 0o700 });
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return false;
-  }
 }
 
 async function writeTable(

@@ -13,15 +13,12 @@ import { ident } from '../db/sql.js';
 export async function contentDigest(
   db: Db,
   tables: readonly string[],
+  /** Each table's columns signature (table-parts.ts columnsSignatures). */
+  columns: ReadonlyMap<string, string>,
   bookkeeping: readonly string[],
 ): Promise<string> {
   const hash = createHash('sha256');
-  const columns = await db.query(
-    `SELECT table_name, column_name, data_type FROM duckdb_columns()
-      WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name, column_index`,
-  );
-  hash.update(JSON.stringify(tables));
-  hash.update(JSON.stringify(columns.rows.filter((r) => tables.includes(String(r.table_name)))));
+  hash.update(JSON.stringify(tables.map((table) => [table, columns.get(table) ?? ''])));
   for (const table of bookkeeping) {
     const r = await db.query(`SELECT CAST(count(*) AS VARCHAR) AS n FROM _evsync.${ident(table)}`);
     hash.update(JSON.stringify([`_evsync.${table}`, r.rows[0]?.n ?? null]));

@@ -7,11 +7,12 @@
  * removed by the next publish: no reader can have it open.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../db/connection.js';
 import { fsyncPath } from '../db/fsync.js';
 import { ident, literal } from '../db/sql.js';
+import { ensureFolder } from './export-folder.js';
 import type { TablePart } from './table-parts.js';
 
 /** How long a replaced part stays for readers of an earlier snapshot: 15 minutes. */
@@ -44,23 +45,18 @@ export function partsFolder(target: string): string {
   return `${target}.parts`;
 }
 
-/** Creates `dir` (one level) owner-only if it is missing. */
-function ownerOnlyFolder(dir: string): void {
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  chmodSync(dir, 0o700);
-}
-
 /**
  * Writes one part of `table` under a new name (as `.partial`, synced, then renamed: a reader never opens half a
  * file), owner-only. Run inside the publish's transaction: every part reads the same point in time.
  */
-export async function writePart(db: Db, folder: string, table: string, part: TablePart): Promise<RecordedPart> {
-  ownerOnlyFolder(folder);
-  ownerOnlyFolder(join(folder, table));
+export async function writePart(
+  db: Db,
+  folder: string,
+  table: string,
+  part: TablePart,
+  columns: string,
+): Promise<RecordedPart> {
+  ensureFolder(join(folder, table));
   const rel = `${table}/${part.key}.${randomBytes(8).toString('hex')}.parquet`;
   const path = join(folder, rel);
   const partial = `${path}.partial`;
@@ -79,7 +75,7 @@ export async function writePart(db: Db, folder: string, table: string, part: Tab
     file: rel,
     rows: part.rows,
     fingerprint: part.fingerprint,
-    columns: '',
+    columns,
     bytes: statSync(path).size,
   };
 }

@@ -48,7 +48,7 @@ import {
   writePart,
 } from './snapshot-parts.js';
 import { snapshotTargetProblem } from './snapshot-target.js';
-import { columnsSignature, tableParts } from './table-parts.js';
+import { columnsSignatures, tableParts } from './table-parts.js';
 
 export { SNAPSHOT_GRACE_MS };
 
@@ -207,7 +207,7 @@ interface PartsPass {
   parts: Map<string, RecordedPart[]>;
   /** Tables whose set of files changed (their view is made again). */
   changed: Set<string>;
-  copied: string[];
+  /** Rows written per table with a part written (its keys: the tables copied). */
   rows: Record<string, number>;
   written: RecordedPart[];
   /** Files the snapshot no longer reads. */
@@ -226,21 +226,21 @@ async function writeChangedParts(
 ): Promise<PartsPass> {
   return db.transaction(async () => {
     const tables = await listStreamTables(db);
-    const digest = await contentDigest(db, tables, BOOKKEEPING_COPIED);
+    const signatures = await columnsSignatures(db);
+    const digest = await contentDigest(db, tables, signatures, BOOKKEEPING_COPIED);
     const hint = opts.changedTables ? new Set(opts.changedTables) : null;
     const pass: PartsPass = {
       tables,
       digest,
       parts: new Map(),
       changed: new Set(),
-      copied: [],
       rows: {},
       written: [],
       retired: [],
     };
     let n = 0;
     for (const table of tables) {
-      const columns = await columnsSignature(db, table);
+      const columns = signatures.get(table) ?? '';
       const had = before.filter((p) => p.table === table);
       const sameColumns = had.length > 0 && had.every((p) => p.columns === columns);
       if (hint && !hint.has(table) && sameColumns) {
@@ -255,7 +255,7 @@ async function writeChangedParts(
           next.push(kept);
           continue;
         }
-        const written = { ...(await writePart(db, folder, table, part)), columns };
+        const written = await writePart(db, folder, table, part, columns);
         next.push(written);
         pass.written.push(written);
         pass.rows[table] = (pass.rows[table] ?? 0) + written.rows;
@@ -265,10 +265,7 @@ async function writeChangedParts(
       pass.retired.push(...gone);
       pass.parts.set(table, next);
       if (gone.length > 0 || next.length !== had.length) pass.changed.add(table);
-      if (pass.rows[table] !== undefined) {
-        pass.copied.push(table);
-        await opts.onTable?.(table, ++n);
-      }
+      if (pass.rows[table] !== undefined) await opts.onTable?.(table, ++n);
     }
     // Tables the warehouse no longer has: their parts go too.
     for (const p of before) if (!pass.parts.has(p.table)) pass.retired.push(p.file);
@@ -357,12 +354,6 @@ async function replaceCatalogue(
   }
 }
 
-function sizeOf(target: string, folder: string, parts: Iterable<RecordedPart>): number {
-  let size = statSync(target, { throwIfNoEntry: false })?.size ?? 0;
-  for (const p of parts) size += statSync(join(folder, p.file), { throwIfNoEntry: false })?.size ?? 0;
-  return size;
-}
-
 /**
  * Publishes the snapshot of the warehouse `db` is connected to (its current database) at `target`, writing only
  * what changed since the snapshot there. Run it on a connection of its own to let writes go on meanwhile.
@@ -403,10 +394,11 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
     return {
       path: target,
       tables: pass.tables,
-      copied: pass.copied,
+      copied: Object.keys(pass.rows),
       rows: pass.rows,
       bytes: catalogueBytes + pass.written.reduce((n, p) => n + p.bytes, 0),
-      size: sizeOf(target, folder, current),
+      // What each part measured when written, recorded: no file is read again.
+      size: (statSync(target, { throwIfNoEntry: false })?.size ?? 0) + current.reduce((n, p) => n + p.bytes, 0),
       parts: {
         written: pass.written.length,
         kept: current.length - pass.written.length,

@@ -123,12 +123,26 @@ export async function tableParts(db: Db, table: string, splitAbove = PART_ROWS):
   return parts;
 }
 
-/** A table's columns as one text (name and type, in order): parts written under another text are all rewritten. */
-export async function columnsSignature(db: Db, table: string): Promise<string> {
+/**
+ * Each `main` table's columns (or `only` that one's) as one text (name and type, in order), read in one query: parts written under another
+ * text are all rewritten (a column added or widened writes no row, so no fingerprint sees it).
+ */
+export async function columnsSignatures(db: Db, only?: string): Promise<Map<string, string>> {
   const r = await db.query(
-    `SELECT column_name, data_type FROM duckdb_columns()
-      WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? ORDER BY column_index`,
-    [table],
+    `SELECT table_name, column_name, data_type FROM duckdb_columns()
+      WHERE database_name = current_database() AND schema_name = 'main' ${only === undefined ? '' : 'AND table_name = ?'}
+      ORDER BY table_name, column_index`,
+    only === undefined ? [] : [only],
   );
-  return r.rows.map((row) => `${String(row.column_name)} ${String(row.data_type)}`).join(', ');
+  const columns = new Map<string, string[]>();
+  for (const row of r.rows) {
+    const table = String(row.table_name);
+    columns.set(table, [...(columns.get(table) ?? []), `${String(row.column_name)} ${String(row.data_type)}`]);
+  }
+  return new Map([...columns].map(([table, list]) => [table, list.join(', ')]));
+}
+
+/** One table's columns signature (columnsSignatures), '' for a table that does not exist. */
+export async function columnsSignature(db: Db, table: string): Promise<string> {
+  return (await columnsSignatures(db, table)).get(table) ?? '';
 }

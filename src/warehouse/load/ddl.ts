@@ -43,30 +43,22 @@ export async function readTableColumns(db: Db, table: string): Promise<TableColu
   return columns;
 }
 
-export async function listStreamTables(db: Db): Promise<string[]> {
-  // Stream tables are the base tables of `main` that carry the system columns (a user's own tables are left out).
-  const r = await db.query(
-    `SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
-      AND column_name = '_deleted_at' AND table_name IN (SELECT table_name FROM duckdb_tables()
-        WHERE database_name = current_database() AND schema_name = 'main' AND NOT temporary)
-      ORDER BY table_name`,
-  );
-  return r.rows.map((row) => String(row.table_name));
-}
-
 /**
- * The stream tables a reader of this database sees in `main`: the warehouse's tables, or a snapshot's views over its
- * Parquet parts (copies/snapshot.ts). The analytics views are made over either.
+ * The stream tables of `main`: its base tables carrying the system columns (a user's own tables are left out). With
+ * `views`, a snapshot's views over its Parquet parts (copies/snapshot.ts) count too: the analytics views are made
+ * over either.
  */
-export async function listReadableTables(db: Db): Promise<string[]> {
+export async function listStreamTables(db: Db, opts: { views?: boolean } = {}): Promise<string[]> {
+  const views = opts.views
+    ? `UNION ALL SELECT view_name FROM duckdb_views()
+         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal AND NOT temporary`
+    : '';
   const r = await db.query(
     `SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
       AND column_name = '_deleted_at' AND table_name IN (
         SELECT table_name FROM duckdb_tables()
          WHERE database_name = current_database() AND schema_name = 'main' AND NOT temporary
-        UNION ALL
-        SELECT view_name FROM duckdb_views()
-         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal AND NOT temporary)
+        ${views})
       ORDER BY table_name`,
   );
   return r.rows.map((row) => String(row.table_name));

@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
-import { listReadableTables } from '../load/ddl.js';
+import { listStreamTables } from '../load/ddl.js';
 import { customFieldViews, PER_EVENT_VIEW } from './custom-field-views.js';
 
 /** What createAnalyticsViews did: views created (names in schema analytics), and one warning per view that failed. */
@@ -366,7 +366,7 @@ async function fieldViews(db: Db, present: ReadonlySet<string>, report: Analytic
  * The caller shows `warnings` to the user (they mean a view is missing).
  */
 export async function createAnalyticsViews(db: Db): Promise<AnalyticsViewsReport> {
-  const tables = await listReadableTables(db);
+  const tables = await listStreamTables(db, { views: true });
   const present = new Set(tables);
   const has = (t: string) => present.has(t);
   const ctx: ViewContext = {
