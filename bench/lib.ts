@@ -71,3 +71,18 @@ export function stderrLog(message: string): void {
 export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
+
+/** The figures as a table for a person: ok or MISS, the scenario, the metric, its value and target. */
+export function formatTable(results: readonly ScenarioResult[]): string {
+  const rows = results.map((r) => [
+    r.ok ? 'ok' : 'MISS',
+    r.name,
+    r.metric,
+    String(r.value),
+    r.target === null ? '-' : `${r.op === '==' ? '=' : r.op} ${r.target}`,
+  ]);
+  const head = ['', 'scenario', 'metric', 'value', 'target'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}

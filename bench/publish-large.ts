@@ -26,7 +26,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { SimulatorSize } from '../src/simulator/index.js';
 import { ROOT } from './cli-process.js';
-import { type BenchOptions, figure, round, type ScenarioResult, seconds, stderrLog, tempDir } from './lib.js';
+import {
+  type BenchOptions,
+  figure,
+  formatTable,
+  round,
+  type ScenarioResult,
+  seconds,
+  stderrLog,
+  tempDir,
+} from './lib.js';
 import { machineInfo } from './machine.js';
 import type { MeasuredPublish, PublishLargeReport } from './publish-large-child.js';
 import { type ReaderOutcome, readerFreshness } from './reader-freshness.js';
@@ -232,18 +241,6 @@ export async function publishLarge(o: PublishLargeOptions): Promise<PublishLarge
   }
 }
 
-function table(results: readonly ScenarioResult[]): string {
-  const rows = results.map((r) => [
-    r.ok ? 'ok' : 'MISS',
-    r.name,
-    r.metric,
-    String(r.value),
-    r.target === null ? '-' : `${r.op} ${r.target}`,
-  ]);
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]!.length))) ?? [];
-  return rows.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n');
-}
-
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values } = parseArgs({
     options: {
@@ -266,6 +263,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     ...(values.seconds ? { seconds: Number(values.seconds) } : {}),
     only,
   });
-  process.stdout.write(`${table(outcome.results)}\n\n`);
+  process.stdout.write(`${formatTable(outcome.results)}\n\n`);
   for (const r of outcome.results) if (r.detail) process.stdout.write(`- ${r.name}, ${r.metric}: ${r.detail}\n`);
 }

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { creditScenarios } from './credits.js';
 import { lakeScenarios } from './lake.js';
-import { type BenchOptions, type ScenarioResult, seconds, stderrLog } from './lib.js';
+import { type BenchOptions, formatTable, type ScenarioResult, seconds, stderrLog } from './lib.js';
 import { machineInfo } from './machine.js';
 import { bigBackfillScenarios, bigEventScenarios, pipelineScenarios } from './pipeline.js';
 import { rateLimitScenarios } from './rate-limit.js';
@@ -59,20 +59,6 @@ function repoRoot(): string {
     dir = dirname(dir);
   }
   throw new Error('bench: repository root not found');
-}
-
-function formatTable(results: readonly ScenarioResult[]): string {
-  const rows = results.map((r) => [
-    r.ok ? 'ok' : 'MISS',
-    r.name,
-    r.metric,
-    String(r.value),
-    r.target === null ? '-' : `${r.op === '==' ? '=' : r.op} ${r.target}`,
-  ]);
-  const head = ['', 'scenario', 'metric', 'value', 'target'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
 const { values } = parseArgs({
