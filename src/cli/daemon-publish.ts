@@ -16,7 +16,7 @@ import type { Warehouse } from '../warehouse/index.js';
 import type { Ctx } from './context.js';
 import { UsageError } from './errors.js';
 import { readOutputFlags } from './output-paths.js';
-import { addSnapshotGraceOption, type SnapshotGraceFlags, snapshotGraceMs } from './snapshot-grace.js';
+import { addSnapshotGraceOption, graceMsOf, type SnapshotGraceFlags } from './snapshot-grace.js';
 
 export interface PublishFlags extends SnapshotGraceFlags {
   parquetOut?: string;
@@ -74,7 +74,7 @@ export function checkPublishFlags(ctx: Ctx, flags: PublishFlags): PublishTargets
     output,
     snapshot,
     everyMs: (flags.publishEvery ?? DEFAULT_PUBLISH_EVERY_SECONDS) * 1000,
-    snapshotGraceMs: snapshotGraceMs(flags),
+    snapshotGraceMs: graceMsOf(flags),
   };
 }
 

@@ -28,6 +28,6 @@ export function addSnapshotGraceOption(cmd: Command): void {
 }
 
 /** The grace in milliseconds, when given. */
-export function snapshotGraceMs(flags: SnapshotGraceFlags): number | undefined {
+export function graceMsOf(flags: SnapshotGraceFlags): number | undefined {
   return flags.snapshotGrace === undefined ? undefined : flags.snapshotGrace * 60_000;
 }

@@ -17,7 +17,7 @@ import type { Logger } from '../output/logger.js';
 import { readOutputFlags } from '../output-paths.js';
 import { attachProgress, exitCodeOf, explain, statusLine, summaryTable } from '../run-report.js';
 import { startRunSocket } from '../run-socket.js';
-import { addSnapshotGraceOption, type SnapshotGraceFlags, snapshotGraceMs } from '../snapshot-grace.js';
+import { addSnapshotGraceOption, graceMsOf, type SnapshotGraceFlags } from '../snapshot-grace.js';
 import { syncOptionsFrom } from '../sync-options.js';
 
 interface SyncFlags extends SelectionFlags, BudgetFlags, SnapshotGraceFlags {
@@ -142,7 +142,7 @@ async function syncCommandBody(ctx: Ctx, flags: SyncFlags, mode: SyncMode, name:
       await exportTouched(ctx, warehouse, client, output, flags.parquetOut, touched, result.runId);
     // Partial runs too: what they loaded is committed, and readers of the snapshot should see it.
     if (snapshot && result.status !== 'failed')
-      await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log, snapshotGraceMs(flags));
+      await publishSnapshotAfter(warehouse, snapshot, result.runId, ctx.log, graceMsOf(flags));
     if (ctx.json) ctx.out.write(`${toJson(result, 2)}\n`);
     else {
       ctx.out.write(summaryTable(result));
