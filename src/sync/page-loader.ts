@@ -1,5 +1,6 @@
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
 import { createNormalizer, type Normalizer, type SkippedFieldSummary } from '../../normalizer/normalize.js';
+import { utcText } from '../../connectors/service.js';
 import { makeSecretScrubber } from '../../normalizer/secrets.js';
 import { storableRaw } from '../../normalizer/storable.js';
 import { registeredSecrets } from '../api/index.js';
@@ -47,6 +48,41 @@ export class PageLoader {
     return out;
   }
 
+  /**
+   * Keeps the page's records in the archive, durable before the page commits (archive/archive.ts): as the loader
+   * got them, header secret values out and every held credential scrubbed from the text. Null: no archive.
+   */
+  private archive(
+    input: {
+      stream: ResolvedStream;
+      quarantined?: readonly { raw: unknown; reason: string }[];
+      request?: Record<string, unknown> | null;
+      serverDate?: string | null;
+    },
+    records: readonly unknown[],
+  ): number | null {
+    const archive = this.warehouse.archive;
+    if (!archive) return null;
+    const quarantined = input.quarantined?.length
+      ? withoutSecretValues(
+          input.stream,
+          input.quarantined.map((q) => q.raw),
+        ).map((raw, i) => ({ raw, reason: input.quarantined?.[i]?.reason ?? '' }))
+      : null;
+    const body = this.scrub.text(JSON.stringify(quarantined ? { records, quarantined } : { records }));
+    const meta = {
+      kind: 'page' as const,
+      stream: input.stream.name,
+      account: this.warehouse.accountLabel,
+      runId: this.runId,
+      at: utcText(this.warehouse.now(), 'ms'),
+      serverDate: input.serverDate ?? null,
+      request: input.request ?? null,
+      rows: records.length,
+    };
+    return archive.append(meta, body);
+  }
+
   async load(input: {
     stream: ResolvedStream;
     scope: ScopeRef;
@@ -57,11 +93,18 @@ export class PageLoader {
     cursor?: CursorState;
     seenWalkId?: string;
     idsOnly?: boolean;
+    /** What produced the records (path, window, page; a delivery's object), kept with them in the archive. */
+    request?: Record<string, unknown> | null;
+    /** The answer's Date header (ISO), when it had one. */
+    serverDate?: string | null;
+    /** A rebuild's replay: the page's archive entry, and how its live load went (staged or merged at once). */
+    replay?: { entry: number | null; staged: boolean };
   }): Promise<LoadResult & { seenIds: number; newColumns: string[] }> {
     const { stream, scope } = input;
     const records = withoutSecretValues(stream, input.records);
     const rows: NormalizedRow[] = [];
     this.scrub.refresh();
+    const archiveEntry = input.replay ? input.replay.entry : this.archive(input, records);
     const rejected: { raw: unknown; reason: string }[] = (input.quarantined ?? []).map((q) => ({
       raw: storableRaw(withoutSecretValues(stream, [q.raw])[0], this.scrub.text),
       reason: q.reason,
@@ -108,6 +151,8 @@ export class PageLoader {
       seen: input.seenWalkId ? { walkId: input.seenWalkId, ids: seenIds } : undefined,
       upsert: !input.idsOnly,
       cursor: input.cursor,
+      archiveEntry,
+      ...(input.replay ? { stage: input.replay.staged } : {}),
     });
     return { ...result, seenIds: seenIds.length, newColumns: Object.keys(newColumns ?? {}) };
   }

@@ -160,6 +160,15 @@ async function loadPage(item: WorkItem, ctx: WalkContext, page: SourcePage, spec
     cursor,
     seenWalkId: spec.seenWalkId,
     idsOnly: spec.idsOnly,
+    request: {
+      path: item.stream.path,
+      scope: item.scope.key,
+      mode: walk?.mode ?? null,
+      window: walk ? { from: walk.from, to: walk.to } : null,
+      page: walk?.pages ?? null,
+      perPage: page.meta.perPage,
+      position: page.position,
+    },
   });
   ctx.stats.inserted += result.inserted;
   ctx.stats.updated += result.updated;

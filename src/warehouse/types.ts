@@ -29,6 +29,13 @@ export interface LoadPageInput {
   upsert?: boolean;
   /** Saved in the same transaction as the rows it covers. */
   cursor?: CursorState;
+  /** The archive entry holding the page's records (archive/archive.ts), logged with the page's op. */
+  archiveEntry?: number | null;
+  /**
+   * Stage the page (true) or merge it at once (false) whatever sessions are open: a rebuild reproducing how the
+   * live page loaded. Absent: staged when its run's load session is open.
+   */
+  stage?: boolean;
 }
 
 export interface LoadResult {

@@ -20,6 +20,8 @@ import {
   type QueryResult,
 } from './db/connection.js';
 import { ident } from './db/sql.js';
+import { Archive } from './archive/archive.js';
+import { lastOpSeq, type Op, OpLog, readOps } from './archive/op-log.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -82,6 +84,16 @@ export interface OpenOptions {
    * killed before its publisher heard of a change (or with pages staged, merged at the next open) still owes it.
    */
   publishing?: boolean;
+  /**
+   * Keep every loaded page and accepted delivery in the archive beside the file (archive/archive.ts); default true
+   * for a file opened for writing. Off for a rebuild's scratch warehouse, whose pages are the archive's own.
+   */
+  archive?: boolean;
+  /**
+   * A rebuild's scratch warehouse (src/sync/rebuild/): staged pages merge only where the op log it replays merged
+   * them, never on their own (no merge at open, none when a batch fills).
+   */
+  replay?: boolean;
 }
 
 /** Told the partitions a change committed to (see Warehouse.onChanged). */
@@ -126,6 +138,10 @@ export class Warehouse {
   readonly account: AccountRecord;
   /** What the stream tables hold now, read after staged pages merge (current-rows.ts). */
   readonly current: CurrentRows;
+  /** Every page and delivery as received (null: not kept, e.g. read-only or a rebuild's scratch). */
+  readonly archive: Archive | null;
+  /** Every write to a stream table, logged in its transaction (archive/op-log.ts). */
+  private readonly ops: OpLog;
 
   private constructor(
     private readonly db: Db,
@@ -133,9 +149,14 @@ export class Warehouse {
     private readonly mergeRows: number,
     private readonly memoryLimits: { open: string; load: string },
     private readonly publishing: boolean,
+    archive: boolean,
+    private readonly replay: boolean,
   ) {
     this.staging = Staging.forDatabase(db.path);
+    this.ops = new OpLog(!db.readOnly);
+    this.archive = archive && !db.readOnly && db.path !== ':memory:' ? Archive.open(db.path) : null;
     this.deps = {
+      ops: this.ops,
       db,
       staging: this.staging,
       timings: this.timings,
@@ -157,6 +178,43 @@ export class Warehouse {
     this.marks = new Marks(db);
     this.account = new AccountRecord(db);
     this.current = new CurrentRows(db, (filter) => this.mergeNow(filter));
+  }
+
+  /**
+   * Ops of the log after `afterSeq` (of `streams` only, when given), in order, at most `limit`: what a rebuild
+   * replays (archive/op-log.ts).
+   */
+  opsAfter(afterSeq: number, limit: number, streams?: readonly string[]): Promise<Op[]> {
+    return this.db.exclusive(() => readOps(this.db, afterSeq, limit, streams));
+  }
+
+  /** The last op this warehouse logged: for a rebuild's scratch, the last live op it reproduced. */
+  lastOp(): Promise<number> {
+    return this.db.exclusive(() => lastOpSeq(this.db));
+  }
+
+  /**
+   * A rebuild's scratch (opened with `replay`): the writes that follow reproduce live op `seq` and log it under that
+   * seq; null when done.
+   */
+  reproducing(seq: number | null): void {
+    if (!this.replay) throw new Error('reproducing: only a warehouse opened with replay reproduces ops');
+    this.ops.replaying = seq;
+  }
+
+  /** A rebuild's scratch: merges the staged pages of the given page ops of `stream` now, as one logged merge did. */
+  mergeOps(stream: string, ops: readonly number[]): Promise<void> {
+    return this.db.exclusive(() => this.mergeNow({ stream, ops }));
+  }
+
+  /** The clock of every time the warehouse records. */
+  get now(): Now {
+    return this.db.now;
+  }
+
+  /** The bound account as the archive names it (null until a run bound one). */
+  get accountLabel(): string | null {
+    return this.account.label;
   }
 
   /**
@@ -188,9 +246,12 @@ export class Warehouse {
         mergeRows,
         memoryLimits(opts.memoryLimit ?? DEFAULT_MEMORY_LIMIT, opts.sameLimitWhileLoading === true),
         opts.publishing === true && !db.readOnly,
+        opts.archive ?? true,
+        opts.replay === true,
       );
       warehouse.layout = found;
       if (!db.readOnly) await db.exclusive(() => warehouse!.recover(found));
+      if (!db.readOnly) await warehouse.account.binding();
     } catch (err) {
       await db.close();
       warehouse?.staging.dispose();
@@ -209,7 +270,7 @@ export class Warehouse {
     if (found === null) await createLayout(this.db);
     else if (await migrateLayout({ db: this.db, mergeStaged: () => this.mergeNow() }, found)) this.tables.clear();
     this.layout = LAYOUT_VERSION;
-    if (!this.db.firstOpen) return;
+    if (!this.db.firstOpen || this.replay) return;
     await this.mergeNow();
     const keep = new Set((await stagedPages(this.db)).map((p) => p.file));
     this.staging.clear(keep);
@@ -235,7 +296,7 @@ export class Warehouse {
         this.db,
         this.staging,
         filter,
-        { time, loading: () => this.threadsFor(true), owe: this.publishing },
+        { time, loading: () => this.threadsFor(true), owe: this.publishing, ops: this.ops },
         merged,
       );
     } finally {
@@ -389,8 +450,8 @@ export class Warehouse {
   }
 
   private async loadNow(input: LoadPageInput): Promise<LoadResult> {
-    const result = await loadPage(this.deps, input, this.sessions.has(input.runId));
-    if (result.staged) {
+    const result = await loadPage(this.deps, input, input.stage ?? this.sessions.has(input.runId));
+    if (result.staged && !this.replay) {
       const name = input.stream.name;
       const pending = (this.pending.get(name) ?? 0) + result.staged;
       this.pending.set(name, pending);
@@ -426,7 +487,7 @@ export class Warehouse {
       await this.mergeNow({ stream: input.stream.name, scope: input.scope.key, exceptWalk: input.walkId });
       await this.threadsFor(false);
       const parts = [{ table: input.stream.name, eventId: partitionOf(input.scope) }];
-      const marked = await markMissing(this.db, input, async () => {
+      const marked = await markMissing(this.db, this.ops, input, async () => {
         if (this.publishing) await owePartitions(this.db, parts);
       });
       if (marked.deleted + marked.restored > 0) this.changed(parts);
@@ -598,7 +659,7 @@ export class Warehouse {
 
   /** Change capture's journal and the row versions it compares (capture.ts), in this warehouse's queue. */
   get capture(): CaptureStore {
-    this.captureStore ??= new CaptureStore(this.db);
+    this.captureStore ??= new CaptureStore(this.db, this.ops, this.archive, () => this.account.label);
     return this.captureStore;
   }
 
@@ -638,11 +699,17 @@ export class Warehouse {
     if (this.closed) return;
     this.closed = true;
     let failure: unknown = null;
-    await this.db
-      .exclusive(() => this.mergeNow())
-      .catch((err: unknown) => {
-        failure = err;
-      });
+    // A rebuild's scratch merges only where its log says: what it staged waits for the rebuild to resume.
+    if (!this.replay) {
+      await this.db
+        .exclusive(() => this.mergeNow())
+        .catch((err: unknown) => {
+          failure = err;
+        });
+    }
+    await this.archive?.close().catch((err: unknown) => {
+      failure ??= err;
+    });
     await this.db.close();
     this.staging.dispose();
     if (failure) throw failure;

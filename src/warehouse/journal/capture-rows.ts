@@ -6,6 +6,7 @@
  * deliveries touches (so an older delivery never overwrites a newer row), and `_deleted_at` for deletes the service
  * reported. Rows are never removed: a delete only marks them.
  */
+import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
 import { ident, utcNow } from '../db/sql.js';
 
@@ -54,17 +55,24 @@ export async function storedVersions(db: Db, table: string, ids: readonly number
  */
 export async function markDeleted(
   db: Db,
+  ops: OpLog,
   table: string,
   rows: readonly { id: number; at: string }[],
   runId: string,
 ): Promise<number> {
   checkIds(rows.map((r) => r.id));
   if (rows.length === 0) return 0;
-  return db.run(
-    `UPDATE main.${ident(table)} t SET "_deleted_at" = x.at, "_run_id" = $1, "_synced_at" = CAST($2 AS TIMESTAMP)
-       FROM (SELECT CAST(v->>0 AS BIGINT) AS id, CAST(v->>1 AS TIMESTAMP) AS at
-               FROM (SELECT unnest(CAST(CAST($3 AS JSON) AS JSON[])) AS v)) x
-      WHERE t.id = x.id AND t."_deleted_at" IS NULL`,
-    [runId, utcNow(db.now), JSON.stringify(rows.map((r) => [r.id, r.at]))],
-  );
+  const now = utcNow(db.now);
+  return db.transaction(async () => {
+    const marked = await db.run(
+      `UPDATE main.${ident(table)} t SET "_deleted_at" = x.at, "_run_id" = $1, "_synced_at" = CAST($2 AS TIMESTAMP)
+         FROM (SELECT CAST(v->>0 AS BIGINT) AS id, CAST(v->>1 AS TIMESTAMP) AS at
+                 FROM (SELECT unnest(CAST(CAST($3 AS JSON) AS JSON[])) AS v)) x
+        WHERE t.id = x.id AND t."_deleted_at" IS NULL`,
+      [runId, now, JSON.stringify(rows.map((r) => [r.id, r.at]))],
+    );
+    const detail = { rows: rows.map((r): [number, string] => [r.id, r.at]) };
+    await ops.log(db, { kind: 'deleted', stream: table, runId, entry: null, detail }, now);
+    return marked;
+  });
 }

@@ -3,7 +3,10 @@
  * versions and delete marks (capture-rows.ts). Every method runs in the warehouse's one exclusive queue.
  */
 
+import type { Archive } from '../archive/archive.js';
+import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
+import { utcNow } from '../db/sql.js';
 import { markDeleted, type StoredVersion, storedVersions } from './capture-rows.js';
 import * as journal from './journal.js';
 
@@ -18,11 +21,30 @@ export type {
 } from './journal.js';
 
 export class CaptureStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly ops: OpLog,
+    private readonly archive: Archive | null,
+    private readonly account: () => string | null,
+  ) {}
 
-  /** Journals deliveries durably (one transaction, committed when this resolves), numbered in arrival order. */
+  /**
+   * Journals deliveries durably (one transaction, committed when this resolves), numbered in arrival order. The
+   * accepted ones are archived first (their bodies are stored scrubbed, as the journal keeps them).
+   */
   append(entries: readonly journal.NewDelivery[]): Promise<journal.JournaledDelivery[]> {
-    return this.db.exclusive(() => journal.appendDeliveries(this.db, entries));
+    return this.db.exclusive(() => {
+      if (this.archive) {
+        const at = utcNow(this.db.now);
+        for (const e of entries) {
+          if (e.status !== 'pending') continue;
+          const request = { object: e.object, action: e.action, recordId: e.recordId, eventId: e.eventId, sha256: e.bodySha256 };
+          const meta = { kind: 'delivery' as const, stream: e.stream ?? e.object ?? 'unknown', account: this.account(), runId: null };
+          this.archive.append({ ...meta, at, serverDate: e.datetime, request, rows: 1 }, e.body);
+        }
+      }
+      return journal.appendDeliveries(this.db, entries);
+    });
   }
 
   /** Whether the journal can be read and written to now (the receiver's health). */
@@ -77,6 +99,6 @@ export class CaptureStore {
   }
 
   markDeleted(table: string, rows: readonly { id: number; at: string }[], runId: string): Promise<number> {
-    return this.db.exclusive(() => markDeleted(this.db, table, rows, runId));
+    return this.db.exclusive(() => markDeleted(this.db, this.ops, table, rows, runId));
   }
 }

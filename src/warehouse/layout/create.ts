@@ -3,6 +3,8 @@
  * part of the warehouse declares its own, the `analytics` schema, and the version.
  */
 
+import { recordArchiveBegan } from '../archive/archive-began.js';
+import { OP_LOG_DDL } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
 import { JOURNAL_DDL } from '../journal/journal.js';
 import { BOOKKEEPING_DDL } from '../state/bookkeeping.js';
@@ -12,8 +14,9 @@ import { LAYOUT_VERSION, stampLayoutVersion } from './version.js';
 
 export async function createLayout(db: Db): Promise<void> {
   await db.transaction(async () => {
-    for (const sql of [...BOOKKEEPING_DDL, ...UNAVAILABLE_DDL, ...JOURNAL_DDL, ...PUBLISH_PENDING_DDL])
+    for (const sql of [...BOOKKEEPING_DDL, ...UNAVAILABLE_DDL, ...JOURNAL_DDL, ...PUBLISH_PENDING_DDL, ...OP_LOG_DDL])
       await db.run(sql);
+    await recordArchiveBegan(db);
     await stampLayoutVersion(db, LAYOUT_VERSION);
   });
 }

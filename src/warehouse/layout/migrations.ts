@@ -6,6 +6,7 @@
  */
 import type { MigrationContext } from './context.js';
 import { migrate1To2 } from './migrate-1-to-2.js';
+import { migrate2To3 } from './migrate-2-to-3.js';
 import { LAYOUT_VERSION, stampLayoutVersion } from './version.js';
 
 interface Migration {
@@ -14,7 +15,10 @@ interface Migration {
   run: (ctx: MigrationContext) => Promise<void>;
 }
 
-const MIGRATIONS: readonly Migration[] = [{ from: 1, run: migrate1To2 }];
+const MIGRATIONS: readonly Migration[] = [
+  { from: 1, run: migrate1To2 },
+  { from: 2, run: migrate2To3 },
+];
 
 /** Runs the steps from `found` up to LAYOUT_VERSION; returns whether any ran (stream tables may have changed). */
 export async function migrateLayout(ctx: MigrationContext, found: number): Promise<boolean> {

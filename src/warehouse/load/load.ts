@@ -24,8 +24,9 @@
  */
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../../connectors/types.js';
 import { inferType } from '../../../normalizer/converters.js';
+import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
-import { duckJson } from '../db/sql.js';
+import { duckJson, utcNow } from '../db/sql.js';
 import { saveCursorFast } from '../state/cursors.js';
 import { partitionOf } from '../state/publish-pending.js';
 import { recordRejected } from '../state/rejected.js';
@@ -80,6 +81,8 @@ export interface LoadDeps {
   forget(table: string): void;
   /** Fields kept out for a case clash whose skip is recorded (`<table>\0<field>`), so it is recorded once. */
   skipped: Set<string>;
+  /** Every page's op, logged in its transaction (archive/op-log.ts). */
+  ops: OpLog;
 }
 
 type Rejected = { raw: unknown; reason: string };
@@ -378,6 +381,7 @@ function preparePage(input: LoadPageInput, table: TableColumns | null, skipped: 
     runId: input.runId,
     walkId: input.seen?.walkId ?? input.cursor?.walk?.walkId ?? null,
     eventId: partitionOf(scope),
+    op: null,
   };
   return { changes: evolution.changes, skips, rejected, staged: { text: file.text, page } };
 }
@@ -423,7 +427,25 @@ async function commitPage(
     for (const skip of prepared.skips) await recordSkip(db, runId, skip);
     await recordRejected(db, runId, stream.name, scope.key, prepared.rejected);
     let counts = { inserted: 0, updated: 0, unchanged: 0 };
-    if (page && defer) await registerPage(db, page);
+    // Every page is logged, a page without rows too (its seen ids count for delete detection; its rejects).
+    const at = utcNow(db.now);
+    const op = await deps.ops.log(
+      db,
+      {
+        kind: 'page',
+        stream: stream.name,
+        runId,
+        entry: input.archiveEntry ?? null,
+        detail: {
+          scope: { key: scope.key, column: scope.column, value: scope.value },
+          walk: input.seen?.walkId ?? null,
+          idsOnly: input.upsert === false,
+          staged: defer,
+        },
+      },
+      at,
+    );
+    if (page && defer) await registerPage(db, { ...page, op: deps.ops.enabled ? op : null });
     else if (page) {
       const time = stepTimer(deps.timings);
       const target = {
@@ -431,6 +453,7 @@ async function commitPage(
         columns: await deps.columns(stream),
         pathOf: staging.path.bind(staging),
         time,
+        at,
       };
       counts = (await mergePages(db, [page], target)).get(runId) ?? counts;
     }

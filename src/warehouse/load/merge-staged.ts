@@ -6,7 +6,9 @@
  * blocking every later merge, since its cursor has moved on.
  */
 import { readFile } from 'node:fs/promises';
+import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
+import { utcNow } from '../db/sql.js';
 import { WarehouseError } from '../db/errors.js';
 import { distinctPartitions, owePartitions, type Partition } from '../state/publish-pending.js';
 import { recordRejected } from '../state/rejected.js';
@@ -40,6 +42,8 @@ interface MergeStagedOptions {
   loading: () => Promise<void>;
   /** Record the merged partitions as owed to readers, in the merge's transaction (a warehouse that publishes). */
   owe: boolean;
+  /** Where each batch is logged, with its pages and time, in its transaction (archive/op-log.ts). */
+  ops: OpLog;
 }
 
 function partitionsOf(pages: readonly PageFile[]): Partition[] {
@@ -53,8 +57,11 @@ async function mergeBatch(db: Db, staging: Staging, stream: string, pages: PageF
   return db.transaction(async () => {
     const columns = await readTableColumns(db, stream);
     if (!columns) throw new WarehouseError(`staged pages of ${stream} cannot be merged: the table is gone`);
-    const target = { table: stream, columns, pathOf: (f: string) => staging.path(f), time: o.time };
+    const at = utcNow(db.now);
+    const target = { table: stream, columns, pathOf: (f: string) => staging.path(f), time: o.time, at };
     const counts = await mergePages(db, pages, target);
+    const ops = pages.map((p) => p.op).filter((op): op is number => op !== null);
+    await o.ops.log(db, { kind: 'merge', stream, runId: null, entry: null, detail: { pages: ops } }, at);
     await unregister(db, pages);
     if (o.owe) await owePartitions(db, partitionsOf(pages));
     return counts;

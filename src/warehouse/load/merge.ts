@@ -27,7 +27,7 @@
  */
 import { duckdbType } from '../../../schemas/columns.js';
 import type { Db } from '../db/connection.js';
-import { ident, literal, utcNow } from '../db/sql.js';
+import { ident, literal } from '../db/sql.js';
 import type { TableColumns } from './ddl.js';
 import type { PageColumn, PageFile } from './staged.js';
 
@@ -58,6 +58,8 @@ interface MergeTarget {
   pathOf(file: string): string;
   /** Adds elapsed milliseconds to a named step (loadTimings). */
   time(step: string, since: number): number;
+  /** The rows' `_synced_at` (UTC text): the time the caller logs the merge with (archive/op-log.ts). */
+  at: string;
 }
 
 const PAGES = 'temp."_evsync_pages"';
@@ -307,7 +309,7 @@ function keysOverlap(groups: readonly PageFile[][]): boolean {
 export async function mergePages(db: Db, pages: readonly PageFile[], target: MergeTarget): Promise<CountsByRun> {
   const out: CountsByRun = new Map();
   if (pages.length === 0) return out;
-  const synced = utcNow(db.now);
+  const synced = target.at;
   const add = (run: PageFile[], c: MergeCounts) => addCounts(out, new Map([[(run[0] as PageFile).runId, c]]));
   const groups = groupByShape(pages);
   let built = 0;

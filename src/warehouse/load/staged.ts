@@ -39,6 +39,8 @@ export interface PageFile {
   walkId: string | null;
   /** The event partition its rows land in (publish-pending.ts partitionOf), null for the whole table. */
   eventId: number | null;
+  /** The page's op in `_evsync.archive_ops` (null: registered before the op log, or with it off). */
+  op: number | null;
 }
 
 /** Which registered pages to take: of a stream, of one scope of it, leaving out one walk's pages. */
@@ -46,6 +48,8 @@ export interface StagedFilter {
   stream?: string;
   scope?: string;
   exceptWalk?: string;
+  /** Only the pages of these ops (a rebuild merging what a logged merge took). */
+  ops?: readonly number[];
 }
 
 const pageSpec = z.object({
@@ -54,6 +58,8 @@ const pageSpec = z.object({
   key: z.array(z.string()).min(1),
   // Absent in pages registered before it was recorded: those count as the whole table's.
   event: z.number().int().nullable().optional(),
+  // Absent in pages registered before the op log (archive/op-log.ts).
+  op: z.number().int().nullable().optional(),
 });
 
 const keyList = z.array(z.number().int()).nullable();
@@ -69,6 +75,7 @@ export async function registerPage(db: Db, page: Omit<PageFile, 'seq'>): Promise
     nulls: page.nulls,
     key: page.key,
     event: page.eventId,
+    op: page.op,
   };
   await db.runPrepared(REGISTER_SQL, [
     page.stream,
@@ -99,6 +106,9 @@ export async function stagedPages(db: Db, filter: StagedFilter = {}): Promise<Pa
     where.push('walk_id IS DISTINCT FROM ?');
     params.push(filter.exceptWalk);
   }
+  if (filter.ops !== undefined) {
+    where.push(`CAST(json_extract(page, '$.op') AS BIGINT) IN (${filter.ops.map((o) => Math.trunc(o)).join(',') || 'NULL'})`);
+  }
   const r = await db.query(
     `SELECT seq, stream, scope, file, row_count, CAST(page AS VARCHAR) AS page, keys, run_id, walk_id
        FROM _evsync.staged ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq`,
@@ -119,6 +129,7 @@ export async function stagedPages(db: Db, filter: StagedFilter = {}): Promise<Pa
       runId: String(row.run_id ?? ''),
       walkId: row.walk_id === null ? null : String(row.walk_id),
       eventId: spec.event ?? null,
+      op: spec.op ?? null,
     };
   });
 }

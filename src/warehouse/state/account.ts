@@ -66,14 +66,24 @@ export async function unknownOrigins(db: Db, origins: ExportOrigins): Promise<Ex
 }
 
 export class AccountRecord {
+  /** The bound account as the archive names it (`<client id>@<base URL>`), once read or bound. */
+  label: string | null = null;
+
   constructor(private readonly db: Db) {}
 
   /** The bound account, once a run recorded it. */
-  binding(): Promise<AccountBinding | null> {
-    return this.db.exclusive(() => accountBinding(this.db));
+  async binding(): Promise<AccountBinding | null> {
+    const found = await this.db.exclusive(() => accountBinding(this.db));
+    if (found) this.label = labelOf(found);
+    return found;
   }
 
-  bind(binding: AccountBinding): Promise<void> {
-    return this.db.exclusive(() => bindAccount(this.db, binding));
+  async bind(binding: AccountBinding): Promise<void> {
+    await this.db.exclusive(() => bindAccount(this.db, binding));
+    this.label = labelOf(binding);
   }
+}
+
+function labelOf(binding: AccountBinding): string {
+  return `${binding.clientId}@${binding.baseUrl}`;
 }

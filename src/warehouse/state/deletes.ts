@@ -8,6 +8,7 @@
  * marked deleted.
  */
 import type { ResolvedStream } from '../../../connectors/types.js';
+import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
 import { ident, timestampText, utcNow } from '../db/sql.js';
 import type { ScopeRef } from '../types.js';
@@ -26,6 +27,7 @@ export interface MarkMissingInput {
 /** `changed` runs in the marks' transaction when they changed a row (a warehouse that publishes records it owed). */
 export async function markMissing(
   db: Db,
+  ops: OpLog,
   input: MarkMissingInput,
   changed?: () => Promise<void>,
 ): Promise<{ deleted: number; restored: number }> {
@@ -67,6 +69,13 @@ export async function markMissing(
       [runId, now, ...scopeParams, ...seenParams],
     );
     await db.run(`DELETE FROM _evsync.seen WHERE stream = ? AND scope = ? AND walk_id = ?`, seenParams);
+    const detail = {
+      scope: { key: scope.key, column: scope.column, value: scope.value },
+      walk: walkId,
+      deletedAt: at,
+      within: input.within ? { column: input.within.column, values: [...input.within.values] } : null,
+    };
+    await ops.log(db, { kind: 'missing', stream: stream.name, runId, entry: null, detail }, now);
     if (deleted + restored > 0) await changed?.();
     return { deleted, restored };
   });

@@ -1,0 +1,402 @@
+/**
+ * The archive: every page of records evsync loaded and every webhook delivery it accepted, as evsync received them
+ * (scrubbed of secrets), append-only, beside the warehouse in `<database>.archive/`. Why this format, measured by
+ * bench/archive-format.ts (bench/results/archive-format.json, 150 `large` pages):
+ *
+ * - On the live path an entry is a file of its own in the spool (`spool/g<gen>/<entry>.json`) and a line of
+ *   `meta.jsonl` beside it, both fsynced before the caller commits the page: 0.8 us a row, no compression in Node
+ *   (gzip -1 cost 10 us a row, brotli 13; Node 20 has no zstd).
+ * - A generation of the spool is rolled up by DuckDB (read_text: the bodies never cross into JavaScript) into two
+ *   Parquet files, `segments/<gen>-<last entry>.pages.parquet` (entry, body: zstd level 1, no dictionary) and
+ *   `.meta.parquet` (the entries' metadata): 12% of the raw JSON. A DuckDB table was ruled out: `USING COMPRESSION
+ *   zstd` does nothing in files of the default storage version (198% of raw), 15-53 us a row, +0.7-1.8 GB RSS.
+ *
+ * Appends are synchronous, so a roll-up's switch to a new generation never splits an entry. A kill at any moment
+ * leaves either the spool generation or its segment (the pages file is renamed into place last; the spool is
+ * removed after it), and an open finishes what a killed roll-up left.
+ */
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { Db } from '../db/connection.js';
+import { literal } from '../db/sql.js';
+
+/** What an entry says besides its body. */
+export interface EntryMeta {
+  kind: 'page' | 'delivery';
+  /** The stream whose records the page holds; for a delivery, the webhook's object as the service named it. */
+  stream: string;
+  account: string | null;
+  runId: string | null;
+  /** When evsync received it (its own clock, UTC `YYYY-MM-DD HH:MM:SS.mmm`). */
+  at: string;
+  /** The service's Date header of the answer, when it had one. */
+  serverDate: string | null;
+  /** The request that produced it: path, window, page (a delivery: its id). */
+  request: Record<string, unknown> | null;
+  rows: number;
+}
+
+export interface ArchiveStats {
+  entries: number;
+  bytes: number;
+  /** The earliest entry's time (null when empty). */
+  since: string | null;
+  latest: string | null;
+  /** Entries still in the spool (not yet compressed). */
+  spooled: number;
+}
+
+const META_COLUMNS = `{${Object.entries({
+  entry: 'BIGINT',
+  kind: 'VARCHAR',
+  stream: 'VARCHAR',
+  account: 'VARCHAR',
+  runId: 'VARCHAR',
+  at: 'TIMESTAMP',
+  serverDate: 'VARCHAR',
+  request: 'JSON',
+  rows: 'INTEGER',
+  bytes: 'BIGINT',
+})
+  .map(([k, v]) => `"${k}": '${v}'`)
+  .join(', ')}}`;
+/** Pages per Parquet row group: a replay reads a group at a time, so its memory is a group's bodies. */
+const ROW_GROUP_ENTRIES = 16;
+/** A generation is rolled up once its bodies pass this many bytes (and at a run's end). */
+const ROLL_BYTES = 64 * 1_048_576;
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class Archive {
+  private nextEntry: number;
+  private gen: number;
+  private metaFd: number | null = null;
+  private genBytes = 0;
+  private rolling: Promise<void> = Promise.resolve();
+  private db: Db | null = null;
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private readonly readOnly: boolean,
+    state: { nextEntry: number; gen: number },
+  ) {
+    this.nextEntry = state.nextEntry;
+    this.gen = state.gen;
+  }
+
+  /** The archive of the warehouse at `databasePath` (created on the first append). */
+  static open(databasePath: string, opts: { readOnly?: boolean } = {}): Archive {
+    const dir = `${databasePath}.archive`;
+    return new Archive(dir, opts.readOnly === true, Archive.scan(dir));
+  }
+
+  private get spoolDir(): string {
+    return join(this.dir, 'spool');
+  }
+  private get segmentsDir(): string {
+    return join(this.dir, 'segments');
+  }
+  private genDir(gen: number): string {
+    return join(this.spoolDir, `g${pad(gen, 9)}`);
+  }
+
+  /** The next entry and generation after everything on disk. */
+  private static scan(dir: string): { nextEntry: number; gen: number } {
+    let last = 0;
+    let gen = 0;
+    const segments = join(dir, 'segments');
+    if (existsSync(segments)) {
+      for (const f of readdirSync(segments)) {
+        const m = /^(\d+)-(\d+)\.pages\.parquet$/.exec(f);
+        if (!m) continue;
+        gen = Math.max(gen, Number(m[1]));
+        last = Math.max(last, Number(m[2]));
+      }
+    }
+    const spool = join(dir, 'spool');
+    if (existsSync(spool)) {
+      for (const g of readdirSync(spool)) {
+        const m = /^g(\d+)$/.exec(g);
+        if (!m) continue;
+        gen = Math.max(gen, Number(m[1]));
+        for (const f of readdirSync(join(spool, g))) {
+          const e = /^(\d+)\.json$/.exec(f);
+          if (e) last = Math.max(last, Number(e[1]));
+        }
+      }
+    }
+    return { nextEntry: last + 1, gen: gen + 1 };
+  }
+
+  /**
+   * Appends one entry and makes it durable (body, metadata and the directory fsynced) before returning its number:
+   * call it before the transaction that commits what the entry holds. `body` is JSON text, already scrubbed.
+   */
+  append(meta: EntryMeta, body: string): number {
+    if (this.readOnly || this.closed) throw new Error(`archive ${this.dir} is not open for writing`);
+    const entry = this.nextEntry++;
+    const dir = this.genDir(this.gen);
+    if (this.metaFd === null) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      this.metaFd = openSync(join(dir, 'meta.jsonl'), 'a', 0o600);
+    }
+    const bytes = Buffer.byteLength(body);
+    const fd = openSync(join(dir, `${pad(entry, 12)}.json`), 'wx', 0o600);
+    try {
+      writeSync(fd, body);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    writeSync(this.metaFd, `${JSON.stringify({ entry, ...meta, bytes })}\n`);
+    fsyncSync(this.metaFd);
+    fsyncPath(dir);
+    this.genBytes += bytes;
+    if (this.genBytes >= ROLL_BYTES) void this.rollUp().catch(() => undefined);
+    return entry;
+  }
+
+  /** Closes the spool's generation and compresses every closed one into a segment (one roll-up at a time). */
+  rollUp(): Promise<void> {
+    if (this.metaFd !== null) {
+      closeSync(this.metaFd);
+      this.metaFd = null;
+      this.gen += 1;
+      this.genBytes = 0;
+    }
+    const run = this.rolling.then(() => this.rollClosed());
+    this.rolling = run.catch(() => undefined);
+    return run;
+  }
+
+  private async duck(): Promise<Db> {
+    if (!this.db) {
+      this.db = await Db.open(':memory:', false, { memoryLimit: '64MB' });
+      await this.db.run('SET threads = 1');
+      // A replay reads each row group once: DuckDB's cache of the Parquet bytes would only hold memory.
+      await this.db.run('SET enable_external_file_cache = false');
+    }
+    return this.db;
+  }
+
+  /** Rolls every spool generation older than the open one (a killed roll-up's included). */
+  private async rollClosed(): Promise<void> {
+    if (!existsSync(this.spoolDir)) return;
+    for (const g of readdirSync(this.spoolDir).sort()) {
+      const m = /^g(\d+)$/.exec(g);
+      if (!m || Number(m[1]) >= this.gen) continue;
+      await this.rollGeneration(Number(m[1]));
+    }
+  }
+
+  private async rollGeneration(gen: number): Promise<void> {
+    const dir = this.genDir(gen);
+    const entries = readdirSync(dir)
+      .map((f) => /^(\d+)\.json$/.exec(f))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1]));
+    mkdirSync(this.segmentsDir, { recursive: true, mode: 0o700 });
+    for (const f of readdirSync(this.segmentsDir)) {
+      if (f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.tmp')) rmSync(join(this.segmentsDir, f));
+    }
+    const done = readdirSync(this.segmentsDir).some((f) => f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.pages.parquet'));
+    if (entries.length > 0 && !done) {
+      const last = Math.max(...entries);
+      const base = join(this.segmentsDir, `${pad(gen, 9)}-${pad(last, 12)}`);
+      const db = await this.duck();
+      // Metadata lines of entries whose body file was never written (a kill between the two) are left out.
+      await db.run(
+        `COPY (SELECT m.* FROM read_json(${literal(join(dir, 'meta.jsonl'))}, format = 'newline_delimited',
+                 columns = ${META_COLUMNS}, ignore_errors = true) m
+               WHERE m.entry IN (${entries.join(',')}) ORDER BY m.entry)
+           TO ${literal(`${base}.meta.parquet.tmp`)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
+      await db.run(
+        `COPY (SELECT CAST(regexp_extract(filename, '(\\d+)\\.json$', 1) AS BIGINT) AS entry, content AS body
+                 FROM read_text(${literal(join(dir, '*.json'))}) ORDER BY entry)
+           TO ${literal(`${base}.pages.parquet.tmp`)}
+           (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, DICTIONARY_SIZE_LIMIT 0, ROW_GROUP_SIZE ${ROW_GROUP_ENTRIES})`,
+      );
+      for (const f of [`${base}.meta.parquet.tmp`, `${base}.pages.parquet.tmp`]) fsyncPath(f);
+      renameSync(`${base}.meta.parquet.tmp`, `${base}.meta.parquet`);
+      renameSync(`${base}.pages.parquet.tmp`, `${base}.pages.parquet`);
+      fsyncPath(this.segmentsDir);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  /** Segment files, oldest first: [pages, meta] paths. */
+  private segments(): { pages: string; meta: string; last: number }[] {
+    if (!existsSync(this.segmentsDir)) return [];
+    return readdirSync(this.segmentsDir)
+      .map((f) => /^(\d+)-(\d+)\.pages\.parquet$/.exec(f))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .sort((a, b) => Number(a[1]) - Number(b[1]))
+      .map((m) => {
+        const base = join(this.segmentsDir, m[0].replace(/\.pages\.parquet$/, ''));
+        return { pages: `${base}.pages.parquet`, meta: `${base}.meta.parquet`, last: Number(m[2]) };
+      });
+  }
+
+  /** Spooled entries: number to body path, and their metadata lines. */
+  private spooled(): Map<number, string> {
+    const out = new Map<number, string>();
+    if (!existsSync(this.spoolDir)) return out;
+    for (const g of readdirSync(this.spoolDir)) {
+      if (!/^g\d+$/.test(g)) continue;
+      for (const f of readdirSync(join(this.spoolDir, g))) {
+        const m = /^(\d+)\.json$/.exec(f);
+        if (m) out.set(Number(m[1]), join(this.spoolDir, g, f));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The bodies of `entries` (JSON text), in the order asked; an entry the archive does not hold is absent from the
+   * map. Reads the spool's files and the segments' row groups that hold the rest.
+   */
+  async bodies(entries: readonly number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    if (entries.length === 0) return out;
+    const spool = this.spooled();
+    const rest: number[] = [];
+    for (const e of entries) {
+      const path = spool.get(e);
+      if (path) out.set(e, readFileSync(path, 'utf8'));
+      else rest.push(e);
+    }
+    if (rest.length === 0) return out;
+    const lo = Math.min(...rest);
+    const hi = Math.max(...rest);
+    let first = 0;
+    const files: string[] = [];
+    for (const s of this.segments()) {
+      if (s.last >= lo && first <= hi) files.push(s.pages);
+      first = s.last + 1;
+    }
+    if (files.length === 0) return out;
+    const db = await this.duck();
+    const r = await db.query(
+      `SELECT entry, body FROM read_parquet([${files.map(literal).join(',')}])
+        WHERE entry BETWEEN ${lo} AND ${hi} AND entry IN (${rest.map((e) => Math.trunc(e)).join(',')})`,
+    );
+    for (const row of r.rows) out.set(Number(row.entry), String(row.body));
+    return out;
+  }
+
+  /** How much the archive holds, and since when. */
+  async stats(): Promise<ArchiveStats> {
+    let bytes = 0;
+    const segments = this.segments();
+    for (const s of segments) {
+      for (const f of [s.pages, s.meta]) if (existsSync(f)) bytes += statSync(f).size;
+    }
+    const spool = this.spooled();
+    for (const path of spool.values()) bytes += statSync(path).size;
+    let entries = spool.size;
+    let since: string | null = null;
+    let latest: string | null = null;
+    const metaFiles = segments.map((s) => s.meta).filter((f) => existsSync(f));
+    const spoolMeta = existsSync(this.spoolDir)
+      ? readdirSync(this.spoolDir)
+          .filter((g) => /^g\d+$/.test(g))
+          .map((g) => join(this.spoolDir, g, 'meta.jsonl'))
+          .filter((f) => existsSync(f))
+      : [];
+    if (metaFiles.length > 0) {
+      const db = await this.duck();
+      const r = await db.query(
+        `SELECT count(*) AS n, strftime(min("at"), '%Y-%m-%d %H:%M:%S') AS since, strftime(max("at"), '%Y-%m-%d %H:%M:%S') AS latest
+           FROM read_parquet([${metaFiles.map(literal).join(',')}])`,
+      );
+      const row = r.rows[0];
+      entries += Number(row?.n ?? 0);
+      since = row?.since == null ? null : String(row.since);
+      latest = row?.latest == null ? null : String(row.latest);
+    }
+    for (const f of spoolMeta) {
+      for (const line of readFileSync(f, 'utf8').split('\n')) {
+        if (!line) continue;
+        try {
+          const at = String((JSON.parse(line) as { at?: unknown }).at ?? '').slice(0, 19);
+          if (!at) continue;
+          if (since === null || at < since) since = at;
+          if (latest === null || at > latest) latest = at;
+        } catch {
+          // A line a kill cut short: its entry has no body either.
+        }
+      }
+    }
+    return { entries, bytes, since, latest, spooled: spool.size };
+  }
+
+  /**
+   * Removes the segments whose every entry is older than `before` (UTC `YYYY-MM-DD[ HH:MM:SS]`); returns how many
+   * entries and bytes went. The spool is rolled up first, so what is pruned is whole segments.
+   */
+  async prune(before: string): Promise<{ entries: number; bytes: number; kept: number }> {
+    await this.rollUp();
+    let entries = 0;
+    let bytes = 0;
+    let kept = 0;
+    const db = await this.duck();
+    for (const s of this.segments()) {
+      const r = await db.query(
+        `SELECT count(*) AS n, max("at") < CAST(? AS TIMESTAMP) AS old FROM read_parquet(${literal(s.meta)})`,
+        [before],
+      );
+      const n = Number(r.rows[0]?.n ?? 0);
+      if (r.rows[0]?.old !== true) {
+        kept += n;
+        continue;
+      }
+      for (const f of [s.pages, s.meta]) {
+        bytes += statSync(f).size;
+      }
+      // The pages file first: a segment without it is no segment (scan), so a kill in between leaves no half.
+      rmSync(s.pages);
+      rmSync(s.meta);
+      entries += n;
+    }
+    fsyncPath(this.segmentsDir);
+    return { entries, bytes, kept };
+  }
+
+  /** Rolls up what the spool holds (unless `keepSpool`) and releases the archive's DuckDB. */
+  async close(opts: { keepSpool?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    try {
+      if (!this.readOnly && !opts.keepSpool) await this.rollUp();
+      else await this.rolling;
+    } finally {
+      this.closed = true;
+      if (this.metaFd !== null) closeSync(this.metaFd);
+      this.metaFd = null;
+      await this.db?.close();
+      this.db = null;
+    }
+  }
+}
