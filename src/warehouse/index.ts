@@ -8,6 +8,9 @@ export {
   SnapshotRefusedError,
   type SnapshotResult,
 } from './copies/snapshot.js';
+export { Archive, type ArchiveStats, type EntryMeta } from './archive/archive.js';
+export type { Op } from './archive/op-log.js';
+export type { TableChange } from './archive/rebuilt-tables.js';
 export { snapshotTargetProblem } from './copies/snapshot-target.js';
 export type { QueryResult, ResultRow, ScalarJson } from './db/connection.js';
 export {

@@ -21,7 +21,9 @@ import {
 } from './db/connection.js';
 import { ident } from './db/sql.js';
 import { Archive } from './archive/archive.js';
-import { lastOpSeq, type Op, OpLog, readOps } from './archive/op-log.js';
+import { archiveBegan } from './archive/archive-began.js';
+import { lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
+import { compareRebuilt, replaceWithRebuilt, type TableChange } from './archive/rebuilt-tables.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -188,6 +190,11 @@ export class Warehouse {
     return this.db.exclusive(() => readOps(this.db, afterSeq, limit, streams));
   }
 
+  /** The streams the op log has writes of (a dropped table's included). */
+  loggedStreams(): Promise<string[]> {
+    return this.db.exclusive(() => loggedStreams(this.db));
+  }
+
   /** The last op this warehouse logged: for a rebuild's scratch, the last live op it reproduced. */
   lastOp(): Promise<number> {
     return this.db.exclusive(() => lastOpSeq(this.db));
@@ -205,6 +212,35 @@ export class Warehouse {
   /** A rebuild's scratch: merges the staged pages of the given page ops of `stream` now, as one logged merge did. */
   mergeOps(stream: string, ops: readonly number[]): Promise<void> {
     return this.db.exclusive(() => this.mergeNow({ stream, ops }));
+  }
+
+  /** Rows each stream table held before the op log began: a rebuild cannot reproduce them (archive-began.ts). */
+  archiveBegan(): Promise<Record<string, number>> {
+    return this.db.exclusive(() => archiveBegan(this.db));
+  }
+
+  /**
+   * What replacing each of `tables` with the rebuilt one in the scratch file at `scratch` would change (rebuilt-
+   * tables.ts); `keys` gives each table's key columns. The scratch must be closed.
+   */
+  compareRebuilt(scratch: string, tables: readonly string[], keys: (table: string) => readonly string[]): Promise<TableChange[]> {
+    return this.db.exclusive(async () => {
+      await this.threadsFor(false);
+      return compareRebuilt(this.db, scratch, tables, keys);
+    });
+  }
+
+  /** Replaces `tables` with the scratch's rebuilt ones in one transaction; returns those replaced. */
+  replaceWithRebuilt(scratch: string, tables: readonly string[]): Promise<string[]> {
+    return this.db.exclusive(async () => {
+      await this.mergeNow();
+      await this.threadsFor(false);
+      const done = await replaceWithRebuilt(this.db, scratch, tables, this.publishing);
+      for (const t of done) this.tables.delete(t);
+      this.db.forgetPrepared();
+      this.changed(done.map((table) => ({ table, eventId: null })));
+      return done;
+    });
   }
 
   /** The clock of every time the warehouse records. */

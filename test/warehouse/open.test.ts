@@ -40,6 +40,7 @@ describe('Warehouse.open', () => {
         `SELECT table_name FROM duckdb_tables() WHERE schema_name = '_evsync' ORDER BY table_name`,
       );
       expect(tables.rows.map((r) => r.table_name)).toEqual([
+        'archive_ops',
         'capture_streams',
         'credits',
         'cursors',

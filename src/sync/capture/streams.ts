@@ -44,22 +44,7 @@ export class CaptureStreams {
     const cached = this.cache.get(name);
     if (cached) return cached;
     const def = getStream(name);
-    const byScope = new Map<string, CustomField[]>();
-    if (def.customFields && this.customFields) {
-      const groups = new Map<string, Record<string, unknown>[]>();
-      for (const row of await this.warehouse.current.rows(def.customFields.definitions)) {
-        const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
-        groups.set(key, [...(groups.get(key) ?? []), row]);
-      }
-      for (const [key, rows] of groups) byScope.set(key, customFieldsFromDefinitions(rows));
-    }
-    const union = new Map<string, CustomField>();
-    for (const list of byScope.values()) for (const field of list) union.set(field.name, field);
-    const stream = resolveStream(def, {
-      overrides: this.overrides[name],
-      customFields: [...union.values()],
-      extraFields: await this.warehouse.existingExtraFields(def),
-    });
+    const { stream, byScope } = await resolveStored(this.warehouse, name, this.overrides[name], this.customFields);
     await this.warehouse.ensureTable(stream);
     const fieldsFor = (eventId: number | null): string[] => {
       if (!def.customFields) return requestFields(stream);
@@ -77,4 +62,35 @@ export class CaptureStreams {
     this.cache.set(name, entry);
     return entry;
   }
+}
+
+/**
+ * A stream resolved the way a sync run resolves it from what the warehouse holds: the configuration's override,
+ * custom fields from the stored definitions (per scope, and their union for the table), and the columns schema
+ * evolution added. Reads only (the table is not created).
+ */
+export async function resolveStored(
+  warehouse: Warehouse,
+  name: string,
+  override: StreamOverride | undefined,
+  customFields: boolean,
+): Promise<{ stream: ResolvedStream; byScope: Map<string, CustomField[]> }> {
+  const def = getStream(name);
+  const byScope = new Map<string, CustomField[]>();
+  if (def.customFields && customFields) {
+    const groups = new Map<string, Record<string, unknown>[]>();
+    for (const row of await warehouse.current.rows(def.customFields.definitions)) {
+      const key = row.event_id != null ? eventScope(Number(row.event_id)).key : ACCOUNT_SCOPE.key;
+      groups.set(key, [...(groups.get(key) ?? []), row]);
+    }
+    for (const [key, rows] of groups) byScope.set(key, customFieldsFromDefinitions(rows));
+  }
+  const union = new Map<string, CustomField>();
+  for (const list of byScope.values()) for (const field of list) union.set(field.name, field);
+  const stream = resolveStream(def, {
+    overrides: override,
+    customFields: [...union.values()],
+    extraFields: await warehouse.existingExtraFields(def),
+  });
+  return { stream, byScope };
 }

@@ -106,13 +106,19 @@ function parseOp(row: Record<string, unknown>): Op {
 
 /** Ops after `afterSeq`, in order, at most `limit` (a replay reads the log a window at a time). */
 export async function readOps(db: Db, afterSeq: number, limit: number, streams?: readonly string[]): Promise<Op[]> {
-  const only = streams ? `AND stream IN (SELECT unnest(CAST($3 AS VARCHAR[])))` : '';
+  const only = streams ? `AND stream IN (SELECT unnest(from_json(CAST($3 AS JSON), '["VARCHAR"]')))` : '';
   const r = await db.query(
     `SELECT seq, kind, stream, run_id, strftime(written_at, '%Y-%m-%d %H:%M:%S.%g') AS at, entry, detail
        FROM _evsync.archive_ops WHERE seq > $1 ${only} ORDER BY seq LIMIT $2`,
     streams ? [afterSeq, limit, JSON.stringify(streams)] : [afterSeq, limit],
   );
   return r.rows.map(parseOp);
+}
+
+/** The streams the log has ops of. */
+export async function loggedStreams(db: Db): Promise<string[]> {
+  const r = await db.query(`SELECT DISTINCT stream FROM _evsync.archive_ops ORDER BY stream`);
+  return r.rows.map((row) => String(row.stream));
 }
 
 /** The last op a log holds (0 for none): where a replay stands. */

@@ -1,0 +1,120 @@
+/**
+ * `evsync rebuild`: stream tables made again from the archive, with no API call. The live warehouse's op log is
+ * replayed into a scratch warehouse beside it (`<database>.rebuild/`, replay.ts) with today's settings; then the
+ * scratch's tables are compared with the live ones (what a dry run reports) and, unless it is a dry run, replace
+ * them in one transaction. Until then the live tables, and the snapshot and Parquet published from them, are as
+ * they were: nobody sees a half-rebuilt table.
+ *
+ * A killed rebuild leaves its scratch, with the op it reached: the same command resumes it, provided the streams
+ * and their settings are the same (else it starts over). A dry run always starts over and removes its scratch.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { getStream, hasStream, type StreamOverride } from '../../../connectors/index.js';
+import type { ResolvedStream } from '../../../connectors/types.js';
+import { Archive, type TableChange, Warehouse } from '../../warehouse/index.js';
+import { resolveStored } from '../capture/streams.js';
+import { ReplayClock, type ReplayProgress, replayOps } from './replay.js';
+
+export interface RebuildOptions {
+  live: Warehouse;
+  /** Streams to rebuild (null: every stream the op log has writes of). */
+  streams: readonly string[] | null;
+  overrides?: Readonly<Record<string, StreamOverride>>;
+  customFields?: boolean;
+  dryRun: boolean;
+  onProgress?: (p: ReplayProgress) => void;
+}
+
+export interface RebuildResult {
+  streams: string[];
+  changes: TableChange[];
+  replayed: ReplayProgress;
+  /** The rebuilt tables replaced the live ones (false for a dry run). */
+  applied: boolean;
+  /** A killed rebuild's scratch was taken up where it stopped. */
+  resumed: boolean;
+}
+
+/** A rebuild this warehouse cannot do (rows from before the archive, nothing to rebuild). */
+export class RebuildRefused extends Error {
+  override readonly name = 'RebuildRefused';
+}
+
+interface ScratchState {
+  streams: string[];
+  settings: string;
+}
+
+/** What the rebuilt tables depend on besides the archive: the streams as resolved (settings, custom fields). */
+function settingsDigest(streams: ReadonlyMap<string, ResolvedStream>): string {
+  const h = createHash('sha256');
+  for (const [name, stream] of [...streams].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    h.update(name);
+    h.update(JSON.stringify(stream));
+  }
+  return h.digest('hex');
+}
+
+export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
+  const { live } = o;
+  const logged = await live.loggedStreams();
+  const names = [...new Set(o.streams ?? logged.filter(hasStream))].sort();
+  for (const n of names) getStream(n); // an unknown name fails here, with the valid ones
+  if (names.length === 0) throw new RebuildRefused('the archive holds no write to any stream table yet: nothing to rebuild');
+  const began = await live.archiveBegan();
+  const before = names.filter((n) => (began[n] ?? 0) > 0);
+  if (before.length > 0) {
+    throw new RebuildRefused(
+      `${before.map((n) => `${n} (${began[n]} rows)`).join(', ')} held rows loaded before this warehouse kept an archive ` +
+        `(a release before layout 3): a rebuild would lose them. Run \`evsync backfill --streams ${before.join(',')}\` ` +
+        'once to archive them, or leave those streams out of --streams.',
+    );
+  }
+  const streams = new Map<string, ResolvedStream>();
+  for (const n of names) {
+    streams.set(n, (await resolveStored(live, n, o.overrides?.[n], o.customFields ?? true)).stream);
+  }
+  const settings = settingsDigest(streams);
+
+  const dir = `${live.path}.rebuild${o.dryRun ? '-dry-run' : ''}`;
+  const scratchPath = join(dir, 'scratch.duckdb');
+  const statePath = join(dir, 'rebuild.json');
+  let resumed = false;
+  if (existsSync(dir)) {
+    const state = readState(statePath);
+    resumed = !o.dryRun && state !== null && state.settings === settings && state.streams.join(',') === names.join(',');
+    if (!resumed) rmSync(dir, { recursive: true, force: true });
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(statePath, JSON.stringify({ streams: names, settings } satisfies ScratchState), { mode: 0o600 });
+
+  const last = await live.lastOp();
+  const clock = new ReplayClock();
+  const archive = Archive.open(live.path, { readOnly: true });
+  let replayed: ReplayProgress;
+  const scratch = await Warehouse.open(scratchPath, { now: clock.now, archive: false, replay: true });
+  try {
+    for (const stream of streams.values()) await scratch.ensureTable(stream);
+    replayed = await replayOps({ live, scratch, clock, archive, streams, last, onProgress: o.onProgress });
+  } finally {
+    await scratch.close();
+    await archive.close();
+  }
+  const keyOf = (table: string) => streams.get(table)?.key ?? ['id'];
+  const changes = await live.compareRebuilt(scratchPath, names, keyOf);
+  if (!o.dryRun) await live.replaceWithRebuilt(scratchPath, names);
+  rmSync(dir, { recursive: true, force: true });
+  return { streams: names, changes, replayed, applied: !o.dryRun, resumed };
+}
+
+function readState(path: string): ScratchState | null {
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<ScratchState>;
+    if (!Array.isArray(parsed.streams) || typeof parsed.settings !== 'string') return null;
+    return { streams: parsed.streams.map(String), settings: parsed.settings };
+  } catch {
+    return null;
+  }
+}

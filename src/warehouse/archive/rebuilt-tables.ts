@@ -1,0 +1,132 @@
+/**
+ * A rebuild's scratch warehouse against the live one (src/sync/rebuild/): what replacing the live tables with the
+ * rebuilt ones would change (the dry run's report), and the replacement itself, in one transaction, so that readers
+ * and later publishes see either every old table or every rebuilt one. The scratch is attached read-only; its
+ * process must have closed it (DuckDB's lock is per process: see Db.openSnapshotReader).
+ */
+import type { Db } from '../db/connection.js';
+import { ident, literal } from '../db/sql.js';
+import { owePartitions } from '../state/publish-pending.js';
+
+const SCRATCH = '"_evsync_rebuild"';
+
+/** What a rebuilt table would change in the live one. */
+export interface TableChange {
+  table: string;
+  /** Rows of the rebuilt table whose key the live one lacks. */
+  added: number;
+  /** Rows whose key both hold with a value that differs (any column both have, system columns included). */
+  changed: number;
+  /** Live rows whose key the rebuilt table lacks. */
+  removed: number;
+  columnsAdded: string[];
+  columnsRemoved: string[];
+  /** Columns both have with another type: `name: live -> rebuilt`. */
+  columnsRetyped: string[];
+  /** The live table is missing (dropped): every rebuilt row is added. */
+  missing: boolean;
+}
+
+async function attached<T>(db: Db, scratch: string, work: () => Promise<T>): Promise<T> {
+  await db.run(`ATTACH ${literal(scratch)} AS ${SCRATCH} (READ_ONLY)`);
+  try {
+    return await work();
+  } finally {
+    await db.run(`DETACH ${SCRATCH}`);
+  }
+}
+
+/** A table's columns and their DuckDB types, in order (null: no such table) in the live file or the scratch. */
+async function columnTypes(db: Db, table: string, inScratch: boolean): Promise<Map<string, string> | null> {
+  const database = inScratch ? `'_evsync_rebuild'` : 'current_database()';
+  const r = await db.query(
+    `SELECT column_name, data_type FROM duckdb_columns()
+      WHERE database_name = ${database} AND schema_name = 'main' AND table_name = ? ORDER BY column_index`,
+    [table],
+  );
+  if (r.rows.length === 0) return null;
+  return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
+}
+
+/** Per table, what replacing the live table with the scratch's would change (tables the scratch lacks: skipped). */
+export async function compareRebuilt(
+  db: Db,
+  scratch: string,
+  tables: readonly string[],
+  key: (table: string) => readonly string[],
+): Promise<TableChange[]> {
+  return attached(db, scratch, async () => {
+    const out: TableChange[] = [];
+    for (const table of tables) {
+      const rebuilt = await columnTypes(db, table, true);
+      if (!rebuilt) continue;
+      const live = await columnTypes(db, table, false);
+      const t = ident(table);
+      if (!live) {
+        const n = Number((await db.query(`SELECT count(*) AS n FROM ${SCRATCH}.main.${t}`)).rows[0]?.n ?? 0);
+        out.push({
+          table,
+          added: n,
+          changed: 0,
+          removed: 0,
+          columnsAdded: [...rebuilt.keys()],
+          columnsRemoved: [],
+          columnsRetyped: [],
+          missing: true,
+        });
+        continue;
+      }
+      const both = [...rebuilt.keys()].filter((c) => live.has(c));
+      const keys = key(table).filter((c) => both.includes(c));
+      const on = keys.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ');
+      // Compared as text: a retyped column differs where its text does (1 and '1' are equal, 1.0 and 1 are not).
+      const differs = both.map((c) => `CAST(l.${ident(c)} AS VARCHAR) IS DISTINCT FROM CAST(r.${ident(c)} AS VARCHAR)`);
+      const r = await db.query(
+        `SELECT count(*) FILTER (WHERE l.${ident(keys[0] as string)} IS NULL) AS added,
+                count(*) FILTER (WHERE r.${ident(keys[0] as string)} IS NULL) AS removed,
+                count(*) FILTER (WHERE l.${ident(keys[0] as string)} IS NOT NULL AND r.${ident(keys[0] as string)} IS NOT NULL
+                                   AND (${differs.join(' OR ') || 'FALSE'})) AS changed
+           FROM main.${t} l FULL OUTER JOIN ${SCRATCH}.main.${t} r ON ${on}`,
+      );
+      const row = r.rows[0] ?? {};
+      out.push({
+        table,
+        added: Number(row.added ?? 0),
+        changed: Number(row.changed ?? 0),
+        removed: Number(row.removed ?? 0),
+        columnsAdded: [...rebuilt.keys()].filter((c) => !live.has(c)),
+        columnsRemoved: [...live.keys()].filter((c) => !rebuilt.has(c)),
+        columnsRetyped: both
+          .filter((c) => live.get(c) !== rebuilt.get(c))
+          .map((c) => `${c}: ${live.get(c)} -> ${rebuilt.get(c)}`),
+        missing: false,
+      });
+    }
+    return out;
+  });
+}
+
+/**
+ * Replaces each live table with the scratch's, all in one transaction; a warehouse that publishes owes every
+ * replaced table to its readers. Returns the tables replaced.
+ */
+export async function replaceWithRebuilt(
+  db: Db,
+  scratch: string,
+  tables: readonly string[],
+  owe: boolean,
+): Promise<string[]> {
+  return attached(db, scratch, () =>
+    db.transaction(async () => {
+      const done: string[] = [];
+      for (const table of tables) {
+        if (!(await columnTypes(db, table, true))) continue;
+        const t = ident(table);
+        await db.run(`CREATE OR REPLACE TABLE main.${t} AS SELECT * FROM ${SCRATCH}.main.${t}`);
+        done.push(table);
+      }
+      if (owe && done.length > 0) await owePartitions(db, done.map((table) => ({ table, eventId: null })));
+      return done;
+    }),
+  );
+}
