@@ -245,7 +245,6 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
     (options.interpreted ? null : generatedRowBuilder(columns, converters)) ?? loopRowBuilder(columns, converters);
   const customIndex = columns.findIndex((c) => c.part === 'custom');
   const customName = customIndex < 0 ? null : columns[customIndex]!.name;
-  const customTypes = stream.customFieldTypes;
   assertKeyColumns(stream, columns);
   const keyColumns = [...stream.key];
   const counts = { present: 0 };
@@ -278,7 +277,7 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
     }
     let skipped: SkippedField[] | undefined;
     if (customName !== null) {
-      const custom = customFieldsValue(record, scrubAnswer, customTypes);
+      const custom = customFieldsValue(record, scrubAnswer, stream.customFieldTypes);
       if (custom.value === INVALID) {
         return reject(raw, columnFailureReason(columns[customIndex]!, {}).replace('"custom_fields"', 'c_<id>'));
       }

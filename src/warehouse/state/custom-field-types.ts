@@ -17,12 +17,12 @@ const DDL = `CREATE TABLE IF NOT EXISTS _evsync.${CUSTOM_FIELD_TYPES_TABLE} (
   PRIMARY KEY (table_name, column_name))`;
 
 /** What the writer needs of the warehouse: SQL with parameters (`Warehouse.query`, or a `Db`). */
-export interface SqlRunner {
+interface SqlRunner {
   query(sql: string, params?: unknown[]): Promise<QueryResult>;
 }
 
 /** Types by table, then by field (`registrants` -> `c_7` -> `bigint`). */
-export type CustomFieldTypesByTable = ReadonlyMap<string, ReadonlyMap<string, string>>;
+type CustomFieldTypesByTable = ReadonlyMap<string, ReadonlyMap<string, string>>;
 
 async function exists(sql: SqlRunner): Promise<boolean> {
   const r = await sql.query(
