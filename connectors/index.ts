@@ -37,8 +37,12 @@ import {
 } from './sessions.js';
 import { didYouMean } from './suggest.js';
 import {
+  CUSTOM_FIELD_TYPE_NAMES,
   type CustomField,
+  type CustomFieldType,
+  isCustomFieldIdName,
   isCustomFieldName,
+  isCustomFieldType,
   isExtraFieldName,
   isScalarType,
   type ResolvedStream,
@@ -46,7 +50,7 @@ import {
   type StreamDefinition,
 } from './types.js';
 
-export type { CustomField, ResolvedStream, StreamDefinition } from './types.js';
+export type { CustomField, CustomFieldType, ResolvedStream, StreamDefinition } from './types.js';
 
 /** Every stream, in the order of the facts page's endpoint table. */
 export const catalogue: readonly StreamDefinition[] = Object.freeze([
@@ -170,6 +174,11 @@ export interface StreamOverride {
   readonly maxPerPage?: number;
   /** Expansions to request; each must be one the definition allows. */
   readonly expand?: readonly string[];
+  /**
+   * Custom fields whose answers are stored converted to another type, by member name (`{"c_7": "bigint"}`): the
+   * custom-fields JSON holds the converted value and the analytics views type the field by it.
+   */
+  readonly customFieldTypes?: Readonly<Record<string, string>>;
 }
 
 export interface ResolveOptions {
@@ -245,7 +254,46 @@ export function resolveStream(def: StreamDefinition, opts: ResolveOptions = {}):
     }
   }
 
-  return { ...def, path, maxPerPage, expandSelected, customFieldList, ...(extraFields ? { extraFields } : {}) };
+  const customFieldTypes = customFieldTypesOf(def, overrides.customFieldTypes);
+
+  return {
+    ...def,
+    path,
+    maxPerPage,
+    expandSelected,
+    customFieldList,
+    ...(extraFields ? { extraFields } : {}),
+    ...(customFieldTypes ? { customFieldTypes } : {}),
+  };
+}
+
+/** The `customFieldTypes` override checked against the definition; undefined when none is set. */
+function customFieldTypesOf(
+  def: StreamDefinition,
+  given: Readonly<Record<string, string>> | undefined,
+): Record<string, CustomFieldType> | undefined {
+  if (given === undefined) return undefined;
+  const where = `stream "${def.name}"`;
+  const names = Object.keys(given);
+  if (!def.customFields && names.length > 0) {
+    throw new Error(`${where} has no custom fields: customFieldTypes cannot apply to it`);
+  }
+  const out: Record<string, CustomFieldType> = {};
+  for (const name of names) {
+    if (!isCustomFieldIdName(name)) {
+      throw new Error(
+        `${where}: customFieldTypes: "${name}" is not a custom field name (c_<id>, the id of its definition)`,
+      );
+    }
+    const type = given[name]!;
+    if (!isCustomFieldType(type)) {
+      throw new Error(
+        `${where}: customFieldTypes.${name}: unknown type "${type}"${didYouMean(type, CUSTOM_FIELD_TYPE_NAMES)}; valid: ${CUSTOM_FIELD_TYPE_NAMES.join(', ')}`,
+      );
+    }
+    out[name] = type;
+  }
+  return names.length > 0 ? out : undefined;
 }
 
 // Types whose values arrive as arrays of `{id}` / `{id, value}`: stored whole as JSON.

@@ -141,6 +141,11 @@ export interface ResolvedStream extends StreamDefinition {
    * declare), with the type they were created with. `physicalColumns` appends them after the custom fields.
    */
   readonly extraFields?: Readonly<Record<string, ScalarType>>;
+  /**
+   * Custom fields whose answers are stored converted to a type the user chose (`streams.<name>.customFieldTypes`),
+   * by member name `c_<id>`; see normalizer/custom-types.ts. Absent: answers are kept as the service sent them.
+   */
+  readonly customFieldTypes?: Readonly<Record<string, CustomFieldType>>;
 }
 
 /** A value after normalization, ready for the warehouse. See `ScalarType` for which form each type takes. */
@@ -190,4 +195,37 @@ const CUSTOM_FIELD_NAME = /^c_[A-Za-z0-9_]+$/;
 export function isCustomFieldName(name: string): boolean {
   // The char codes first: most members fail them, and the regex only runs on `c_` names.
   return name.charCodeAt(0) === 99 && name.charCodeAt(1) === 95 && CUSTOM_FIELD_NAME.test(name);
+}
+
+/**
+ * The types a custom field's answers may be converted to (`customFieldTypes`): the scalar types a single JSON value
+ * holds. Lists and `json` are left out: a list answer is a choice, which the custom-fields column already keeps whole.
+ */
+export type CustomFieldType = Exclude<ScalarType, 'bigint[]' | 'text[]' | 'json'>;
+
+const CUSTOM_FIELD_TYPES: ReadonlySet<string> = new Set([
+  'bigint',
+  'integer',
+  'double',
+  'text',
+  'boolean',
+  'timestamp',
+  'date',
+  'time',
+]);
+
+/** The type names `customFieldTypes` accepts, for messages (`decimal(p,s)` stands for every precision and scale). */
+export const CUSTOM_FIELD_TYPE_NAMES: readonly string[] = Object.freeze([...CUSTOM_FIELD_TYPES, 'decimal(p,s)']);
+
+/** Whether a configured name is a type `customFieldTypes` accepts (runtime check). */
+export function isCustomFieldType(type: string): type is CustomFieldType {
+  return CUSTOM_FIELD_TYPES.has(type) || decimalParams(type) !== null;
+}
+
+// A field's member as `customFieldsFromDefinitions` names it: `c_` and the definition's id, canonical digits.
+const CUSTOM_FIELD_ID_NAME = /^c_(0|[1-9]\d{0,14})$/;
+
+/** Whether a configured name is a custom field's member name `c_<id>` (the one form definitions give). */
+export function isCustomFieldIdName(name: string): boolean {
+  return CUSTOM_FIELD_ID_NAME.test(name);
 }

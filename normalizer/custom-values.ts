@@ -10,12 +10,15 @@
  *   path (list page, webhook body) delivered them, and an unchanged record stays unchanged in the merge.
  * - With a scrubber, every string in the answers is scrubbed of held credentials before the JSON text is written
  *   (scrubbing the JSON text would miss a secret whose characters JSON escapes).
+ * - With types for some fields (`customFieldTypes`), their answers are converted first (custom-types.ts): an answer
+ *   that does not convert is left out and comes back in `failures`.
  * - A record without any `c_<id>` member gives null (its fields were not requested: stored values are kept); one
  *   with members all empty gives `{}` (the answers were cleared).
  */
 
-import { isCustomFieldName } from '../connectors/types.js';
+import { type CustomFieldType, isCustomFieldName } from '../connectors/types.js';
 import { type Converted, converterFor, INVALID } from './converters.js';
+import { type CustomTypeFailure, typedAnswers } from './custom-types.js';
 
 /** Whether a custom-field value is an answer (not null, `""`, an empty list or an empty object). */
 function isCustomAnswer(value: unknown): boolean {
@@ -94,14 +97,21 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 export function customFieldsValue(
   record: Record<string, unknown>,
   scrub?: (text: string) => string,
-): { value: Converted; count: number } {
-  const { count, answers: found } = customMembers(record);
-  if (found === null) return { value: null, count };
+  types?: Readonly<Record<string, CustomFieldType>>,
+): { value: Converted; count: number; failures?: readonly CustomTypeFailure[] } {
+  const { count, answers: sent } = customMembers(record);
+  if (sent === null) return { value: null, count };
+  // Converted before scrubbing, so text a conversion makes (`42` as "42") is scrubbed like any answer.
+  const failures: CustomTypeFailure[] = [];
+  const found = types ? typedAnswers(sent, types, failures) : sent;
   const answers = scrub ? (scrubStrings(found, scrub) as Record<string, unknown>) : found;
   const text = converterFor('json')(answers);
-  if (text === INVALID || typeof text !== 'string' || !text.includes('\\ud')) return { value: text, count };
+  const withFailures = failures.length > 0 ? { failures } : {};
+  if (text === INVALID || typeof text !== 'string' || !text.includes('\\ud')) {
+    return { value: text, count, ...withFailures };
+  }
   const repaired = JSON.stringify(answers, (_key, v: unknown) =>
     typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v,
   );
-  return { value: repaired, count };
+  return { value: repaired, count, ...withFailures };
 }

@@ -17,7 +17,9 @@
  *   column, system, key or scope column in any case, an odd name, a value that cannot be stored) is kept out of the
  *   row and reported in `skipped` (field-names.ts says which and why): never dropped silently.
  * - A stream with custom fields has one custom-fields column holding the record's `c_<id>` answers as JSON
- *   (custom-values.ts), whatever fields are listed: `c_<id>` members are never columns and never extras.
+ *   (custom-values.ts), whatever fields are listed: `c_<id>` members are never columns and never extras. Answers of
+ *   fields with a configured type (`customFieldTypes`) are converted to it; one that does not convert is left out
+ *   of the value and reported in `skipped`, the record kept (custom-types.ts).
  * - With a secret scrubber, every text value stored (text, JSON, text lists, extras) and the raw JSON of a rejected
  *   record (`raw`, see storable.ts) are scrubbed of the credentials evsync holds.
  * - `keyId` reads a record's id with the key column's own converter, so an id sweep accepts exactly the ids a walk
@@ -273,23 +275,26 @@ export function createNormalizer(stream: ResolvedStream, options: NormalizerOpti
       const keyValue = row[k];
       if (keyValue === null || keyValue === '') return reject(raw, `key field "${k}" is missing or empty`);
     }
+    let skipped: SkippedField[] | undefined;
     if (customName !== null) {
-      const custom = customFieldsValue(record, scrubAnswer);
+      const custom = customFieldsValue(record, scrubAnswer, stream.customFieldTypes);
       if (custom.value === INVALID) {
         return reject(raw, columnFailureReason(columns[customIndex]!, {}).replace('"custom_fields"', 'c_<id>'));
       }
       counts.present += custom.count;
       row[customName] = custom.value;
+      // Answers that do not convert to their configured type: left out of the value, reported (custom-types.ts).
+      for (const failure of custom.failures ?? []) skipped = log.skip(skipped, failure.field, failure.reason);
     }
     const extras: Record<string, ScalarType> = {};
     // Counting keys allocates nothing; the name-by-name scan only runs when the record has more than the known.
     let total = 0;
     for (const _ in record) total++;
     if (total > counts.present) {
-      const skipped = undeclared(record, row, extras);
-      if (skipped) return { ok: true, row, extras, skipped };
+      const more = undeclared(record, row, extras);
+      if (more) skipped = skipped ? [...skipped, ...more] : more;
     }
-    return { ok: true, row, extras };
+    return skipped ? { ok: true, row, extras, skipped } : { ok: true, row, extras };
   }
 
   return {

@@ -71,7 +71,8 @@ export function recordSchema(stream: ResolvedStream): RecordSchema {
       for (let i = 0; i < specs.length; i++) row[specs[i]!.name] = converted[i]!;
     }
     if (custom) {
-      const value = customFieldsValue(parsed as Record<string, unknown>).value;
+      // Answers that do not convert to their configured type are left out, as the normalizer leaves them.
+      const value = customFieldsValue(parsed as Record<string, unknown>, undefined, stream.customFieldTypes).value;
       if (value === INVALID) {
         ctx.addIssue({ code: 'custom', message: 'custom-field values cannot be stored as JSON text' });
         return z.NEVER;

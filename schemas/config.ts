@@ -52,6 +52,15 @@ const streamOverrideSchema = z.strictObject({
   expand: z
     .array(z.string({ error: 'expected a list of names' }).min(1), { error: 'expected a list of names' })
     .optional(),
+  /**
+   * Custom fields stored converted to another type, `{"c_<id>": "text" | "bigint" | ...}`. Names and types are
+   * checked by `resolveStream` (one rule for the file and every caller), so here only the shape.
+   */
+  customFieldTypes: z
+    .record(z.string(), z.string({ error: 'expected a type name such as "text" or "bigint"' }), {
+      error: 'expected an object of custom field names (c_<id>) and type names',
+    })
+    .optional(),
 });
 
 /** Account ids name a lake partition (`account=<id>`) and environment variables (`EVSYNC_<ID>_CLIENT_SECRET`). */

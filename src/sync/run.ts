@@ -8,7 +8,13 @@ import { customFieldsFromDefinitions, resolveStream } from '../../connectors/ind
 import type { CustomField, ResolvedStream, StreamDefinition } from '../../connectors/types.js';
 import { ENGINE_DEFAULTS } from '../../schemas/engine-options.js';
 import { type ApiClient, CredentialsRejectedError } from '../api/index.js';
-import type { EventRow, ScopeRef, UnavailableStream, Warehouse } from '../warehouse/index.js';
+import {
+  type EventRow,
+  recordCustomFieldTypes,
+  type ScopeRef,
+  type UnavailableStream,
+  type Warehouse,
+} from '../warehouse/index.js';
 import { checkAccount } from './account.js';
 import { assertTimeZone, formatTimestamp, hoursBetween } from './clock.js';
 import { CreditRecorder } from './credit-recorder.js';
@@ -461,6 +467,8 @@ async function sweepPhase(run: Run, items: readonly WorkItem[]): Promise<void> {
 /** Views are a convenience over the data: a view that cannot be built is reported (it alone), not a failed sync. */
 async function buildViews(run: Run): Promise<void> {
   try {
+    // The views type a custom field by the type its answers were stored with this run (custom-field-types.ts).
+    await recordCustomFieldTypes(run.warehouse, [...run.resolved.values()]);
     const report = await run.warehouse.buildAnalyticsViews();
     for (const warning of report.warnings) run.warnings.push(`analytics views: ${warning}`);
   } catch (err) {

@@ -46,6 +46,7 @@ export type { AccountBinding, AccountRecord, ExportOrigins } from './state/accou
 export { newRunId } from './state/bookkeeping.js';
 export type { CurrentRows, EventRow, EventSize } from './state/current-rows.js';
 export type { Cursors } from './state/cursors.js';
+export { recordCustomFieldTypes } from './state/custom-field-types.js';
 export type { MarkMissingInput } from './state/deletes.js';
 export type { Marks } from './state/marks.js';
 export type { Partition } from './state/publish-pending.js';

@@ -35,6 +35,8 @@ import { WarehouseError } from '../db/errors.js';
 import { fsyncPath } from '../db/fsync.js';
 import { ident, literal, utcNow } from '../db/sql.js';
 import { listStreamTables } from '../load/ddl.js';
+import { tableExists } from '../state/bookkeeping.js';
+import { CUSTOM_FIELD_TYPES_TABLE } from '../state/custom-field-types.js';
 import { type AnalyticsViewsReport, createAnalyticsViews } from '../views/views.js';
 import { type PreviousSnapshot, readPrevious, writeCatalogue } from './snapshot-catalogue.js';
 import { contentDigest } from './snapshot-digest.js';
@@ -58,6 +60,16 @@ export { SNAPSHOT_GRACE_MS };
  * while snapshots carry it for their readers.
  */
 const BOOKKEEPING_COPIED = ['custom_fields'] as const;
+
+/**
+ * The bookkeeping to copy: BOOKKEEPING_COPIED, and the custom-field types when the warehouse has them (made on first
+ * use, see custom-field-types.ts): the snapshot's custom-field views are built from its copy, and must type those
+ * fields as the live views do.
+ */
+async function bookkeepingCopied(db: Db): Promise<string[]> {
+  const typed = await tableExists(db, '_evsync', CUSTOM_FIELD_TYPES_TABLE);
+  return [...BOOKKEEPING_COPIED, ...(typed ? [CUSTOM_FIELD_TYPES_TABLE] : [])];
+}
 
 /** The catalogue file's layout: a copy's (connection.ts, COPY_FILE_OPTIONS). */
 const SNAPSHOT_FILE_OPTIONS = COPY_FILE_OPTIONS;
@@ -227,7 +239,7 @@ async function writeChangedParts(
   return db.transaction(async () => {
     const tables = await listStreamTables(db);
     const signatures = await columnsSignatures(db);
-    const digest = await contentDigest(db, tables, signatures, BOOKKEEPING_COPIED);
+    const digest = await contentDigest(db, tables, signatures, await bookkeepingCopied(db));
     const hint = opts.changedTables ? new Set(opts.changedTables) : null;
     const pass: PartsPass = {
       tables,
@@ -329,6 +341,7 @@ async function replaceCatalogue(
   try {
     const reused = await attachCatalogue(db, target, temp, alias, previous?.parts != null);
     attached = true;
+    const bookkeeping = await bookkeepingCopied(db);
     await db.transaction(() =>
       writeCatalogue(db, alias, {
         live,
@@ -337,7 +350,7 @@ async function replaceCatalogue(
         folder,
         retired,
         record: { publishedAt: utcNow(db.now), source: db.path, runId: opts.runId ?? null, digest: pass.digest },
-        bookkeeping: BOOKKEEPING_COPIED,
+        bookkeeping,
       }),
     );
     const views = await createViewsIn(db, alias, live);

@@ -39,6 +39,8 @@
  * _evsync.custom_fields   table_name VARCHAR, column_name VARCHAR (PK both), label VARCHAR, updated_at TIMESTAMP:
  *                         labels of the `c_<id>` columns of the column-per-field shape; no longer written (the
  *                         custom-field views read the definitions tables), kept for warehouses that have it
+ * _evsync.custom_field_types  table_name VARCHAR, column_name VARCHAR (PK both), type VARCHAR: the types set for
+ *                         custom fields (`customFieldTypes`), made on first use by custom-field-types.ts, not here
  * _evsync.staged          seq BIGINT (from _evsync.staged_seq: merge order), stream VARCHAR, scope VARCHAR, file
  *                         VARCHAR (name in `<database>.stage/`), row_count BIGINT, page JSON (the file's columns with
  *                         their types, and the key), keys VARCHAR (the rows' keys as a JSON list, for a single

@@ -17,13 +17,18 @@
  * Types (the definition's `type`, case-insensitive): checkbox/multi* -> VARCHAR[] of the chosen values;
  * dropdown/radio/select/choice -> VARCHAR (the chosen value); date -> DATE, datetime/timestamp -> TIMESTAMP,
  * number/numeric/decimal/integer -> DOUBLE (TRY_CAST: an answer that is not one is NULL); others -> VARCHAR.
+ * A field with a type set by the user (`streams.<name>.customFieldTypes`, recorded in `_evsync.custom_field_types`
+ * by the sync that stored its answers) has that type instead: VARCHAR for `text`, else TRY_CAST to the type's
+ * DuckDB type (BIGINT, DOUBLE, BOOLEAN, ...).
  * Labels become safe, distinct column names (labels.ts). Views name nothing outside the database file.
  */
 import { catalogue } from '../../../connectors/index.js';
-import { CUSTOM_FIELDS_COLUMN } from '../../../schemas/columns.js';
+import { isCustomFieldType } from '../../../connectors/types.js';
+import { CUSTOM_FIELDS_COLUMN, duckdbType } from '../../../schemas/columns.js';
 import type { Db } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
 import { readTableColumns } from '../load/ddl.js';
+import { readCustomFieldTypes } from '../state/custom-field-types.js';
 import { labelAliases } from './labels.js';
 
 /** A view to create: its name in `analytics` and its SELECT. */
@@ -49,6 +54,8 @@ interface CustomStream {
   readonly perEvent: boolean;
   /** The definitions, or null when their table is not in the warehouse. */
   readonly fields: readonly FieldDefinition[] | null;
+  /** Types the user set, by member name `c_<id>` (they win over the definition's type). */
+  readonly types: ReadonlyMap<string, string>;
 }
 
 /** Pattern of the per-event view names (stale ones are dropped by it). */
@@ -56,10 +63,18 @@ export const PER_EVENT_VIEW = /^[a-z][a-z0-9_]*_event_\d+$/;
 
 const CUSTOM = ident(CUSTOM_FIELDS_COLUMN);
 
-/** The SQL expression of one field's value, typed by its definition (see the module comment). */
-function fieldExpression(table: string, id: number, type: string): string {
+/**
+ * The SQL expression of one field's value, typed by the type the user set (`override`) or else by its definition
+ * (see the module comment).
+ */
+function fieldExpression(table: string, id: number, type: string, override: string | undefined): string {
   const cf = `${table}.${CUSTOM}`;
   const path = (suffix = '') => literal(`$.c_${id}${suffix}`);
+  // Checked again here: the type is read back from the database, and it becomes SQL text.
+  if (override !== undefined && isCustomFieldType(override)) {
+    const answer = `json_extract_string(${cf}, ${path()})`;
+    return override === 'text' ? answer : `TRY_CAST(${answer} AS ${duckdbType(override)})`;
+  }
   const t = type.toLowerCase();
   if (/^(checkbox|multi)/.test(t)) {
     return `CASE WHEN json_type(${cf}, ${path()}) = 'ARRAY' THEN json_extract_string(${cf}, ${path('[*].value')}) END`;
@@ -95,6 +110,7 @@ async function readDefinitions(db: Db, table: string): Promise<FieldDefinition[]
 /** The stream tables with a custom-fields column, and their definitions. */
 async function customStreams(db: Db, present: ReadonlySet<string>): Promise<CustomStream[]> {
   const out: CustomStream[] = [];
+  const types = await readCustomFieldTypes(db);
   for (const def of catalogue) {
     if (!def.customFields || !present.has(def.name)) continue;
     const columns = await readTableColumns(db, def.name);
@@ -108,6 +124,7 @@ async function customStreams(db: Db, present: ReadonlySet<string>): Promise<Cust
       definitions,
       perEvent: definitionDef?.scope === 'event',
       fields: present.has(definitions) ? await readDefinitions(db, definitions) : null,
+      types: types.get(def.name) ?? new Map(),
     });
   }
   return out;
@@ -120,7 +137,9 @@ function labelledSelect(s: CustomStream, fields: readonly FieldDefinition[], whe
   const aliases = labelAliases([...base, ...fields.map(key)], new Map(fields.map((f) => [key(f), f.label])));
   const select = [
     ...base.map((c) => `t.${ident(c)}`),
-    ...fields.map((f) => `${fieldExpression('t', f.id, f.type)} AS ${ident(aliases.get(key(f)) ?? key(f))}`),
+    ...fields.map(
+      (f) => `${fieldExpression('t', f.id, f.type, s.types.get(key(f)))} AS ${ident(aliases.get(key(f)) ?? key(f))}`,
+    ),
   ];
   return `SELECT ${select.join(',\n       ')}\n  FROM main.${ident(s.table)} t\n WHERE t."_deleted_at" IS NULL${where}`;
 }
