@@ -1,6 +1,6 @@
+import { utcText } from '../../connectors/service.js';
 import type { NormalizedRow, ResolvedStream, ScalarType } from '../../connectors/types.js';
 import { createNormalizer, type Normalizer, type SkippedFieldSummary } from '../../normalizer/normalize.js';
-import { utcText } from '../../connectors/service.js';
 import { makeSecretScrubber } from '../../normalizer/secrets.js';
 import { storableRaw } from '../../normalizer/storable.js';
 import { registeredSecrets } from '../api/index.js';

@@ -1,5 +1,8 @@
 /** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
 
+export { Archive, type ArchiveStats, type EntryMeta } from './archive/archive.js';
+export type { Op } from './archive/op-log.js';
+export type { TableChange } from './archive/rebuilt-tables.js';
 export { type QueryCopyWritten, removeQueryCopyLeftovers } from './copies/query-copy.js';
 export type { WarehouseSide } from './copies/side.js';
 export {
@@ -8,9 +11,6 @@ export {
   SnapshotRefusedError,
   type SnapshotResult,
 } from './copies/snapshot.js';
-export { Archive, type ArchiveStats, type EntryMeta } from './archive/archive.js';
-export type { Op } from './archive/op-log.js';
-export type { TableChange } from './archive/rebuilt-tables.js';
 export { snapshotTargetProblem } from './copies/snapshot-target.js';
 export type { QueryResult, ResultRow, ScalarJson } from './db/connection.js';
 export {

@@ -5,6 +5,10 @@
 
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import type { Now } from '../../schemas/clock.js';
+import { Archive } from './archive/archive.js';
+import { archiveBegan } from './archive/archive-began.js';
+import { lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
+import { compareRebuilt, replaceWithRebuilt, type TableChange } from './archive/rebuilt-tables.js';
 import { exportParquet } from './copies/export.js';
 import { type PartFingerprints, partFingerprints } from './copies/export-unchanged.js';
 import { type QueryCopyWritten, writeQueryCopy } from './copies/query-copy.js';
@@ -20,10 +24,6 @@ import {
   type QueryResult,
 } from './db/connection.js';
 import { ident } from './db/sql.js';
-import { Archive } from './archive/archive.js';
-import { archiveBegan } from './archive/archive-began.js';
-import { lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
-import { compareRebuilt, replaceWithRebuilt, type TableChange } from './archive/rebuilt-tables.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -223,7 +223,11 @@ export class Warehouse {
    * What replacing each of `tables` with the rebuilt one in the scratch file at `scratch` would change (rebuilt-
    * tables.ts); `keys` gives each table's key columns. The scratch must be closed.
    */
-  compareRebuilt(scratch: string, tables: readonly string[], keys: (table: string) => readonly string[]): Promise<TableChange[]> {
+  compareRebuilt(
+    scratch: string,
+    tables: readonly string[],
+    keys: (table: string) => readonly string[],
+  ): Promise<TableChange[]> {
     return this.db.exclusive(async () => {
       await this.threadsFor(false);
       return compareRebuilt(this.db, scratch, tables, keys);

@@ -44,6 +44,7 @@ describe('Warehouse.open', () => {
         'capture_streams',
         'credits',
         'cursors',
+        'custom_field_types',
         'custom_fields',
         'deliveries',
         'meta',

@@ -24,7 +24,10 @@ export interface RebuildOptions {
   overrides?: Readonly<Record<string, StreamOverride>>;
   customFields?: boolean;
   dryRun: boolean;
+  /** Told after each window of ops replayed (a throw stops the rebuild there, its scratch kept for a resume). */
   onProgress?: (p: ReplayProgress) => void;
+  /** Ops replayed per window (default 64). */
+  window?: number;
 }
 
 export interface RebuildResult {
@@ -62,7 +65,8 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
   const logged = await live.loggedStreams();
   const names = [...new Set(o.streams ?? logged.filter(hasStream))].sort();
   for (const n of names) getStream(n); // an unknown name fails here, with the valid ones
-  if (names.length === 0) throw new RebuildRefused('the archive holds no write to any stream table yet: nothing to rebuild');
+  if (names.length === 0)
+    throw new RebuildRefused('the archive holds no write to any stream table yet: nothing to rebuild');
   const began = await live.archiveBegan();
   const before = names.filter((n) => (began[n] ?? 0) > 0);
   if (before.length > 0) {
@@ -97,7 +101,7 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
   const scratch = await Warehouse.open(scratchPath, { now: clock.now, archive: false, replay: true });
   try {
     for (const stream of streams.values()) await scratch.ensureTable(stream);
-    replayed = await replayOps({ live, scratch, clock, archive, streams, last, onProgress: o.onProgress });
+    replayed = await replayOps({ live, scratch, clock, archive, streams, last, onProgress: o.onProgress, window: o.window });
   } finally {
     await scratch.close();
     await archive.close();

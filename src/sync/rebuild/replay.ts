@@ -66,6 +66,8 @@ export async function replayOps(o: {
   streams: ReadonlyMap<string, ResolvedStream>;
   last: number;
   onProgress?: (p: ReplayProgress) => void;
+  /** Ops read at a time (default WINDOW). */
+  window?: number;
 }): Promise<ReplayProgress> {
   const names = [...o.streams.keys()];
   const loaders = new Map<string, PageLoader>();
@@ -80,7 +82,7 @@ export async function replayOps(o: {
   const progress: ReplayProgress = { seq: await o.scratch.lastOp(), last: o.last, pages: 0, records: 0 };
   try {
     while (progress.seq < o.last) {
-      const ops = (await o.live.opsAfter(progress.seq, WINDOW, names)).filter((op) => op.seq <= o.last);
+      const ops = (await o.live.opsAfter(progress.seq, o.window ?? WINDOW, names)).filter((op) => op.seq <= o.last);
       if (ops.length === 0) break;
       const entries = ops.flatMap((op) => (op.kind === 'page' && op.entry !== null ? [op.entry] : []));
       const bodies = await o.archive.bodies(entries);

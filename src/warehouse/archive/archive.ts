@@ -221,7 +221,9 @@ export class Archive {
     for (const f of readdirSync(this.segmentsDir)) {
       if (f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.tmp')) rmSync(join(this.segmentsDir, f));
     }
-    const done = readdirSync(this.segmentsDir).some((f) => f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.pages.parquet'));
+    const done = readdirSync(this.segmentsDir).some(
+      (f) => f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.pages.parquet'),
+    );
     if (entries.length > 0 && !done) {
       const last = Math.max(...entries);
       const base = join(this.segmentsDir, `${pad(gen, 9)}-${pad(last, 12)}`);

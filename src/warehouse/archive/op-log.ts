@@ -73,10 +73,15 @@ export class OpLog {
     const seq =
       this.replaying ??
       Number((await db.query(`SELECT coalesce(max(seq), 0) + 1 AS n FROM _evsync.archive_ops`)).rows[0]?.n ?? 1);
-    await db.runPrepared(
-      `INSERT INTO _evsync.archive_ops VALUES ($1, $2, $3, $4, CAST($5 AS TIMESTAMP), $6, $7)`,
-      [seq, op.kind, op.stream, op.runId, at, op.entry, JSON.stringify(op.detail)],
-    );
+    await db.runPrepared(`INSERT INTO _evsync.archive_ops VALUES ($1, $2, $3, $4, CAST($5 AS TIMESTAMP), $6, $7)`, [
+      seq,
+      op.kind,
+      op.stream,
+      op.runId,
+      at,
+      op.entry,
+      JSON.stringify(op.detail),
+    ]);
     return seq;
   }
 }

@@ -125,7 +125,11 @@ export async function replaceWithRebuilt(
         await db.run(`CREATE OR REPLACE TABLE main.${t} AS SELECT * FROM ${SCRATCH}.main.${t}`);
         done.push(table);
       }
-      if (owe && done.length > 0) await owePartitions(db, done.map((table) => ({ table, eventId: null })));
+      if (owe && done.length > 0)
+        await owePartitions(
+          db,
+          done.map((table) => ({ table, eventId: null })),
+        );
       return done;
     }),
   );

@@ -38,8 +38,19 @@ export class CaptureStore {
         const at = utcNow(this.db.now);
         for (const e of entries) {
           if (e.status !== 'pending') continue;
-          const request = { object: e.object, action: e.action, recordId: e.recordId, eventId: e.eventId, sha256: e.bodySha256 };
-          const meta = { kind: 'delivery' as const, stream: e.stream ?? e.object ?? 'unknown', account: this.account(), runId: null };
+          const request = {
+            object: e.object,
+            action: e.action,
+            recordId: e.recordId,
+            eventId: e.eventId,
+            sha256: e.bodySha256,
+          };
+          const meta = {
+            kind: 'delivery' as const,
+            stream: e.stream ?? e.object ?? 'unknown',
+            account: this.account(),
+            runId: null,
+          };
           this.archive.append({ ...meta, at, serverDate: e.datetime, request, rows: 1 }, e.body);
         }
       }

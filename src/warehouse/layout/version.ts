@@ -7,7 +7,8 @@
  *   1  a column per custom field (`c_<id>`), no `_evsync.publish_pending` (written by 773f596 and before; every
  *      release before versioning stamped `'1'`, layout 2 included, so a `'1'` may be either)
  *   2  the custom fields in one JSON column, `_evsync.publish_pending` (14d1835 and 380c339 wrote it, stamped `'1'`)
- *   3  the op log `_evsync.archive_ops` and `archive_began` in `_evsync.meta` (the archive; issue 36)
+ *   3  the op log `_evsync.archive_ops` and `archive_began` in `_evsync.meta` (the archive), and
+ *      `_evsync.custom_field_types`
  */
 import type { Db } from '../db/connection.js';
 import { tableExists } from '../state/bookkeeping.js';

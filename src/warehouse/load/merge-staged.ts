@@ -8,8 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
-import { utcNow } from '../db/sql.js';
 import { WarehouseError } from '../db/errors.js';
+import { utcNow } from '../db/sql.js';
 import { distinctPartitions, owePartitions, type Partition } from '../state/publish-pending.js';
 import { recordRejected } from '../state/rejected.js';
 import { readTableColumns } from './ddl.js';

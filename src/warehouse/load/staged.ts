@@ -107,7 +107,9 @@ export async function stagedPages(db: Db, filter: StagedFilter = {}): Promise<Pa
     params.push(filter.exceptWalk);
   }
   if (filter.ops !== undefined) {
-    where.push(`CAST(json_extract(page, '$.op') AS BIGINT) IN (${filter.ops.map((o) => Math.trunc(o)).join(',') || 'NULL'})`);
+    where.push(
+      `CAST(json_extract(page, '$.op') AS BIGINT) IN (${filter.ops.map((o) => Math.trunc(o)).join(',') || 'NULL'})`,
+    );
   }
   const r = await db.query(
     `SELECT seq, stream, scope, file, row_count, CAST(page AS VARCHAR) AS page, keys, run_id, walk_id

@@ -5,14 +5,15 @@
  * built from the database alone (also inside a snapshot, which copies this table), and the stored answers have the
  * form the setting of their last sync gave them.
  *
- * Created on first use, not by the layout: a warehouse whose streams never had a type set never holds it.
+ * Part of layout 3 (layout/create.ts, migrate-2-to-3.ts); also made on first use by a warehouse opened read-only
+ * from an older layout, which the next writing open migrates.
  */
 import type { CustomFieldType, ResolvedStream } from '../../../connectors/types.js';
 import type { QueryResult } from '../db/connection.js';
 
 export const CUSTOM_FIELD_TYPES_TABLE = 'custom_field_types';
 
-const DDL = `CREATE TABLE IF NOT EXISTS _evsync.${CUSTOM_FIELD_TYPES_TABLE} (
+export const CUSTOM_FIELD_TYPES_DDL = `CREATE TABLE IF NOT EXISTS _evsync.${CUSTOM_FIELD_TYPES_TABLE} (
   table_name VARCHAR NOT NULL, column_name VARCHAR NOT NULL, type VARCHAR NOT NULL,
   PRIMARY KEY (table_name, column_name))`;
 
@@ -43,7 +44,7 @@ export async function recordCustomFieldTypes(sql: SqlRunner, streams: readonly R
   if (withCustom.length === 0) return;
   const anyTypes = withCustom.some((s) => Object.keys(s.customFieldTypes ?? {}).length > 0);
   if (!anyTypes && !(await exists(sql))) return;
-  await sql.query(DDL);
+  await sql.query(CUSTOM_FIELD_TYPES_DDL);
   for (const stream of withCustom) {
     const types: Readonly<Record<string, CustomFieldType>> = stream.customFieldTypes ?? {};
     for (const [column, type] of Object.entries(types)) {
