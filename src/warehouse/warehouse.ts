@@ -7,7 +7,7 @@ import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connect
 import type { Now } from '../../schemas/clock.js';
 import { Archive } from './archive/archive.js';
 import { archiveBegan } from './archive/archive-began.js';
-import { lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
+import { firstPageEntry, lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
 import { compareRebuilt, replaceWithRebuilt, type TableChange } from './archive/rebuilt-tables.js';
 import { exportParquet } from './copies/export.js';
 import { type PartFingerprints, partFingerprints } from './copies/export-unchanged.js';
@@ -188,6 +188,11 @@ export class Warehouse {
    */
   opsAfter(afterSeq: number, limit: number, streams?: readonly string[]): Promise<Op[]> {
     return this.db.exclusive(() => readOps(this.db, afterSeq, limit, streams));
+  }
+
+  /** The first archive entry a page op of `streams` refers to (null: none): a prune must not have removed it. */
+  firstPageEntry(streams: readonly string[]): Promise<number | null> {
+    return this.db.exclusive(() => firstPageEntry(this.db, streams));
   }
 
   /** The streams the op log has writes of (a dropped table's included). */

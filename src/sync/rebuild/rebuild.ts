@@ -97,11 +97,29 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
   const last = await live.lastOp();
   const clock = new ReplayClock();
   const archive = Archive.open(live.path, { readOnly: true });
+  const pruned = archive.pruned();
+  const first = await live.firstPageEntry(names);
+  if (pruned && first !== null && first <= pruned.through) {
+    await archive.close();
+    throw new RebuildRefused(
+      `the archive was pruned before ${pruned.before}: the pages ${names.join(', ')} were first loaded from are gone, ` +
+        'so a rebuild would lose their rows',
+    );
+  }
   let replayed: ReplayProgress;
   const scratch = await Warehouse.open(scratchPath, { now: clock.now, archive: false, replay: true });
   try {
     for (const stream of streams.values()) await scratch.ensureTable(stream);
-    replayed = await replayOps({ live, scratch, clock, archive, streams, last, onProgress: o.onProgress, window: o.window });
+    replayed = await replayOps({
+      live,
+      scratch,
+      clock,
+      archive,
+      streams,
+      last,
+      onProgress: o.onProgress,
+      window: o.window,
+    });
   } finally {
     await scratch.close();
     await archive.close();

@@ -26,6 +26,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -88,6 +89,29 @@ function fsyncPath(path: string): void {
   }
 }
 
+interface Pruned {
+  /** The date the user pruned before. */
+  before: string;
+  /** The last entry removed: entries up to it are gone, and their numbers are never given again. */
+  through: number;
+  gen: number;
+}
+
+function readPruned(dir: string): Pruned | null {
+  const path = join(dir, 'pruned.json');
+  if (!existsSync(path)) return null;
+  const p = JSON.parse(readFileSync(path, 'utf8')) as Partial<Pruned>;
+  return { before: String(p.before ?? ''), through: Number(p.through ?? 0), gen: Number(p.gen ?? 0) };
+}
+
+function writePruned(dir: string, p: Pruned): void {
+  const path = join(dir, 'pruned.json');
+  writeFileSync(`${path}.tmp`, JSON.stringify(p), { mode: 0o600 });
+  fsyncPath(`${path}.tmp`);
+  renameSync(`${path}.tmp`, path);
+  fsyncPath(dir);
+}
+
 export class Archive {
   private nextEntry: number;
   private gen: number;
@@ -122,10 +146,11 @@ export class Archive {
     return join(this.spoolDir, `g${pad(gen, 9)}`);
   }
 
-  /** The next entry and generation after everything on disk. */
+  /** The next entry and generation after everything on disk (what a prune removed included). */
   private static scan(dir: string): { nextEntry: number; gen: number } {
-    let last = 0;
-    let gen = 0;
+    const pruned = readPruned(dir);
+    let last = pruned?.through ?? 0;
+    let gen = pruned?.gen ?? 0;
     const segments = join(dir, 'segments');
     if (existsSync(segments)) {
       for (const f of readdirSync(segments)) {
@@ -365,7 +390,10 @@ export class Archive {
     let bytes = 0;
     let kept = 0;
     const db = await this.duck();
-    for (const s of this.segments()) {
+    const segments = this.segments();
+    let through = readPruned(this.dir)?.through ?? 0;
+    let gen = readPruned(this.dir)?.gen ?? 0;
+    for (const s of segments) {
       const r = await db.query(
         `SELECT count(*) AS n, max("at") < CAST(? AS TIMESTAMP) AS old FROM read_parquet(${literal(s.meta)})`,
         [before],
@@ -378,6 +406,10 @@ export class Archive {
       for (const f of [s.pages, s.meta]) {
         bytes += statSync(f).size;
       }
+      // Recorded first: entry numbers are never given again, and a rebuild knows what is gone (before it is).
+      through = Math.max(through, s.last);
+      gen = Math.max(gen, Number(/(\d+)-\d+\.pages\.parquet$/.exec(s.pages)?.[1] ?? 0));
+      writePruned(this.dir, { before, through, gen });
       // The pages file first: a segment without it is no segment (scan), so a kill in between leaves no half.
       rmSync(s.pages);
       rmSync(s.meta);
@@ -385,6 +417,12 @@ export class Archive {
     }
     fsyncPath(this.segmentsDir);
     return { entries, bytes, kept };
+  }
+
+  /** What a prune removed: entries up to `through` (null: nothing was ever pruned). */
+  pruned(): { before: string; through: number } | null {
+    const p = readPruned(this.dir);
+    return p ? { before: p.before, through: p.through } : null;
   }
 
   /** Rolls up what the spool holds (unless `keepSpool`) and releases the archive's DuckDB. */

@@ -120,6 +120,17 @@ export async function readOps(db: Db, afterSeq: number, limit: number, streams?:
   return r.rows.map(parseOp);
 }
 
+/** The first archive entry a page op of `streams` refers to (null: none). */
+export async function firstPageEntry(db: Db, streams: readonly string[]): Promise<number | null> {
+  const r = await db.query(
+    `SELECT min(entry) AS e FROM _evsync.archive_ops
+      WHERE kind = 'page' AND stream IN (SELECT unnest(from_json(CAST($1 AS JSON), '["VARCHAR"]')))`,
+    [JSON.stringify(streams)],
+  );
+  const e = r.rows[0]?.e;
+  return e === null || e === undefined ? null : Number(e);
+}
+
 /** The streams the log has ops of. */
 export async function loggedStreams(db: Db): Promise<string[]> {
   const r = await db.query(`SELECT DISTINCT stream FROM _evsync.archive_ops ORDER BY stream`);
