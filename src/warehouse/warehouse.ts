@@ -3,9 +3,10 @@
  * views (`analytics`). Every public method runs exclusively (one at a time, in call order) on one connection.
  */
 
+import { existsSync } from 'node:fs';
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import type { Now } from '../../schemas/clock.js';
-import { Archive } from './archive/archive.js';
+import { Archive, type ArchiveStats } from './archive/archive.js';
 import { archiveBegan } from './archive/archive-began.js';
 import { firstPageEntry, lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
 import { compareRebuilt, replaceWithRebuilt, type TableChange } from './archive/rebuilt-tables.js';
@@ -193,6 +194,20 @@ export class Warehouse {
   /** The first archive entry a page op of `streams` refers to (null: none): a prune must not have removed it. */
   firstPageEntry(streams: readonly string[]): Promise<number | null> {
     return this.db.exclusive(() => firstPageEntry(this.db, streams));
+  }
+
+  /**
+   * What the archive beside the file holds (entries, bytes, since when) and what a prune removed; null when there
+   * is none. Reads only, also for a read-only open.
+   */
+  async archiveStatus(): Promise<(ArchiveStats & { pruned: { before: string; through: number } | null }) | null> {
+    const archive = this.archive ?? Archive.open(this.db.path, { readOnly: true });
+    try {
+      if (!existsSync(archive.dir)) return null;
+      return { ...(await archive.stats()), pruned: archive.pruned() };
+    } finally {
+      if (archive !== this.archive) await archive.close({ keepSpool: true });
+    }
   }
 
   /** The streams the op log has writes of (a dropped table's included). */

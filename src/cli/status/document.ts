@@ -86,6 +86,8 @@ export interface StatusReport {
   deliveries?: DeliveriesSection;
   /** What the daemon (`serve`, `schedule`) left in the warehouse, and, when one answered, its live state. */
   daemon?: DaemonStatus;
+  /** What the archive of every page and delivery holds, and since when (null: none yet). */
+  archive?: Awaited<ReturnType<Warehouse['archiveStatus']>>;
 }
 
 export interface DaemonStatus {
@@ -228,6 +230,7 @@ export async function collectStatus(warehouse: Warehouse, o: CollectOptions): Pr
       lastHeartbeat: (await warehouse.marks.get(HEARTBEAT_MARK)) || null,
       catchUpPendingSince: await catchUpPendingSince(warehouse),
     },
+    archive: await warehouse.archiveStatus(),
   };
 }
 

@@ -9,6 +9,9 @@ import { formatAge, formatDuration, formatNumber, formatTable } from '../output/
 import type { Style } from '../output/style.js';
 import type { StatusState } from '../status-page/state.js';
 import { renderCapture } from './capture.js';
+
+const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+
 import type { CursorInfo, DaemonStatus, StatusReport } from './document.js';
 
 /** The state's word, and its colour (the word says it without colour too). */
@@ -45,7 +48,6 @@ function creditsLine(s: Style, report: StatusReport): string {
 /** The last snapshot: what it wrote, and what its readers read (its catalogue and parts). */
 function snapshotText(last: NonNullable<DaemonStatus['publish']>['lastSnapshot']): string {
   if (!last) return '';
-  const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
   return `; the snapshot: ${last.parts} part(s) written, ${last.keptParts} unchanged, ${mib(last.size)} MiB for its readers`;
 }
 
@@ -106,6 +108,13 @@ function cursorSummary(cursors: readonly CursorInfo[]): string {
   return formatTable(['stream', 'scopes', 'oldest watermark', 'oldest age', 'open walks'], rows);
 }
 
+/** The archive: entries, size, since when (evsync rebuild replays it). */
+function archiveLine(style: Ctx['outStyle'], a: NonNullable<StatusReport['archive']>): string {
+  const span = a.since ? `, from ${a.since} to ${a.latest} UTC` : '';
+  const pruned = a.pruned ? `; pruned before ${a.pruned.before}` : '';
+  return `${style.bold('Archive')}: ${a.entries} page(s) and deliveries, ${mib(a.bytes)} MiB${span}${pruned}\n`;
+}
+
 export function renderStatus(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
   if (report.progress) return renderRunStatus(ctx.outStyle, report, report.progress);
   const style = ctx.outStyle;
@@ -113,6 +122,7 @@ export function renderStatus(ctx: Ctx, report: StatusReport, allCursors: boolean
   if (report.state) parts.push(stateLine(style, report.state));
   const tableRows = Object.entries(report.tables).map(([table, rows]) => ({ table, rows }));
   if (tableRows.length) parts.push(formatTable(['table', 'rows'], tableRows));
+  if (report.archive) parts.push(archiveLine(style, report.archive));
 
   parts.push(`${style.bold('Last runs')}`);
   if (report.runs.length === 0) parts.push('(none yet)\n');
