@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulatorClient } from '../../bench/sim-client.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runSync } from '../../src/sync/index.js';
+import { rebuild } from '../../src/sync/rebuild/rebuild.js';
 import { LAYOUT_VERSION, Warehouse, WarehouseLayoutError } from '../../src/warehouse/index.js';
 import { run } from '../cli/helpers.js';
 import { expectEqualToSource } from '../helpers/reliability.js';
@@ -106,6 +107,12 @@ describe.each(FIXTURES)('a warehouse written by $commit', ({ commit, day, layout
         const result = await runSync(client, w, { mode: 'incremental', streams: STREAMS.join(','), deletes: false });
         expect(result.status).toBe('done');
         await expectEqualToSource(sim, w, [...STREAMS]);
+        // Rows loaded before the archive (layout 3) are in no archive: a rebuild of their streams is refused.
+        const began = await w.archiveBegan();
+        for (const stream of STREAMS) expect(began[stream], stream).toBeGreaterThan(0);
+        await expect(rebuild({ live: w, streams: ['registrants'], dryRun: true })).rejects.toThrow(
+          /registrants \(\d+ rows\) held rows loaded before this warehouse kept an archive/,
+        );
       } finally {
         await client.close();
       }

@@ -228,6 +228,10 @@ export class Archive {
 
   /** Rolls every spool generation older than the open one (a killed roll-up's included). */
   private async rollClosed(): Promise<void> {
+    // What a roll-up killed before its renames left (one roll-up at a time: none is being written now).
+    if (existsSync(this.segmentsDir)) {
+      for (const f of readdirSync(this.segmentsDir)) if (f.endsWith('.tmp')) rmSync(join(this.segmentsDir, f));
+    }
     if (!existsSync(this.spoolDir)) return;
     for (const g of readdirSync(this.spoolDir).sort()) {
       const m = /^g(\d+)$/.exec(g);
@@ -243,9 +247,6 @@ export class Archive {
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => Number(m[1]));
     mkdirSync(this.segmentsDir, { recursive: true, mode: 0o700 });
-    for (const f of readdirSync(this.segmentsDir)) {
-      if (f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.tmp')) rmSync(join(this.segmentsDir, f));
-    }
     const done = readdirSync(this.segmentsDir).some(
       (f) => f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.pages.parquet'),
     );
