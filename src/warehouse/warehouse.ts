@@ -9,7 +9,7 @@ import type { Now } from '../../schemas/clock.js';
 import { Archive, type ArchiveStats } from './archive/archive.js';
 import { archiveBegan } from './archive/archive-began.js';
 import { firstPageEntry, lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
-import { compareRebuilt, replaceWithRebuilt, type TableChange } from './archive/rebuilt-tables.js';
+import { compareRebuilt, replaceWithRebuilt, stampRows, type TableChange } from './archive/rebuilt-tables.js';
 import { exportParquet } from './copies/export.js';
 import { type PartFingerprints, partFingerprints } from './copies/export-unchanged.js';
 import { type QueryCopyWritten, writeQueryCopy } from './copies/query-copy.js';
@@ -24,7 +24,7 @@ import {
   type QueryLimits,
   type QueryResult,
 } from './db/connection.js';
-import { ident } from './db/sql.js';
+import { ident, utcNow } from './db/sql.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -229,6 +229,11 @@ export class Warehouse {
     this.ops.replaying = seq;
   }
 
+  /** A rebuild's scratch: the rows a live rebuild stamped get the clock's time and its run (rebuilt-tables.ts). */
+  stampRows(table: string, detail: { key: string[]; rows: unknown[][] }, runId: string): Promise<void> {
+    return this.db.exclusive(() => stampRows(this.db, this.ops, table, detail, runId));
+  }
+
   /** A rebuild's scratch: merges the staged pages of the given page ops of `stream` now, as one logged merge did. */
   mergeOps(stream: string, ops: readonly number[]): Promise<void> {
     return this.db.exclusive(() => this.mergeNow({ stream, ops }));
@@ -254,12 +259,21 @@ export class Warehouse {
     });
   }
 
-  /** Replaces `tables` with the scratch's rebuilt ones in one transaction; returns those replaced. */
-  replaceWithRebuilt(scratch: string, tables: readonly string[]): Promise<string[]> {
+  /**
+   * Replaces `tables` with the scratch's rebuilt ones in one transaction, rows that changed stamped with the
+   * rebuild's run (rebuilt-tables.ts); returns those replaced.
+   */
+  replaceWithRebuilt(
+    scratch: string,
+    tables: readonly string[],
+    keys: (table: string) => readonly string[],
+    runId: string,
+  ): Promise<string[]> {
     return this.db.exclusive(async () => {
       await this.mergeNow();
       await this.threadsFor(false);
-      const done = await replaceWithRebuilt(this.db, scratch, tables, this.publishing);
+      const stamp = { at: utcNow(this.db.now), runId };
+      const done = await replaceWithRebuilt(this.db, this.ops, scratch, tables, keys, stamp, this.publishing);
       for (const t of done) this.tables.delete(t);
       this.db.forgetPrepared();
       this.changed(done.map((table) => ({ table, eventId: null })));

@@ -29,7 +29,9 @@ describe('evsync rebuild', () => {
       expect(held.entries).toBeGreaterThan(0);
       expect(held.bytes).toBeGreaterThan(0);
       const said = await run(['status'], { cwd: dir, env });
-      expect(said.stdout).toMatch(new RegExp(`Archive: ${held.entries} page\\(s\\) and deliveries, [0-9.]+ MiB, from ${held.since}`));
+      expect(said.stdout).toMatch(
+        new RegExp(`Archive: ${held.entries} page\\(s\\) and deliveries, [0-9.]+ MiB, from ${held.since}`),
+      );
       const dbBytes = statSync(db).mtimeMs;
 
       const calls = JSON.stringify(cli.sim.counters());

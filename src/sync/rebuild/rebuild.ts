@@ -38,6 +38,8 @@ export interface RebuildResult {
   applied: boolean;
   /** A killed rebuild's scratch was taken up where it stopped. */
   resumed: boolean;
+  /** The run the rebuild is recorded as (null for a dry run): the rows it changed carry it as `_run_id`. */
+  runId: string | null;
 }
 
 /** A rebuild this warehouse cannot do (rows from before the archive, nothing to rebuild). */
@@ -126,9 +128,45 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
   }
   const keyOf = (table: string) => streams.get(table)?.key ?? ['id'];
   const changes = await live.compareRebuilt(scratchPath, names, keyOf);
-  if (!o.dryRun) await live.replaceWithRebuilt(scratchPath, names);
+  let runId: string | null = null;
+  if (!o.dryRun) runId = await applyRebuilt(live, scratchPath, names, keyOf, changes, replayed);
   rmSync(dir, { recursive: true, force: true });
-  return { streams: names, changes, replayed, applied: !o.dryRun, resumed };
+  return { streams: names, changes, replayed, applied: !o.dryRun, resumed, runId };
+}
+
+/** The rebuilt tables in place, recorded as a run of kind `rebuild` (its id stamps the rows it changed). */
+async function applyRebuilt(
+  live: Warehouse,
+  scratch: string,
+  names: readonly string[],
+  keyOf: (table: string) => readonly string[],
+  changes: readonly TableChange[],
+  replayed: ReplayProgress,
+): Promise<string> {
+  const runId = await live.runs.start('rebuild', { streams: names });
+  const summary = { credits: {}, requests: 0, waitsMs: 0, rejected429: 0 };
+  try {
+    await live.replaceWithRebuilt(scratch, names, keyOf, runId);
+  } catch (err) {
+    await live.runs
+      .finish(runId, { ...summary, status: 'failed', streams: {}, error: String(err) })
+      .catch(() => undefined);
+    throw err;
+  }
+  const streams = Object.fromEntries(
+    changes.map((c) => [
+      c.table,
+      {
+        inserted: c.added,
+        updated: c.changed,
+        deleted: c.removed,
+        rejected: 0,
+        pages: replayed.pagesByStream[c.table] ?? 0,
+      },
+    ]),
+  );
+  await live.runs.finish(runId, { ...summary, status: 'done', streams });
+  return runId;
 }
 
 function readState(path: string): ScratchState | null {

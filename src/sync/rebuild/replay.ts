@@ -22,6 +22,8 @@ export interface ReplayProgress {
   last: number;
   pages: number;
   records: number;
+  /** Pages replayed per stream. */
+  pagesByStream: Record<string, number>;
 }
 
 /** The scratch's clock: the time of the op being reproduced. */
@@ -79,7 +81,13 @@ export async function replayOps(o: {
     }
     return loader;
   };
-  const progress: ReplayProgress = { seq: await o.scratch.lastOp(), last: o.last, pages: 0, records: 0 };
+  const progress: ReplayProgress = {
+    seq: await o.scratch.lastOp(),
+    last: o.last,
+    pages: 0,
+    records: 0,
+    pagesByStream: {},
+  };
   try {
     while (progress.seq < o.last) {
       const ops = (await o.live.opsAfter(progress.seq, o.window ?? WINDOW, names)).filter((op) => op.seq <= o.last);
@@ -112,6 +120,7 @@ export async function replayOps(o: {
               replay: { entry: op.entry, staged: op.detail.staged },
             });
             progress.pages += 1;
+            progress.pagesByStream[op.stream] = (progress.pagesByStream[op.stream] ?? 0) + 1;
             progress.records += body.records.length;
             break;
           }
@@ -135,10 +144,13 @@ export async function replayOps(o: {
               op.runId,
             );
             break;
+          case 'stamped':
+            await o.scratch.stampRows(op.stream, op.detail, op.runId);
+            break;
         }
         progress.seq = op.seq;
       }
-      o.onProgress?.({ ...progress });
+      o.onProgress?.({ ...progress, pagesByStream: { ...progress.pagesByStream } });
     }
   } finally {
     o.scratch.reproducing(null);

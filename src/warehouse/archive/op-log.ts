@@ -9,7 +9,8 @@
  * - `merge`: staged pages merged into their table in one batch at `at` (the rows' `_synced_at`), by their page ops;
  * - `missing`: a completed walk's delete detection (Warehouse.markMissing): `at` is the write's time, the detail
  *   holds the deletion time and the rows it compared;
- * - `deleted`: rows a webhook said were deleted, each with its time.
+ * - `deleted`: rows a webhook said were deleted, each with its time;
+ * - `stamped`: rows a rebuild changed, given the rebuild's run and time (so the next rebuild gives them again).
  *
  * Merges are logged with the exact pages they took: a batch leaves a row that ends equal to its stored value alone,
  * so a replay merging other batches could differ in `_synced_at` where a record changed and changed back.
@@ -42,6 +43,7 @@ const missingDetail = z.object({
   within: z.object({ column: z.string(), values: z.array(z.number().int()) }).nullable(),
 });
 const deletedDetail = z.object({ rows: z.array(z.tuple([z.number().int(), z.string()])) });
+const stampedDetail = z.object({ key: z.array(z.string()), rows: z.array(z.array(z.unknown())) });
 
 export type PageOpDetail = z.infer<typeof pageDetail>;
 export type MissingOpDetail = z.infer<typeof missingDetail>;
@@ -50,7 +52,8 @@ export type OpInput =
   | { kind: 'page'; stream: string; runId: string; entry: number | null; detail: PageOpDetail }
   | { kind: 'merge'; stream: string; runId: null; entry: null; detail: { pages: number[] } }
   | { kind: 'missing'; stream: string; runId: string; entry: null; detail: MissingOpDetail }
-  | { kind: 'deleted'; stream: string; runId: string; entry: null; detail: { rows: [number, string][] } };
+  | { kind: 'deleted'; stream: string; runId: string; entry: null; detail: { rows: [number, string][] } }
+  | { kind: 'stamped'; stream: string; runId: string; entry: null; detail: z.infer<typeof stampedDetail> };
 
 export type Op = OpInput & { seq: number; at: string };
 
@@ -104,6 +107,8 @@ function parseOp(row: Record<string, unknown>): Op {
       return { ...base, kind: 'missing', runId: runId ?? '', entry: null, detail: missingDetail.parse(detail) };
     case 'deleted':
       return { ...base, kind: 'deleted', runId: runId ?? '', entry: null, detail: deletedDetail.parse(detail) };
+    case 'stamped':
+      return { ...base, kind: 'stamped', runId: runId ?? '', entry: null, detail: stampedDetail.parse(detail) };
     default:
       throw new Error(`_evsync.archive_ops ${base.seq}: unknown kind ${String(row.kind)}`);
   }

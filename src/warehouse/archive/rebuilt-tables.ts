@@ -5,8 +5,9 @@
  * process must have closed it (DuckDB's lock is per process: see Db.openSnapshotReader).
  */
 import type { Db } from '../db/connection.js';
-import { ident, literal } from '../db/sql.js';
+import { ident, literal, utcNow } from '../db/sql.js';
 import { owePartitions } from '../state/publish-pending.js';
+import type { OpLog } from './op-log.js';
 
 const SCRATCH = '"_evsync_rebuild"';
 
@@ -107,22 +108,98 @@ export async function compareRebuilt(
 }
 
 /**
+ * Logs the rows the stamp changed (their keys), so that a later rebuild gives them the same `_synced_at` and
+ * `_run_id` (replayed by stampRows).
+ */
+async function logStamped(db: Db, ops: OpLog, table: string, key: readonly string[], stamp: RebuildStamp) {
+  const r = await db.query(
+    `SELECT ${key.map((c) => `to_json(${ident(c)})`).join(', ')} FROM main.${ident(table)} WHERE "_run_id" = ? ORDER BY ALL`,
+    [stamp.runId],
+  );
+  if (r.rows.length === 0) return;
+  const rows = r.rows.map((row) => Object.values(row).map((v) => JSON.parse(String(v)) as unknown));
+  await ops.log(
+    db,
+    { kind: 'stamped', stream: table, runId: stamp.runId, entry: null, detail: { key: [...key], rows } },
+    stamp.at,
+  );
+}
+
+/** A replay of a `stamped` op: the rows of `keys` get the clock's time and `runId`, in one logged transaction. */
+export async function stampRows(
+  db: Db,
+  ops: OpLog,
+  table: string,
+  detail: { key: string[]; rows: unknown[][] },
+  runId: string,
+): Promise<void> {
+  const at = utcNow(db.now);
+  const t = ident(table);
+  // Keys compared as the text of their JSON values (to_json in logStamped): any key type, a rare and small write.
+  const match = detail.key.map((c, i) => `CAST(t.${ident(c)} AS VARCHAR) = (k.v->>${i})`).join(' AND ');
+  await db.transaction(async () => {
+    if (detail.rows.length > 0) {
+      await db.run(
+        `UPDATE main.${t} t SET "_synced_at" = CAST($1 AS TIMESTAMP), "_run_id" = $2
+           FROM (SELECT unnest(CAST(CAST($3 AS JSON) AS JSON[])) AS v) k WHERE ${match}`,
+        [at, runId, JSON.stringify(detail.rows)],
+      );
+    }
+    await ops.log(db, { kind: 'stamped', stream: table, runId, entry: null, detail }, at);
+  });
+}
+
+/** What a rebuild stamps on the rows it changed: readers' copies find them by these (table-parts.ts fingerprints). */
+export interface RebuildStamp {
+  /** UTC `YYYY-MM-DD HH:MM:SS.mmm`: the rows' `_synced_at`. */
+  at: string;
+  runId: string;
+}
+
+/**
  * Replaces each live table with the scratch's, all in one transaction; a warehouse that publishes owes every
- * replaced table to its readers. Returns the tables replaced.
+ * replaced table to its readers. A row whose key the live table holds with other values (or other deletion) gets
+ * `stamp` as its `_synced_at` and `_run_id`: evsync wrote it now, and the snapshot and Parquet, which find changed
+ * rows by them, publish it. Every other row keeps the live write's. Returns the tables replaced.
  */
 export async function replaceWithRebuilt(
   db: Db,
+  ops: OpLog,
   scratch: string,
   tables: readonly string[],
+  keys: (table: string) => readonly string[],
+  stamp: RebuildStamp,
   owe: boolean,
 ): Promise<string[]> {
   return attached(db, scratch, () =>
     db.transaction(async () => {
       const done: string[] = [];
       for (const table of tables) {
-        if (!(await columnTypes(db, table, true))) continue;
+        const rebuilt = await columnTypes(db, table, true);
+        if (!rebuilt) continue;
+        const live = await columnTypes(db, table, false);
         const t = ident(table);
-        await db.run(`CREATE OR REPLACE TABLE main.${t} AS SELECT * FROM ${SCRATCH}.main.${t}`);
+        const key = keys(table).filter((c) => rebuilt.has(c) && live?.has(c));
+        if (!live || key.length === 0) {
+          await db.run(`CREATE OR REPLACE TABLE main.${t} AS SELECT * FROM ${SCRATCH}.main.${t}`);
+        } else {
+          const compared = [...rebuilt.keys()].filter((c) => live.has(c) && c !== '_synced_at' && c !== '_run_id');
+          const differs = compared
+            .map((c) => `CAST(l.${ident(c)} AS VARCHAR) IS DISTINCT FROM CAST(r.${ident(c)} AS VARCHAR)`)
+            .join(' OR ');
+          const changed = `l.${ident(key[0] as string)} IS NOT NULL AND (${differs || 'FALSE'})`;
+          // DuckDB reads the old table to the end before the new one takes its name (in this transaction).
+          await db.run(
+            `CREATE OR REPLACE TABLE main.${t} AS
+               SELECT r.* REPLACE (
+                 CASE WHEN ${changed} THEN CAST($1 AS TIMESTAMP) ELSE r."_synced_at" END AS "_synced_at",
+                 CASE WHEN ${changed} THEN $2 ELSE r."_run_id" END AS "_run_id")
+                 FROM ${SCRATCH}.main.${t} r
+                 LEFT JOIN main.${t} l ON ${key.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ')}`,
+            [stamp.at, stamp.runId],
+          );
+          await logStamped(db, ops, table, key, stamp);
+        }
         done.push(table);
       }
       if (owe && done.length > 0)
