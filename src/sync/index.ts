@@ -19,6 +19,8 @@ export {
   planSync,
   type RateLimitView,
 } from './plan-report.js';
+export { type RebuildOptions, RebuildRefused, type RebuildResult, rebuild } from './rebuild/rebuild.js';
+export { MissingArchiveError, type ReplayProgress } from './rebuild/replay.js';
 export { runSync } from './run.js';
 export { type RunProgress, RunProgressTracker, type RunWait, type StreamProgress } from './run-progress.js';
 export type {

@@ -5,6 +5,7 @@ import { makeSecretScrubber } from '../../normalizer/secrets.js';
 import { storableRaw } from '../../normalizer/storable.js';
 import { registeredSecrets } from '../api/index.js';
 import type { CursorState, LoadResult, LoadSession, ScopeRef, Warehouse } from '../warehouse/index.js';
+import { archivedPageText } from './archived-page.js';
 import { withoutSecretValues } from './secret-values.js';
 
 /**
@@ -69,7 +70,7 @@ export class PageLoader {
           input.quarantined.map((q) => q.raw),
         ).map((raw, i) => ({ raw, reason: input.quarantined?.[i]?.reason ?? '' }))
       : null;
-    const body = this.scrub.text(JSON.stringify(quarantined ? { records, quarantined } : { records }));
+    const body = archivedPageText({ records, ...(quarantined ? { quarantined } : {}) }, this.scrub.text);
     const meta = {
       kind: 'page' as const,
       stream: input.stream.name,

@@ -88,6 +88,7 @@ describe('publishSnapshot', () => {
         `SELECT table_name FROM duckdb_tables() WHERE schema_name = '_evsync' ORDER BY 1`,
       );
       expect(copied.map((r) => r.table_name)).toEqual([
+        'custom_field_types',
         'custom_fields',
         'snapshot',
         'snapshot_parts',

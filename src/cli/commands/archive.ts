@@ -85,8 +85,9 @@ Examples:
 Whole segments whose every entry is older are removed. A stream whose first pages are removed can no longer be
 rebuilt (evsync rebuild says so); nothing in the warehouse changes.
 
-Example:
-  $ evsync archive prune --before 2026-01-01`,
+Examples:
+  $ evsync archive prune --before 2026-01-01
+  $ evsync archive prune --before 2026-06-30T00:00:00+02:00 --json`,
     )
     .action(action<{ before: string }>(app, archivePrune));
 }

@@ -5,8 +5,7 @@
  */
 import type { Command } from 'commander';
 import { selectStreams } from '../../../connectors/index.js';
-import { RebuildRefused, rebuild } from '../../sync/rebuild/rebuild.js';
-import { MissingArchiveError, type ReplayProgress } from '../../sync/rebuild/replay.js';
+import { MissingArchiveError, RebuildRefused, type ReplayProgress, rebuild } from '../../sync/index.js';
 import type { TableChange } from '../../warehouse/index.js';
 import { type App, action, type Ctx, withWarehouse } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';

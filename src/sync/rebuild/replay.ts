@@ -11,6 +11,7 @@
  */
 import type { ResolvedStream } from '../../../connectors/types.js';
 import type { Archive, Op, Warehouse } from '../../warehouse/index.js';
+import { readArchivedPage } from '../archived-page.js';
 import { PageLoader } from '../page-loader.js';
 
 /** Ops read from the log at a time (their bodies are read together: at most this many pages in memory). */
@@ -39,117 +40,115 @@ export class ReplayClock {
   }
 }
 
-interface PageBody {
-  records: unknown[];
-  quarantined?: { raw: unknown; reason: string }[];
-}
-
-function parseBody(op: Op, text: string): PageBody {
-  const parsed: unknown = JSON.parse(text);
-  if (!parsed || typeof parsed !== 'object' || !Array.isArray((parsed as PageBody).records)) {
-    throw new Error(`archive entry ${op.entry} (op ${op.seq}) holds no page of records`);
-  }
-  return parsed as PageBody;
-}
-
 export class MissingArchiveError extends Error {
   override readonly name = 'MissingArchiveError';
 }
 
-/**
- * Replays the ops of `streams` after the scratch's last one, up to `last`. Throws MissingArchiveError for a page
- * whose body the archive lacks (pruned, or loaded with the archive off).
- */
-export async function replayOps(o: {
+interface ReplayInput {
   live: Warehouse;
   scratch: Warehouse;
   clock: ReplayClock;
   archive: Archive;
   streams: ReadonlyMap<string, ResolvedStream>;
   last: number;
-  onProgress?: (p: ReplayProgress) => void;
+  onProgress?: ((p: ReplayProgress) => void) | undefined;
   /** Ops read at a time (default WINDOW). */
-  window?: number;
-}): Promise<ReplayProgress> {
-  const names = [...o.streams.keys()];
-  const loaders = new Map<string, PageLoader>();
-  const loaderOf = (runId: string) => {
-    let loader = loaders.get(runId);
+  window?: number | undefined;
+}
+
+/** One replay: its loaders (one per live run, as the live run had one) and its progress. */
+class Replay {
+  private readonly loaders = new Map<string, PageLoader>();
+
+  constructor(
+    private readonly o: ReplayInput,
+    readonly progress: ReplayProgress,
+  ) {}
+
+  private loaderOf(runId: string): PageLoader {
+    let loader = this.loaders.get(runId);
     if (!loader) {
-      loader = new PageLoader(o.scratch, runId);
-      loaders.set(runId, loader);
+      loader = new PageLoader(this.o.scratch, runId);
+      this.loaders.set(runId, loader);
     }
     return loader;
-  };
-  const progress: ReplayProgress = {
-    seq: await o.scratch.lastOp(),
-    last: o.last,
-    pages: 0,
-    records: 0,
-    pagesByStream: {},
-  };
+  }
+
+  private async page(op: Extract<Op, { kind: 'page' }>, stream: ResolvedStream, text: string | undefined) {
+    if (text === undefined) {
+      throw new MissingArchiveError(
+        op.entry === null
+          ? `op ${op.seq} (${op.stream}, ${op.at}) was loaded with the archive off: its records were not kept`
+          : `archive entry ${op.entry} of op ${op.seq} (${op.stream}, ${op.at}) is not in the archive (pruned?)`,
+      );
+    }
+    const body = readArchivedPage(text);
+    if (!body) throw new Error(`archive entry ${op.entry} (op ${op.seq}) holds no page of records`);
+    await this.loaderOf(op.runId).load({
+      stream,
+      scope: { ...op.detail.scope },
+      records: body.records,
+      ...(body.quarantined ? { quarantined: body.quarantined } : {}),
+      ...(op.detail.walk !== null ? { seenWalkId: op.detail.walk } : {}),
+      idsOnly: op.detail.idsOnly,
+      replay: { entry: op.entry, staged: op.detail.staged },
+    });
+    this.progress.pages += 1;
+    this.progress.records += body.records.length;
+    this.progress.pagesByStream[op.stream] = (this.progress.pagesByStream[op.stream] ?? 0) + 1;
+  }
+
+  /** Reproduces one op in the scratch, at its live time, logged under its live seq. */
+  async op(op: Op, bodies: ReadonlyMap<number, string>): Promise<void> {
+    const { scratch } = this.o;
+    scratch.reproducing(op.seq);
+    this.o.clock.set(op.at);
+    const stream = this.o.streams.get(op.stream);
+    if (!stream) throw new Error(`op ${op.seq}: stream ${op.stream} was not resolved`);
+    switch (op.kind) {
+      case 'page':
+        await this.page(op, stream, op.entry === null ? undefined : bodies.get(op.entry));
+        break;
+      case 'merge':
+        await scratch.mergeOps(op.stream, op.detail.pages);
+        break;
+      case 'missing': {
+        const { scope, walk, deletedAt, within } = op.detail;
+        const input = { stream, scope: { ...scope }, walkId: walk, runId: op.runId, at: deletedAt };
+        await scratch.markMissing(within ? { ...input, within } : input);
+        break;
+      }
+      case 'deleted':
+        await scratch.capture.markDeleted(
+          op.stream,
+          op.detail.rows.map(([id, at]) => ({ id, at })),
+          op.runId,
+        );
+        break;
+      case 'stamped':
+        await scratch.stampRows(op.stream, op.detail, op.runId);
+        break;
+    }
+    this.progress.seq = op.seq;
+  }
+}
+
+/**
+ * Replays the ops of `streams` after the scratch's last one, up to `last`. Throws MissingArchiveError for a page
+ * whose body the archive lacks (pruned, or loaded with the archive off).
+ */
+export async function replayOps(o: ReplayInput): Promise<ReplayProgress> {
+  const names = [...o.streams.keys()];
+  const start = await o.scratch.lastOp();
+  const replay = new Replay(o, { seq: start, last: o.last, pages: 0, records: 0, pagesByStream: {} });
+  const { progress } = replay;
   try {
     while (progress.seq < o.last) {
       const ops = (await o.live.opsAfter(progress.seq, o.window ?? WINDOW, names)).filter((op) => op.seq <= o.last);
       if (ops.length === 0) break;
       const entries = ops.flatMap((op) => (op.kind === 'page' && op.entry !== null ? [op.entry] : []));
       const bodies = await o.archive.bodies(entries);
-      for (const op of ops) {
-        o.scratch.reproducing(op.seq);
-        o.clock.set(op.at);
-        const stream = o.streams.get(op.stream);
-        if (!stream) throw new Error(`op ${op.seq}: stream ${op.stream} was not resolved`);
-        switch (op.kind) {
-          case 'page': {
-            const text = op.entry === null ? undefined : bodies.get(op.entry);
-            if (text === undefined) {
-              throw new MissingArchiveError(
-                op.entry === null
-                  ? `op ${op.seq} (${op.stream}, ${op.at}) was loaded with the archive off: its records were not kept`
-                  : `archive entry ${op.entry} of op ${op.seq} (${op.stream}, ${op.at}) is not in the archive (pruned?)`,
-              );
-            }
-            const body = parseBody(op, text);
-            await loaderOf(op.runId).load({
-              stream,
-              scope: { ...op.detail.scope },
-              records: body.records,
-              quarantined: body.quarantined,
-              ...(op.detail.walk !== null ? { seenWalkId: op.detail.walk } : {}),
-              idsOnly: op.detail.idsOnly,
-              replay: { entry: op.entry, staged: op.detail.staged },
-            });
-            progress.pages += 1;
-            progress.pagesByStream[op.stream] = (progress.pagesByStream[op.stream] ?? 0) + 1;
-            progress.records += body.records.length;
-            break;
-          }
-          case 'merge':
-            await o.scratch.mergeOps(op.stream, op.detail.pages);
-            break;
-          case 'missing':
-            await o.scratch.markMissing({
-              stream,
-              scope: { ...op.detail.scope },
-              walkId: op.detail.walk,
-              runId: op.runId,
-              at: op.detail.deletedAt,
-              ...(op.detail.within ? { within: op.detail.within } : {}),
-            });
-            break;
-          case 'deleted':
-            await o.scratch.capture.markDeleted(
-              op.stream,
-              op.detail.rows.map(([id, at]) => ({ id, at })),
-              op.runId,
-            );
-            break;
-          case 'stamped':
-            await o.scratch.stampRows(op.stream, op.detail, op.runId);
-            break;
-        }
-        progress.seq = op.seq;
-      }
+      for (const op of ops) await replay.op(op, bodies);
       o.onProgress?.({ ...progress, pagesByStream: { ...progress.pagesByStream } });
     }
   } finally {

@@ -18,7 +18,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/connection.js';
 import { utcNow } from '../db/sql.js';
-import type { ScopeRef } from '../types.js';
 
 export const OP_LOG_DDL = [
   `CREATE TABLE IF NOT EXISTS _evsync.archive_ops (
@@ -45,10 +44,10 @@ const missingDetail = z.object({
 const deletedDetail = z.object({ rows: z.array(z.tuple([z.number().int(), z.string()])) });
 const stampedDetail = z.object({ key: z.array(z.string()), rows: z.array(z.array(z.unknown())) });
 
-export type PageOpDetail = z.infer<typeof pageDetail>;
-export type MissingOpDetail = z.infer<typeof missingDetail>;
+type PageOpDetail = z.infer<typeof pageDetail>;
+type MissingOpDetail = z.infer<typeof missingDetail>;
 
-export type OpInput =
+type OpInput =
   | { kind: 'page'; stream: string; runId: string; entry: number | null; detail: PageOpDetail }
   | { kind: 'merge'; stream: string; runId: null; entry: null; detail: { pages: number[] } }
   | { kind: 'missing'; stream: string; runId: string; entry: null; detail: MissingOpDetail }
@@ -146,9 +145,4 @@ export async function loggedStreams(db: Db): Promise<string[]> {
 export async function lastOpSeq(db: Db): Promise<number> {
   const r = await db.query(`SELECT coalesce(max(seq), 0) AS n FROM _evsync.archive_ops`);
   return Number(r.rows[0]?.n ?? 0);
-}
-
-/** The scope of a page op as the loader takes it. */
-export function scopeOf(detail: { scope: z.infer<typeof scopeSchema> }): ScopeRef {
-  return { ...detail.scope };
 }

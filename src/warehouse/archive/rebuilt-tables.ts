@@ -150,7 +150,7 @@ export async function stampRows(
 }
 
 /** What a rebuild stamps on the rows it changed: readers' copies find them by these (table-parts.ts fingerprints). */
-export interface RebuildStamp {
+interface RebuildStamp {
   /** UTC `YYYY-MM-DD HH:MM:SS.mmm`: the rows' `_synced_at`. */
   at: string;
   runId: string;
