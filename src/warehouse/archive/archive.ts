@@ -51,6 +51,8 @@ export interface EntryMeta {
 
 export interface ArchiveStats {
   entries: number;
+  /** Of the entries, webhook deliveries (the others are pages of records). */
+  deliveries: number;
   bytes: number;
   /** The earliest entry's time (null when empty). */
   since: string | null;
@@ -345,6 +347,7 @@ export class Archive {
     const spool = this.spooled();
     for (const path of spool.values()) bytes += statSync(path).size;
     let entries = spool.size;
+    let deliveries = 0;
     let since: string | null = null;
     let latest: string | null = null;
     const metaFiles = segments.map((s) => s.meta).filter((f) => existsSync(f));
@@ -357,11 +360,12 @@ export class Archive {
     if (metaFiles.length > 0) {
       const db = await this.duck();
       const r = await db.query(
-        `SELECT count(*) AS n, strftime(min("at"), '%Y-%m-%d %H:%M:%S') AS since, strftime(max("at"), '%Y-%m-%d %H:%M:%S') AS latest
+        `SELECT count(*) AS n, count(*) FILTER (WHERE kind = 'delivery') AS d, strftime(min("at"), '%Y-%m-%d %H:%M:%S') AS since, strftime(max("at"), '%Y-%m-%d %H:%M:%S') AS latest
            FROM read_parquet([${metaFiles.map(literal).join(',')}])`,
       );
       const row = r.rows[0];
       entries += Number(row?.n ?? 0);
+      deliveries += Number(row?.d ?? 0);
       since = row?.since == null ? null : String(row.since);
       latest = row?.latest == null ? null : String(row.latest);
     }
@@ -369,7 +373,9 @@ export class Archive {
       for (const line of readFileSync(f, 'utf8').split('\n')) {
         if (!line) continue;
         try {
-          const at = String((JSON.parse(line) as { at?: unknown }).at ?? '').slice(0, 19);
+          const meta = JSON.parse(line) as { at?: unknown; kind?: unknown };
+          if (meta.kind === 'delivery') deliveries += 1;
+          const at = String(meta.at ?? '').slice(0, 19);
           if (!at) continue;
           if (since === null || at < since) since = at;
           if (latest === null || at > latest) latest = at;
@@ -378,7 +384,7 @@ export class Archive {
         }
       }
     }
-    return { entries, bytes, since, latest, spooled: spool.size };
+    return { entries, deliveries, bytes, since, latest, spooled: spool.size };
   }
 
   /**
