@@ -177,6 +177,13 @@ export const configSchema = z.strictObject({
   ...optional(engineTuningFields),
   streams: z.record(z.string(), streamOverrideSchema, { error: 'expected an object of stream names' }).optional(),
   lake: lakeSchema.optional(),
+  /**
+   * The archive of every page and delivery (src/warehouse/archive/): beside the warehouse unless `to` names the
+   * lake (`s3://bucket/prefix`), where its compressed segments go (the lake's endpoint and credentials).
+   */
+  archive: z
+    .strictObject({ to: z.string().regex(/^s3:\/\//i, { error: 'expected an s3:// URL' }) }, { error: 'expected an object' })
+    .optional(),
   /** Several accounts, one lake: each syncs on its own (`--account <id>` or EVSYNC_ACCOUNT). */
   accounts: z
     .record(z.string().regex(accountId, { error: ACCOUNT_ID_ERROR }), accountSchema, {

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type Now, systemNow } from '../../schemas/clock.js';
 import type { ApiClient } from '../api/index.js';
-import type { Sandbox, Warehouse } from '../warehouse/index.js';
+import type { ArchiveRemote, Sandbox, Warehouse } from '../warehouse/index.js';
 import {
   type Connection,
   type GlobalOptions,
@@ -146,8 +146,10 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
   }
   checkWarehousePath(ctx, { write: opts.readOnly !== true && opts.sandbox === undefined });
   const { Warehouse, DatabaseInUseError } = await import('../warehouse/index.js');
+  const archiveRemote = await archiveRemoteFor(ctx, opts);
   try {
     return await Warehouse.open(db, {
+      ...(archiveRemote ? { archiveRemote } : {}),
       readOnly: opts.readOnly === true,
       now: ctx.now,
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
@@ -155,12 +157,28 @@ export async function openWarehouse(ctx: Ctx, opts: OpenOptions = {}): Promise<W
       ...(opts.publishing ? { publishing: true } : {}),
     });
   } catch (err) {
+    archiveRemote?.close?.();
     if (err instanceof DatabaseInUseError) {
       throw new CliError(`${errorMessage(err)}. Once it has closed the file (finished, or stopped), try again`);
     }
     const foreign = notADatabase(db, err);
     if (foreign) throw new UsageError(foreign);
     throw err;
+  }
+}
+
+/** The lake the archive's segments go to (`archive.to`), for an open that writes or rebuilds from them. */
+async function archiveRemoteFor(ctx: Ctx, opts: OpenOptions): Promise<ArchiveRemote | null> {
+  const to = ctx.config.values.archive?.to;
+  if (!to || opts.sandbox !== undefined) return null;
+  const [{ openArchiveRemote }, { outputSettings }] = await Promise.all([
+    import('../outputs/archive-remote.js'),
+    import('./output-settings.js'),
+  ]);
+  try {
+    return await openArchiveRemote(outputSettings(ctx), to);
+  } catch (err) {
+    throw new UsageError(errorMessage(err));
   }
 }
 

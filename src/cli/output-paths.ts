@@ -20,6 +20,7 @@ import { type OwnPath, warehouseLayout } from '../warehouse/copies/own-files.js'
 import { snapshotTargetProblem } from '../warehouse/copies/snapshot-target.js';
 import type { Ctx } from './context.js';
 import { UsageError } from './errors.js';
+import { outputSettings } from './output-settings.js';
 
 /** Whether `path` is `dir` or lies below it (both real paths). */
 function within(dir: string, path: string): boolean {
@@ -135,19 +136,6 @@ function snapshotTarget(ctx: Ctx, file: string): string {
 }
 
 /** What the readers' outputs need from this command's context (src/outputs/settings.ts). */
-function outputSettings(ctx: Ctx): OutputSettings {
-  const lake = ctx.config.values.lake ?? {};
-  return {
-    cwd: ctx.io.cwd,
-    db: ctx.config.db,
-    lake,
-    // The selected one of `accounts`, else `lake.account`, else `default`.
-    account: ctx.config.account ?? lake.account ?? 'default',
-    env: ctx.config.env,
-    now: ctx.now,
-    log: (level, message) => ctx.log[level](message),
-  };
-}
 
 /**
  * A command's outputs read from its flags, once, before anything opens or a credit is spent (exit 2): the output

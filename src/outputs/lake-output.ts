@@ -33,7 +33,8 @@ export function stagingDirFor(db: string): string {
   return lakeStagingPathOf(db);
 }
 
-async function openLakeStore(settings: OutputSettings, target: S3Target): Promise<ObjectStore> {
+/** The lake's store for `target`, with the lake's settings (endpoint, region, path style, profile, part size). */
+export async function openLakeStoreFor(settings: OutputSettings, target: S3Target): Promise<ObjectStore> {
   const lake = settings.lake;
   const { openS3Store } = await import('./lake/s3-store.js');
   return openS3Store({
@@ -59,7 +60,7 @@ export async function refuseIfLeaseHeld(settings: OutputSettings, target: S3Targ
   const { liveLease, leaseRefusal } = await import('./lake/lease.js');
   let store: ObjectStore | null = null;
   try {
-    store = await openLakeStore(settings, target);
+    store = await openLakeStoreFor(settings, target);
     const key = leaseKey({ prefix: target.prefix, account: settings.account });
     const held = await liveLease(store, key, settings.now());
     if (held) throw leaseRefusal(store, key, held);
@@ -74,7 +75,7 @@ export async function refuseIfLeaseHeld(settings: OutputSettings, target: S3Targ
 export async function openLake(settings: OutputSettings, target: S3Target, command: string): Promise<LakeAccess> {
   try {
     return {
-      store: await openLakeStore(settings, target),
+      store: await openLakeStoreFor(settings, target),
       account: settings.account,
       stagingDir: stagingDirFor(settings.db),
       leaseTtlMs: leaseTtlMs(settings),

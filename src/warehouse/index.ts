@@ -1,6 +1,6 @@
 /** The DuckDB warehouse: public surface for the sync engine, the CLI and library users. */
 
-export { Archive, type ArchiveStats, type EntryMeta } from './archive/archive.js';
+export { Archive, type ArchiveRemote, type ArchiveStats, type EntryMeta } from './archive/archive.js';
 export type { Op } from './archive/op-log.js';
 export type { TableChange } from './archive/rebuilt-tables.js';
 export { type QueryCopyWritten, removeQueryCopyLeftovers } from './copies/query-copy.js';

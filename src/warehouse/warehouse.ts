@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import type { ResolvedStream, ScalarType, StreamDefinition } from '../../connectors/types.js';
 import type { Now } from '../../schemas/clock.js';
-import { Archive, type ArchiveStats } from './archive/archive.js';
+import { Archive, type ArchiveRemote, type ArchiveStats } from './archive/archive.js';
 import { archiveBegan } from './archive/archive-began.js';
 import { firstPageEntry, lastOpSeq, loggedStreams, type Op, OpLog, readOps } from './archive/op-log.js';
 import { compareRebuilt, replaceWithRebuilt, stampRows, type TableChange } from './archive/rebuilt-tables.js';
@@ -92,6 +92,8 @@ export interface OpenOptions {
    * for a file opened for writing. Off for a rebuild's scratch warehouse, whose pages are the archive's own.
    */
   archive?: boolean;
+  /** Where the archive's segments go once compressed (the lake), instead of staying beside the file. */
+  archiveRemote?: ArchiveRemote | null;
   /**
    * A rebuild's scratch warehouse (src/sync/rebuild/): staged pages merge only where the op log it replays merged
    * them, never on their own (no merge at open, none when a batch fills).
@@ -154,10 +156,12 @@ export class Warehouse {
     private readonly publishing: boolean,
     archive: boolean,
     private readonly replay: boolean,
+    private readonly archiveRemote: ArchiveRemote | null,
   ) {
     this.staging = Staging.forDatabase(db.path);
     this.ops = new OpLog(!db.readOnly);
-    this.archive = archive && !db.readOnly && db.path !== ':memory:' ? Archive.open(db.path) : null;
+    this.archive =
+      archive && !db.readOnly && db.path !== ':memory:' ? Archive.open(db.path, { remote: archiveRemote }) : null;
     this.deps = {
       ops: this.ops,
       db,
@@ -201,13 +205,18 @@ export class Warehouse {
    * is none. Reads only, also for a read-only open.
    */
   async archiveStatus(): Promise<(ArchiveStats & { pruned: { before: string; through: number } | null }) | null> {
-    const archive = this.archive ?? Archive.open(this.db.path, { readOnly: true });
+    const archive = this.archiveReader();
     try {
       if (!existsSync(archive.dir)) return null;
       return { ...(await archive.stats()), pruned: archive.pruned() };
     } finally {
       if (archive !== this.archive) await archive.close({ keepSpool: true });
     }
+  }
+
+  /** The archive to read (its own when it keeps one, else one read-only, with the same remote): close it after. */
+  archiveReader(): Archive {
+    return this.archive ?? Archive.open(this.db.path, { readOnly: true, remote: this.archiveRemote });
   }
 
   /** The streams the op log has writes of (a dropped table's included). */
@@ -322,6 +331,7 @@ export class Warehouse {
         opts.publishing === true && !db.readOnly,
         opts.archive ?? true,
         opts.replay === true,
+        opts.archiveRemote ?? null,
       );
       warehouse.layout = found;
       if (!db.readOnly) await db.exclusive(() => warehouse!.recover(found));
@@ -784,6 +794,7 @@ export class Warehouse {
     await this.archive?.close().catch((err: unknown) => {
       failure ??= err;
     });
+    this.archiveRemote?.close?.();
     await this.db.close();
     this.staging.dispose();
     if (failure) throw failure;

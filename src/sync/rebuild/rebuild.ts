@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { getStream, hasStream, type StreamOverride } from '../../../connectors/index.js';
 import type { ResolvedStream } from '../../../connectors/types.js';
-import { Archive, type TableChange, Warehouse } from '../../warehouse/index.js';
+import { type TableChange, Warehouse } from '../../warehouse/index.js';
 import { resolveStored } from '../capture/streams.js';
 import { ReplayClock, type ReplayProgress, replayOps } from './replay.js';
 
@@ -98,11 +98,13 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
 
   const last = await live.lastOp();
   const clock = new ReplayClock();
-  const archive = Archive.open(live.path, { readOnly: true });
+  // The live warehouse's own archive when it keeps one (its spool included), with the remote it was opened with.
+  const archive = live.archiveReader();
+  const ownArchive = archive !== live.archive;
   const pruned = archive.pruned();
   const first = await live.firstPageEntry(names);
   if (pruned && first !== null && first <= pruned.through) {
-    await archive.close();
+    if (ownArchive) await archive.close();
     throw new RebuildRefused(
       `the archive was pruned before ${pruned.before}: the pages ${names.join(', ')} were first loaded from are gone, ` +
         'so a rebuild would lose their rows',
@@ -124,7 +126,7 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
     });
   } finally {
     await scratch.close();
-    await archive.close();
+    if (ownArchive) await archive.close();
   }
   const keyOf = (table: string) => streams.get(table)?.key ?? ['id'];
   const changes = await live.compareRebuilt(scratchPath, names, keyOf);

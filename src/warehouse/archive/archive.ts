@@ -11,6 +11,10 @@
  *   `.meta.parquet` (the entries' metadata): 12% of the raw JSON. A DuckDB table was ruled out: `USING COMPRESSION
  *   zstd` does nothing in files of the default storage version (198% of raw), 15-53 us a row, +0.7-1.8 GB RSS.
  *
+ * With a remote (`archive.to` in the configuration: the lake), a segment's pages file goes there once rolled up
+ * (`<gen>-<last>.remote.json` records it, then the local file is removed); its small metadata file stays beside the
+ * warehouse too, so `status` and prune read it locally. A rebuild fetches a remote segment when it reads it.
+ *
  * Appends are synchronous, so a roll-up's switch to a new generation never splits an entry. A kill at any moment
  * leaves either the spool generation or its segment (the pages file is renamed into place last; the spool is
  * removed after it), and an open finishes what a killed roll-up left.
@@ -47,6 +51,18 @@ export interface EntryMeta {
   /** The request that produced it: path, window, page (a delivery: its id). */
   request: Record<string, unknown> | null;
   rows: number;
+}
+
+/** Object storage for the archive's segments (the lake: src/outputs/archive-remote.ts), by file name. */
+export interface ArchiveRemote {
+  /** `s3://bucket/prefix/...` of a name, for messages. */
+  describe(name: string): string;
+  put(name: string, file: string, size: number): Promise<void>;
+  /** Writes the object to `to`; false when there is none. */
+  get(name: string, to: string): Promise<boolean>;
+  remove(names: readonly string[]): Promise<void>;
+  /** Releases the connection (the warehouse that was opened with the remote calls it when it closes). */
+  close?(): void;
 }
 
 export interface ArchiveStats {
@@ -106,6 +122,24 @@ function readPruned(dir: string): Pruned | null {
   return { before: String(p.before ?? ''), through: Number(p.through ?? 0), gen: Number(p.gen ?? 0) };
 }
 
+/** A whole segment: its pages file (null: in the remote), metadata file, last entry, name and remote size. */
+interface Segment {
+  pages: string | null;
+  meta: string;
+  last: number;
+  name: string;
+  remoteBytes: number;
+}
+
+function readRemoteRecord(path: string): { bytes: number } | null {
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { bytes?: unknown };
+    return { bytes: Number(parsed.bytes ?? 0) };
+  } catch {
+    return null;
+  }
+}
+
 function writePruned(dir: string, p: Pruned): void {
   const path = join(dir, 'pruned.json');
   writeFileSync(`${path}.tmp`, JSON.stringify(p), { mode: 0o600 });
@@ -123,19 +157,28 @@ export class Archive {
   private db: Db | null = null;
   private closed = false;
 
+  /** The remote segment fetched last (a replay reads one segment's row groups over many windows). */
+  private fetched: { pages: string; file: string } | null = null;
+
   private constructor(
     readonly dir: string,
     private readonly readOnly: boolean,
     state: { nextEntry: number; gen: number },
+    private readonly remote: ArchiveRemote | null,
   ) {
     this.nextEntry = state.nextEntry;
     this.gen = state.gen;
   }
 
   /** The archive of the warehouse at `databasePath` (created on the first append). */
-  static open(databasePath: string, opts: { readOnly?: boolean } = {}): Archive {
+  static open(databasePath: string, opts: { readOnly?: boolean; remote?: ArchiveRemote | null } = {}): Archive {
     const dir = `${databasePath}.archive`;
-    return new Archive(dir, opts.readOnly === true, Archive.scan(dir));
+    return new Archive(dir, opts.readOnly === true, Archive.scan(dir), opts.remote ?? null);
+  }
+
+  /** Where the segments go: the remote's location, or the folder beside the warehouse. */
+  get where(): string {
+    return this.remote ? this.remote.describe('') : this.dir;
   }
 
   private get spoolDir(): string {
@@ -156,7 +199,7 @@ export class Archive {
     const segments = join(dir, 'segments');
     if (existsSync(segments)) {
       for (const f of readdirSync(segments)) {
-        const m = /^(\d+)-(\d+)\.pages\.parquet$/.exec(f);
+        const m = /^(\d+)-(\d+)\.(?:pages|meta)\.parquet$/.exec(f);
         if (!m) continue;
         gen = Math.max(gen, Number(m[1]));
         last = Math.max(last, Number(m[2]));
@@ -234,12 +277,14 @@ export class Archive {
     if (existsSync(this.segmentsDir)) {
       for (const f of readdirSync(this.segmentsDir)) if (f.endsWith('.tmp')) rmSync(join(this.segmentsDir, f));
     }
-    if (!existsSync(this.spoolDir)) return;
-    for (const g of readdirSync(this.spoolDir).sort()) {
-      const m = /^g(\d+)$/.exec(g);
-      if (!m || Number(m[1]) >= this.gen) continue;
-      await this.rollGeneration(Number(m[1]));
+    if (existsSync(this.spoolDir)) {
+      for (const g of readdirSync(this.spoolDir).sort()) {
+        const m = /^g(\d+)$/.exec(g);
+        if (!m || Number(m[1]) >= this.gen) continue;
+        await this.rollGeneration(Number(m[1]));
+      }
     }
+    await this.push();
   }
 
   private async rollGeneration(gen: number): Promise<void> {
@@ -250,7 +295,7 @@ export class Archive {
       .map((m) => Number(m[1]));
     mkdirSync(this.segmentsDir, { recursive: true, mode: 0o700 });
     const done = readdirSync(this.segmentsDir).some(
-      (f) => f.startsWith(`${pad(gen, 9)}-`) && f.endsWith('.pages.parquet'),
+      (f) => f.startsWith(`${pad(gen, 9)}-`) && (f.endsWith('.pages.parquet') || f.endsWith('.remote.json')),
     );
     if (entries.length > 0 && !done) {
       const last = Math.max(...entries);
@@ -277,17 +322,68 @@ export class Archive {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  /** Segment files, oldest first: [pages, meta] paths. */
-  private segments(): { pages: string; meta: string; last: number }[] {
+  /**
+   * Segments, oldest first: their pages file (local path, or null when it is remote), metadata file, last entry and
+   * name. A segment is whole once its pages file is in place, here or (remote.json) in the remote.
+   */
+  private segments(): Segment[] {
     if (!existsSync(this.segmentsDir)) return [];
-    return readdirSync(this.segmentsDir)
-      .map((f) => /^(\d+)-(\d+)\.pages\.parquet$/.exec(f))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .sort((a, b) => Number(a[1]) - Number(b[1]))
-      .map((m) => {
-        const base = join(this.segmentsDir, m[0].replace(/\.pages\.parquet$/, ''));
-        return { pages: `${base}.pages.parquet`, meta: `${base}.meta.parquet`, last: Number(m[2]) };
+    const files = new Set(readdirSync(this.segmentsDir));
+    const out: Segment[] = [];
+    for (const f of files) {
+      const m = /^((\d+)-(\d+))\.meta\.parquet$/.exec(f);
+      if (!m) continue;
+      const name = m[1] as string;
+      const local = files.has(`${name}.pages.parquet`);
+      const record = join(this.segmentsDir, `${name}.remote.json`);
+      const remote = files.has(`${name}.remote.json`) ? readRemoteRecord(record) : null;
+      if (!local && remote === null) continue;
+      out.push({
+        pages: local ? join(this.segmentsDir, `${name}.pages.parquet`) : null,
+        meta: join(this.segmentsDir, f),
+        last: Number(m[3]),
+        name,
+        remoteBytes: local ? 0 : (remote?.bytes ?? 0),
       });
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Sends the local pages files of whole segments to the remote (a kill before the record is sent again). */
+  private async push(): Promise<void> {
+    if (!this.remote || this.readOnly) return;
+    for (const s of this.segments()) {
+      if (s.pages === null) continue;
+      const size = statSync(s.pages).size;
+      await this.remote.put(`${s.name}.pages.parquet`, s.pages, size);
+      await this.remote.put(`${s.name}.meta.parquet`, s.meta, statSync(s.meta).size);
+      const record = join(this.segmentsDir, `${s.name}.remote.json`);
+      const text = JSON.stringify({ bytes: size, at: this.remote.describe(`${s.name}.pages.parquet`) });
+      writeFileSync(`${record}.tmp`, text, { mode: 0o600 });
+      fsyncPath(`${record}.tmp`);
+      renameSync(`${record}.tmp`, record);
+      fsyncPath(this.segmentsDir);
+      rmSync(s.pages);
+    }
+  }
+
+  /** A segment's pages file to read: its local path, or the remote's copy fetched beside the archive. */
+  private async readable(s: Segment): Promise<string> {
+    if (s.pages !== null) return s.pages;
+    if (!this.remote) throw new Error(`archive segment ${s.name} is in a remote this archive was not opened with`);
+    if (this.fetched?.pages === s.name) return this.fetched.file;
+    this.dropFetched();
+    const file = join(this.dir, `fetched-${s.name}.pages.parquet`);
+    if (!(await this.remote.get(`${s.name}.pages.parquet`, file))) {
+      throw new Error(`archive segment ${this.remote.describe(`${s.name}.pages.parquet`)} is missing`);
+    }
+    this.fetched = { pages: s.name, file };
+    return file;
+  }
+
+  private dropFetched(): void {
+    if (this.fetched) rmSync(this.fetched.file, { force: true });
+    this.fetched = null;
   }
 
   /** Spooled entries: number to body path, and their metadata lines. */
@@ -321,19 +417,19 @@ export class Archive {
     if (rest.length === 0) return out;
     const lo = Math.min(...rest);
     const hi = Math.max(...rest);
+    const wanted = rest.map((e) => Math.trunc(e)).join(',');
     let first = 0;
-    const files: string[] = [];
     for (const s of this.segments()) {
-      if (s.last >= lo && first <= hi) files.push(s.pages);
+      const from = first;
       first = s.last + 1;
+      if (s.last < lo || from > hi) continue;
+      const db = await this.duck();
+      const r = await db.query(
+        `SELECT entry, body FROM read_parquet(${literal(await this.readable(s))})
+          WHERE entry BETWEEN ${lo} AND ${hi} AND entry IN (${wanted})`,
+      );
+      for (const row of r.rows) out.set(Number(row.entry), String(row.body));
     }
-    if (files.length === 0) return out;
-    const db = await this.duck();
-    const r = await db.query(
-      `SELECT entry, body FROM read_parquet([${files.map(literal).join(',')}])
-        WHERE entry BETWEEN ${lo} AND ${hi} AND entry IN (${rest.map((e) => Math.trunc(e)).join(',')})`,
-    );
-    for (const row of r.rows) out.set(Number(row.entry), String(row.body));
     return out;
   }
 
@@ -342,7 +438,8 @@ export class Archive {
     let bytes = 0;
     const segments = this.segments();
     for (const s of segments) {
-      for (const f of [s.pages, s.meta]) if (existsSync(f)) bytes += statSync(f).size;
+      bytes += s.remoteBytes + statSync(s.meta).size;
+      if (s.pages !== null) bytes += statSync(s.pages).size;
     }
     const spool = this.spooled();
     for (const path of spool.values()) bytes += statSync(path).size;
@@ -350,7 +447,7 @@ export class Archive {
     let deliveries = 0;
     let since: string | null = null;
     let latest: string | null = null;
-    const metaFiles = segments.map((s) => s.meta).filter((f) => existsSync(f));
+    const metaFiles = segments.map((s) => s.meta);
     const spoolMeta = existsSync(this.spoolDir)
       ? readdirSync(this.spoolDir)
           .filter((g) => /^g\d+$/.test(g))
@@ -410,15 +507,17 @@ export class Archive {
         kept += n;
         continue;
       }
-      for (const f of [s.pages, s.meta]) {
-        bytes += statSync(f).size;
-      }
+      bytes += s.remoteBytes + statSync(s.meta).size + (s.pages !== null ? statSync(s.pages).size : 0);
       // Recorded first: entry numbers are never given again, and a rebuild knows what is gone (before it is).
       through = Math.max(through, s.last);
-      gen = Math.max(gen, Number(/(\d+)-\d+\.pages\.parquet$/.exec(s.pages)?.[1] ?? 0));
+      gen = Math.max(gen, Number(s.name.split('-')[0]));
       writePruned(this.dir, { before, through, gen });
-      // The pages file first: a segment without it is no segment (scan), so a kill in between leaves no half.
-      rmSync(s.pages);
+      // The pages file first: a segment without it is no segment, so a kill in between leaves no half.
+      if (s.pages !== null) rmSync(s.pages);
+      else {
+        await this.remote?.remove([`${s.name}.pages.parquet`, `${s.name}.meta.parquet`]);
+        rmSync(join(this.segmentsDir, `${s.name}.remote.json`));
+      }
       rmSync(s.meta);
       entries += n;
     }
@@ -440,6 +539,7 @@ export class Archive {
       else await this.rolling;
     } finally {
       this.closed = true;
+      this.dropFetched();
       if (this.metaFd !== null) closeSync(this.metaFd);
       this.metaFd = null;
       await this.db?.close();
