@@ -49,6 +49,20 @@ async function columnTypes(db: Db, table: string, inScratch: boolean): Promise<M
   return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
 }
 
+/**
+ * Each row of `source` as its key and one hash of its values over `columns` (a column whose type differs between the
+ * two tables as its text: 1 and '1' are equal, 1.0 and 1 are not): two scans of narrow rows instead of a join of
+ * whole rows, which on a table of a million rows held both sides' every column.
+ */
+function digests(source: string, key: readonly string[], columns: readonly string[], retyped: ReadonlySet<string>) {
+  const values = columns.map((c) => (retyped.has(c) ? `CAST(x.${ident(c)} AS VARCHAR)` : `x.${ident(c)}`));
+  return `(SELECT ${key.map((c) => `x.${ident(c)}`).join(', ')}, hash(${values.join(', ')}) AS "_evsync_h" FROM ${source} x)`;
+}
+
+function retypedOf(live: Map<string, string>, rebuilt: Map<string, string>, both: readonly string[]): Set<string> {
+  return new Set(both.filter((c) => live.get(c) !== rebuilt.get(c)));
+}
+
 /** Per table, what replacing the live table with the scratch's would change (tables the scratch lacks: skipped). */
 export async function compareRebuilt(
   db: Db,
@@ -79,15 +93,14 @@ export async function compareRebuilt(
       }
       const both = [...rebuilt.keys()].filter((c) => live.has(c));
       const keys = key(table).filter((c) => both.includes(c));
+      const retyped = retypedOf(live, rebuilt, both);
       const on = keys.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ');
-      // Compared as text: a retyped column differs where its text does (1 and '1' are equal, 1.0 and 1 are not).
-      const differs = both.map((c) => `CAST(l.${ident(c)} AS VARCHAR) IS DISTINCT FROM CAST(r.${ident(c)} AS VARCHAR)`);
+      const k = ident(keys[0] as string);
       const r = await db.query(
-        `SELECT count(*) FILTER (WHERE l.${ident(keys[0] as string)} IS NULL) AS added,
-                count(*) FILTER (WHERE r.${ident(keys[0] as string)} IS NULL) AS removed,
-                count(*) FILTER (WHERE l.${ident(keys[0] as string)} IS NOT NULL AND r.${ident(keys[0] as string)} IS NOT NULL
-                                   AND (${differs.join(' OR ') || 'FALSE'})) AS changed
-           FROM main.${t} l FULL OUTER JOIN ${SCRATCH}.main.${t} r ON ${on}`,
+        `SELECT count(*) FILTER (WHERE l.${k} IS NULL) AS added, count(*) FILTER (WHERE r.${k} IS NULL) AS removed,
+                count(*) FILTER (WHERE l.${k} IS NOT NULL AND r.${k} IS NOT NULL AND l."_evsync_h" <> r."_evsync_h") AS changed
+           FROM ${digests(`main.${t}`, keys, both, retyped)} l
+           FULL OUTER JOIN ${digests(`${SCRATCH}.main.${t}`, keys, both, retyped)} r ON ${on}`,
       );
       const row = r.rows[0] ?? {};
       out.push({
@@ -184,18 +197,19 @@ export async function replaceWithRebuilt(
           await db.run(`CREATE OR REPLACE TABLE main.${t} AS SELECT * FROM ${SCRATCH}.main.${t}`);
         } else {
           const compared = [...rebuilt.keys()].filter((c) => live.has(c) && c !== '_synced_at' && c !== '_run_id');
-          const differs = compared
-            .map((c) => `CAST(l.${ident(c)} AS VARCHAR) IS DISTINCT FROM CAST(r.${ident(c)} AS VARCHAR)`)
-            .join(' OR ');
-          const changed = `l.${ident(key[0] as string)} IS NOT NULL AND (${differs || 'FALSE'})`;
+          const retyped = retypedOf(live, rebuilt, compared);
+          const on = (a: string, b: string) => key.map((c) => `${a}.${ident(c)} = ${b}.${ident(c)}`).join(' AND ');
+          const changed = `SELECT l.* EXCLUDE ("_evsync_h") FROM ${digests(`main.${t}`, key, compared, retyped)} l
+                            JOIN ${digests(`${SCRATCH}.main.${t}`, key, compared, retyped)} s ON ${on('l', 's')}
+                           WHERE l."_evsync_h" <> s."_evsync_h"`;
+          const hit = `c.${ident(key[0] as string)} IS NOT NULL`;
           // DuckDB reads the old table to the end before the new one takes its name (in this transaction).
           await db.run(
             `CREATE OR REPLACE TABLE main.${t} AS
                SELECT r.* REPLACE (
-                 CASE WHEN ${changed} THEN CAST($1 AS TIMESTAMP) ELSE r."_synced_at" END AS "_synced_at",
-                 CASE WHEN ${changed} THEN $2 ELSE r."_run_id" END AS "_run_id")
-                 FROM ${SCRATCH}.main.${t} r
-                 LEFT JOIN main.${t} l ON ${key.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ')}`,
+                 CASE WHEN ${hit} THEN CAST($1 AS TIMESTAMP) ELSE r."_synced_at" END AS "_synced_at",
+                 CASE WHEN ${hit} THEN $2 ELSE r."_run_id" END AS "_run_id")
+                 FROM ${SCRATCH}.main.${t} r LEFT JOIN (${changed}) c ON ${on('c', 'r')}`,
             [stamp.at, stamp.runId],
           );
           await logStamped(db, ops, table, key, stamp);
