@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installWebhooks } from '../../src/sync/capture/install.js';
-import { runSync } from '../../src/sync/index.js';
+import { rebuild, runSync } from '../../src/sync/index.js';
 import { Warehouse } from '../../src/warehouse/index.js';
 import { run, waitForText } from '../cli/helpers.js';
 import { compareStream, type Harness, startHarness } from '../helpers/harness.js';
@@ -157,6 +157,15 @@ describe('a kill between journal and apply', () => {
       }
     } finally {
       await w.close();
+    }
+    // The daemon killed mid-delivery lost nothing of the archive either: a rebuild from it changes nothing.
+    const live = await Warehouse.open(h.dbPath);
+    try {
+      const { changes } = await rebuild({ live, streams: null, dryRun: true });
+      for (const c of changes) expect(c).toMatchObject({ added: 0, changed: 0, removed: 0 });
+      expect((await live.archiveStatus())?.deliveries).toBeGreaterThanOrEqual(delivered);
+    } finally {
+      await live.close();
     }
   });
 });
