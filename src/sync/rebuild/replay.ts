@@ -142,17 +142,28 @@ export async function replayOps(o: ReplayInput): Promise<ReplayProgress> {
   const start = await o.scratch.lastOp();
   const replay = new Replay(o, { seq: start, last: o.last, pages: 0, records: 0, pagesByStream: {} });
   const { progress } = replay;
+  /** The window of ops after `seq` with their pages' bodies (read by the archive's DuckDB, on a thread of its own). */
+  const windowAfter = async (seq: number) => {
+    const ops = (await o.live.opsAfter(seq, o.window ?? WINDOW, names)).filter((op) => op.seq <= o.last);
+    const entries = ops.flatMap((op) => (op.kind === 'page' && op.entry !== null ? [op.entry] : []));
+    return { ops, bodies: await o.archive.bodies(entries) };
+  };
+  let next: ReturnType<typeof windowAfter> | null = null;
   try {
+    next = windowAfter(progress.seq);
     while (progress.seq < o.last) {
-      const ops = (await o.live.opsAfter(progress.seq, o.window ?? WINDOW, names)).filter((op) => op.seq <= o.last);
+      const { ops, bodies } = await next;
       if (ops.length === 0) break;
-      const entries = ops.flatMap((op) => (op.kind === 'page' && op.entry !== null ? [op.entry] : []));
-      const bodies = await o.archive.bodies(entries);
+      // The next window is read while this one loads: the archive's reads overlap the loader's work.
+      next = windowAfter((ops[ops.length - 1] as Op).seq);
+      next.catch(() => undefined);
       for (const op of ops) await replay.op(op, bodies);
       o.onProgress?.({ ...progress, pagesByStream: { ...progress.pagesByStream } });
     }
   } finally {
     o.scratch.reproducing(null);
+    // A window read ahead must end before its archive may be closed.
+    await next?.catch(() => undefined);
   }
   return progress;
 }
