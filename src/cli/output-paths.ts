@@ -15,7 +15,6 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 import { socketPathFor } from '../daemon/socket.js';
 import { chooseOutput, type Output, type OutputFlag } from '../outputs/output.js';
 import { realPathOf } from '../outputs/real-path.js';
-import type { OutputSettings } from '../outputs/settings.js';
 import { type OwnPath, warehouseLayout } from '../warehouse/copies/own-files.js';
 import { snapshotTargetProblem } from '../warehouse/copies/snapshot-target.js';
 import type { Ctx } from './context.js';
