@@ -5,8 +5,7 @@
  * column's value (`_synced_at`, `_run_id` and `_deleted_at` included) and the same column types. A rebuild killed
  * midway (by the n-th op) and run again ends equal too; no secret is in the archive's bytes.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/index.js';
 import { rebuild } from '../../src/sync/rebuild/rebuild.js';
