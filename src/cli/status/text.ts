@@ -112,7 +112,9 @@ function cursorSummary(cursors: readonly CursorInfo[]): string {
 function archiveLine(style: Ctx['outStyle'], a: NonNullable<StatusReport['archive']>): string {
   const span = a.since ? `, from ${a.since} to ${a.latest} UTC` : '';
   const pruned = a.pruned ? `; pruned before ${a.pruned.before}` : '';
-  return `${style.bold('Archive')}: ${a.entries} page(s) and deliveries, ${mib(a.bytes)} MiB${span}${pruned}\n`;
+  const spooled = a.spooled > 0 ? `; ${a.spooled} not compressed yet` : '';
+  const failed = a.rollUpError ? `; its last compression failed (kept, tried again): ${a.rollUpError}` : '';
+  return `${style.bold('Archive')}: ${a.entries} page(s) and deliveries, ${mib(a.bytes)} MiB${span}${pruned}${spooled}${failed}\n`;
 }
 
 export function renderStatus(ctx: Ctx, report: StatusReport, allCursors: boolean): string {

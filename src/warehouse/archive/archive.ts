@@ -75,6 +75,8 @@ export interface ArchiveStats {
   latest: string | null;
   /** Entries still in the spool (not yet compressed). */
   spooled: number;
+  /** Why this process's last roll-up failed (its spool is kept and rolled at the next one), if it did. */
+  rollUpError?: string;
 }
 
 const META_COLUMNS = `{${Object.entries({
@@ -91,8 +93,12 @@ const META_COLUMNS = `{${Object.entries({
 })
   .map(([k, v]) => `"${k}": '${v}'`)
   .join(', ')}}`;
-/** Pages per Parquet row group: a replay reads a group at a time, so its memory is a group's bodies. */
-const ROW_GROUP_ENTRIES = 16;
+/**
+ * Bytes of bodies per Parquet row group (at most 64 entries, at least one): DuckDB holds a group in memory while it
+ * writes it and a replay while it reads it, so a group of the largest pages must fit the archive's memory limit.
+ */
+const ROW_GROUP_BYTES = 16 * 1_048_576;
+const MAX_ROW_GROUP_ENTRIES = 64;
 /** A generation is rolled up once its bodies pass this many bytes (and at a run's end). */
 const ROLL_BYTES = 64 * 1_048_576;
 
@@ -156,6 +162,7 @@ export class Archive {
   private rolling: Promise<void> = Promise.resolve();
   private db: Db | null = null;
   private closed = false;
+  private rollUpError: string | null = null;
 
   /** The remote segment fetched last (a replay reads one segment's row groups over many windows). */
   private fetched: { pages: string; file: string } | null = null;
@@ -257,7 +264,14 @@ export class Archive {
       this.genBytes = 0;
     }
     const run = this.rolling.then(() => this.rollClosed());
-    this.rolling = run.catch(() => undefined);
+    this.rolling = run.then(
+      () => {
+        this.rollUpError = null;
+      },
+      (err: unknown) => {
+        this.rollUpError = err instanceof Error ? err.message : String(err);
+      },
+    );
     return run;
   }
 
@@ -289,10 +303,13 @@ export class Archive {
 
   private async rollGeneration(gen: number): Promise<void> {
     const dir = this.genDir(gen);
-    const entries = readdirSync(dir)
-      .map((f) => /^(\d+)\.json$/.exec(f))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Number(m[1]));
+    const names = readdirSync(dir).filter((f) => /^\d+\.json$/.test(f));
+    const entries = names.map((f) => Number.parseInt(f, 10));
+    const bytes = names.reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+    const perGroup = Math.max(
+      1,
+      Math.min(MAX_ROW_GROUP_ENTRIES, Math.floor(ROW_GROUP_BYTES / Math.max(1, bytes / Math.max(1, names.length)))),
+    );
     mkdirSync(this.segmentsDir, { recursive: true, mode: 0o700 });
     const done = readdirSync(this.segmentsDir).some(
       (f) => f.startsWith(`${pad(gen, 9)}-`) && (f.endsWith('.pages.parquet') || f.endsWith('.remote.json')),
@@ -301,7 +318,9 @@ export class Archive {
       const last = Math.max(...entries);
       const base = join(this.segmentsDir, `${pad(gen, 9)}-${pad(last, 12)}`);
       const db = await this.duck();
-      // Metadata lines of entries whose body file was never written (a kill between the two) are left out.
+      // Metadata lines of entries whose body file was never written (a kill between the two) are left out. The bodies
+      // are read in the files' order (their names are their entries, zero-padded; one thread): sorting them would
+      // hold every body of the generation in memory.
       await db.run(
         `COPY (SELECT m.* FROM read_json(${literal(join(dir, 'meta.jsonl'))}, format = 'newline_delimited',
                  columns = ${META_COLUMNS}, ignore_errors = true) m
@@ -310,9 +329,9 @@ export class Archive {
       );
       await db.run(
         `COPY (SELECT CAST(regexp_extract(filename, '(\\d+)\\.json$', 1) AS BIGINT) AS entry, content AS body
-                 FROM read_text(${literal(join(dir, '*.json'))}) ORDER BY entry)
+                 FROM read_text(${literal(join(dir, '*.json'))}))
            TO ${literal(`${base}.pages.parquet.tmp`)}
-           (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, DICTIONARY_SIZE_LIMIT 0, ROW_GROUP_SIZE ${ROW_GROUP_ENTRIES})`,
+           (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, DICTIONARY_SIZE_LIMIT 0, ROW_GROUP_SIZE ${perGroup})`,
       );
       for (const f of [`${base}.meta.parquet.tmp`, `${base}.pages.parquet.tmp`]) fsyncPath(f);
       renameSync(`${base}.meta.parquet.tmp`, `${base}.meta.parquet`);
@@ -481,7 +500,15 @@ export class Archive {
         }
       }
     }
-    return { entries, deliveries, bytes, since, latest, spooled: spool.size };
+    return {
+      entries,
+      deliveries,
+      bytes,
+      since,
+      latest,
+      spooled: spool.size,
+      ...(this.rollUpError ? { rollUpError: this.rollUpError } : {}),
+    };
   }
 
   /**
@@ -535,7 +562,9 @@ export class Archive {
   async close(opts: { keepSpool?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     try {
-      if (!this.readOnly && !opts.keepSpool) await this.rollUp();
+      // A roll-up that fails keeps its spool (nothing is lost): the next open rolls it. The command that wrote the
+      // pages is not failed for it; status says so (rollUpError, and the entries left in the spool).
+      if (!this.readOnly && !opts.keepSpool) await this.rollUp().catch(() => undefined);
       else await this.rolling;
     } finally {
       this.closed = true;
