@@ -201,7 +201,8 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
       idempotent: true,
       parse: (ex) => {
         const { items, meta } = parseListEnvelope(ex);
-        return { items: items as T[], meta, serverDate: parseHttpDate(header(ex.headers, 'date')), path: rel };
+        const serverDate = parseHttpDate(header(ex.headers, 'date'));
+        return { items: items as T[], meta, serverDate, path: rel, text: ex.text };
       },
     });
   }

@@ -99,11 +99,11 @@ export async function* keysetPages<T extends { id: number | string }>(
   while (true) {
     const conditions = afterId === undefined ? [...search] : [...search, `id>${afterId}`];
     const answer = await list({ ...rest, search: conditions, sort: 'id', page: 1, perPage });
-    const { items, quarantined, lastId } = keyPage(answer.items, afterId, answer.path, malformed);
+    const { items, quarantined, quarantinedAt, lastId } = keyPage(answer.items, afterId, answer.path, malformed);
     const unusable = lastId === null && answer.items.length > 0;
     // Not done when nothing could be keyed: the consumer asks for more and meets the error below.
     const done = !unusable && (answer.items.length === 0 || answer.meta.pageCount <= 1);
-    yield { ...answer, items, quarantined, lastId: lastId ?? afterId ?? null, done };
+    yield { ...answer, items, quarantined, quarantinedAt, lastId: lastId ?? afterId ?? null, done };
     if (unusable) {
       throw malformed(
         `none of the ${answer.items.length} items has a usable id above ${afterId ?? '-'}: the walk cannot go on (they are kept as rejected)`,
@@ -120,9 +120,10 @@ function keyPage<T extends { id: number | string }>(
   afterId: number | undefined,
   path: string,
   malformed: (detail: string, path: string) => MalformedResponseError,
-): { items: T[]; quarantined: { raw: unknown; reason: string }[]; lastId: number | null } {
+): { items: T[]; quarantined: { raw: unknown; reason: string }[]; quarantinedAt: number[]; lastId: number | null } {
   const items: T[] = [];
   const quarantined: { raw: unknown; reason: string }[] = [];
+  const quarantinedAt: number[] = [];
   const seen = new Set<number>();
   let lastId: number | null = null;
   for (const [i, item] of raw.entries()) {
@@ -132,14 +133,17 @@ function keyPage<T extends { id: number | string }>(
         raw: item,
         reason: `no integer id (${JSON.stringify((item as { id?: unknown } | null)?.id) ?? 'missing'})`,
       });
+      quarantinedAt.push(i);
       continue;
     }
     if (seen.has(id)) {
       quarantined.push({ raw: item, reason: `id ${id} repeated within the page` });
+      quarantinedAt.push(i);
       continue;
     }
     if (afterId !== undefined && id <= afterId) {
       quarantined.push({ raw: item, reason: `id ${id} is not above id>${afterId}, which was asked for` });
+      quarantinedAt.push(i);
       continue;
     }
     if (lastId !== null && id < lastId) {
@@ -149,5 +153,5 @@ function keyPage<T extends { id: number | string }>(
     lastId = id;
     items.push(item);
   }
-  return { items, quarantined, lastId };
+  return { items, quarantined, quarantinedAt, lastId };
 }

@@ -61,6 +61,8 @@ export interface ListPage<T = Record<string, unknown>> {
   serverDate: Date | null;
   /** The request path relative to the base URL, query included. */
   path: string;
+  /** The answer's body as the service sent it (the archive keeps it as it is); absent for a page not read so. */
+  text?: string;
 }
 
 export interface KeysetQuery extends Omit<ListQuery, 'page' | 'sort'> {
@@ -76,6 +78,8 @@ export interface KeysetPage<T> extends ListPage<T> {
   done: boolean;
   /** Records the walk could not key (no integer id, repeated, not above the bound): `items` holds the rest. */
   quarantined: { raw: unknown; reason: string }[];
+  /** Where each quarantined record was among the answer's items (`quarantined[i]` was item `quarantinedAt[i]`). */
+  quarantinedAt: number[];
 }
 
 export interface OffsetPage<T> extends ListPage<T> {

@@ -1,6 +1,9 @@
 /**
- * A page's records as the archive keeps them (`{"records": [...], "quarantined": [...]}`, JSON text) and as a rebuild
- * reads them back: one format, written and read here. A record nested deeper than JSON.stringify can write (it
+ * A page's records as the archive keeps them and as a rebuild reads them back: one format, written and read here.
+ * A list page is kept as the service's answer itself (`{"answer": <its body>, "quarantinedAt": [...], "reasons":
+ * [...]}`: the body's text is not written again, which cost 5 us a row), its items split back into the records and
+ * the ones the walk quarantined (at those positions, for those reasons). Any other page (a webhook's records, a
+ * re-read, a stream whose header secrets are taken out) is kept as `{"records": [...], "quarantined": [...]}`. A record nested deeper than JSON.stringify can write (it
  * would overflow the stack) is kept in its storable form (normalizer/storable.ts) under UNWRITABLE: the live load
  * quarantined it, and a rebuild quarantines it again with the same reason, its neighbours loaded.
  */
@@ -37,9 +40,41 @@ export function archivedPageText(page: ArchivedPage, scrub: (text: string) => st
   return scrub(JSON.stringify({ records: page.records.map(safe), ...(quarantined?.length ? { quarantined } : {}) }));
 }
 
+/** A list page's archive body: the answer's text as it came, and where its quarantined items were and why. */
+export function archivedAnswerText(
+  answer: { text: string; quarantinedAt: readonly number[] },
+  quarantined: readonly { reason: string }[],
+  scrub: (text: string) => string,
+): string {
+  const reasons = JSON.stringify(quarantined.map((q) => q.reason));
+  return scrub(
+    `{"quarantinedAt":${JSON.stringify(answer.quarantinedAt)},"reasons":${reasons},"answer":${answer.text}}`,
+  );
+}
+
+/** A list page's items split back into the records and the quarantined, as the walk split them. */
+function fromAnswer(parsed: { answer?: unknown; quarantinedAt?: unknown; reasons?: unknown }): ArchivedPage | null {
+  const items = (parsed.answer as { items?: unknown } | null)?.items;
+  if (!Array.isArray(items) || !Array.isArray(parsed.quarantinedAt) || !Array.isArray(parsed.reasons)) return null;
+  const at = new Map<number, string>();
+  parsed.quarantinedAt.forEach((i, n) => {
+    at.set(Number(i), String((parsed.reasons as unknown[])[n] ?? ''));
+  });
+  if (at.size === 0) return { records: items };
+  const records: unknown[] = [];
+  const quarantined: { raw: unknown; reason: string }[] = [];
+  items.forEach((item, i) => {
+    const reason = at.get(i);
+    if (reason === undefined) records.push(item);
+    else quarantined.push({ raw: item, reason });
+  });
+  return { records, quarantined };
+}
+
 /** A page read back from its archive body: records kept in their storable form go with the quarantined. */
 export function readArchivedPage(text: string): ArchivedPage | null {
   const parsed: unknown = JSON.parse(text);
+  if (parsed && typeof parsed === 'object' && 'answer' in parsed) return fromAnswer(parsed);
   if (!parsed || typeof parsed !== 'object' || !Array.isArray((parsed as ArchivedPage).records)) return null;
   const page = parsed as ArchivedPage;
   const quarantined: { raw: unknown; reason: string }[] = [...(page.quarantined ?? [])];

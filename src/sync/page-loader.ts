@@ -5,7 +5,7 @@ import { makeSecretScrubber } from '../../normalizer/secrets.js';
 import { storableRaw } from '../../normalizer/storable.js';
 import { registeredSecrets } from '../api/index.js';
 import type { CursorState, LoadResult, LoadSession, ScopeRef, Warehouse } from '../warehouse/index.js';
-import { archivedPageText } from './archived-page.js';
+import { archivedAnswerText, archivedPageText } from './archived-page.js';
 import { withoutSecretValues } from './secret-values.js';
 
 /**
@@ -57,6 +57,7 @@ export class PageLoader {
     input: {
       stream: ResolvedStream;
       quarantined?: readonly { raw: unknown; reason: string }[];
+      answer?: { text: string; quarantinedAt: readonly number[] };
       request?: Record<string, unknown> | null;
       serverDate?: string | null;
     },
@@ -64,14 +65,33 @@ export class PageLoader {
   ): number | null {
     const archive = this.warehouse.archive;
     if (!archive) return null;
+    // A stream with header secrets keeps its records with their values taken out, never the answer that had them;
+    // so does an answer with \u escapes, which could spell a held credential the scrubber would not recognise.
+    const body =
+      input.answer && !input.stream.secretValues?.length && !input.answer.text.includes('\\u')
+        ? archivedAnswerText(input.answer, input.quarantined ?? [], this.scrub.text)
+        : this.recordsText(input, records);
+    return archive.append(this.archiveMeta(input, records.length), body);
+  }
+
+  private recordsText(
+    input: { stream: ResolvedStream; quarantined?: readonly { raw: unknown; reason: string }[] },
+    records: readonly unknown[],
+  ): string {
     const quarantined = input.quarantined?.length
       ? withoutSecretValues(
           input.stream,
           input.quarantined.map((q) => q.raw),
         ).map((raw, i) => ({ raw, reason: input.quarantined?.[i]?.reason ?? '' }))
       : null;
-    const body = archivedPageText({ records, ...(quarantined ? { quarantined } : {}) }, this.scrub.text);
-    const meta = {
+    return archivedPageText({ records, ...(quarantined ? { quarantined } : {}) }, this.scrub.text);
+  }
+
+  private archiveMeta(
+    input: { stream: ResolvedStream; request?: Record<string, unknown> | null; serverDate?: string | null },
+    rows: number,
+  ) {
+    return {
       kind: 'page' as const,
       stream: input.stream.name,
       account: this.warehouse.accountLabel,
@@ -79,9 +99,8 @@ export class PageLoader {
       at: utcText(this.warehouse.now(), 'ms'),
       serverDate: input.serverDate ?? null,
       request: input.request ?? null,
-      rows: records.length,
+      rows,
     };
-    return archive.append(meta, body);
   }
 
   async load(input: {
@@ -94,6 +113,8 @@ export class PageLoader {
     cursor?: CursorState;
     seenWalkId?: string;
     idsOnly?: boolean;
+    /** The list answer the records are (page-loop.ts SourcePage.answer): the archive keeps its text as it came. */
+    answer?: { text: string; quarantinedAt: readonly number[] };
     /** What produced the records (path, window, page; a delivery's object), kept with them in the archive. */
     request?: Record<string, unknown> | null;
     /** The answer's Date header (ISO), when it had one. */

@@ -35,6 +35,11 @@ export interface SourcePage {
   records: readonly unknown[];
   /** Records the source could not key: stored as rejected with the page. */
   quarantined?: readonly { raw: unknown; reason: string }[];
+  /**
+   * The answer the records are, as the service sent it: its items are `records` and `quarantined` (the latter at
+   * `quarantinedAt`), nothing else. The archive keeps this text instead of writing the records again.
+   */
+  answer?: { text: string; quarantinedAt: readonly number[] };
   meta: PageMeta;
   /** Where the walk stands after this page (keyset: the last id; offset: the page number); null: unchanged. */
   position: number | null;
@@ -160,6 +165,7 @@ async function loadPage(item: WorkItem, ctx: WalkContext, page: SourcePage, spec
     cursor,
     seenWalkId: spec.seenWalkId,
     idsOnly: spec.idsOnly,
+    ...(page.answer ? { answer: page.answer } : {}),
     request: {
       path: item.stream.path,
       scope: item.scope.key,

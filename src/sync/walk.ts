@@ -36,6 +36,7 @@ export async function* keysetSource(
     yield {
       records: page.items,
       quarantined: page.quarantined,
+      ...(page.text !== undefined ? { answer: { text: page.text, quarantinedAt: page.quarantinedAt } } : {}),
       meta: page.meta,
       position: page.lastId,
       done: page.done,
@@ -119,7 +120,8 @@ async function* auditSource(item: WorkItem, ctx: WalkContext, walk: Walk): Async
     perPage: stream.maxPerPage,
   };
   for await (const answer of ctx.client.pages(path, query, { signal: ctx.signal })) {
-    yield { records: answer.items, meta: answer.meta, position: answer.page, done: answer.done };
+    const raw = answer.text !== undefined ? { answer: { text: answer.text, quarantinedAt: [] } } : {};
+    yield { records: answer.items, ...raw, meta: answer.meta, position: answer.page, done: answer.done };
   }
 }
 

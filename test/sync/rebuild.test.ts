@@ -202,6 +202,9 @@ describe('rebuild from the archive', () => {
     const secrets = [SECRET, account.clientSecret, account.encoded];
     const texts = await archivedTexts(h.dbPath);
     expect(texts.length).toBeGreaterThan(10);
+    // Polled pages are kept as the service's answers, webhook records as records.
+    expect(texts.some((t) => t.startsWith('{"quarantinedAt":'))).toBe(true);
+    expect(texts.some((t) => t.startsWith('{"records":'))).toBe(true);
     for (const text of texts) for (const secret of secrets) expect(text.includes(secret)).toBe(false);
   });
 });

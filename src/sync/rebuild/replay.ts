@@ -14,8 +14,8 @@ import type { Archive, Op, Warehouse } from '../../warehouse/index.js';
 import { readArchivedPage } from '../archived-page.js';
 import { PageLoader } from '../page-loader.js';
 
-/** Ops read from the log at a time (their bodies are read together: at most this many pages in memory). */
-const WINDOW = 64;
+/** Ops read from the log at a time: their bodies are read together (two windows in memory: this one and the next). */
+const WINDOW = 16;
 
 export interface ReplayProgress {
   /** The last op replayed, and the last one there is. */

@@ -97,7 +97,7 @@ const META_COLUMNS = `{${Object.entries({
  * Bytes of bodies per Parquet row group (at most 64 entries, at least one): DuckDB holds a group in memory while it
  * writes it and a replay while it reads it, so a group of the largest pages must fit the archive's memory limit.
  */
-const ROW_GROUP_BYTES = 16 * 1_048_576;
+const ROW_GROUP_BYTES = 8 * 1_048_576;
 const MAX_ROW_GROUP_ENTRIES = 64;
 /** A generation is rolled up once its bodies pass this many bytes (and at a run's end). */
 const ROLL_BYTES = 64 * 1_048_576;

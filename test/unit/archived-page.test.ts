@@ -1,0 +1,52 @@
+/**
+ * The archive's page format (src/sync/archived-page.ts): a list answer kept as the service sent it comes back as the
+ * same records and the same quarantined items, at the positions and for the reasons the walk gave; a page of records
+ * comes back as it was; one nested too deep for JSON.stringify comes back quarantined; scrubbing applies to both.
+ */
+import { describe, expect, it } from 'vitest';
+import { archivedAnswerText, archivedPageText, readArchivedPage } from '../../src/sync/archived-page.js';
+
+const keep = (t: string) => t;
+
+describe('archived pages', () => {
+  it('a list answer: its items split back into records and the quarantined, as the walk split them', () => {
+    const text = '{"items":[{"id":1,"a":"x"},{"id":"bad"},{"id":2},{"id":2,"dup":true}],"_meta":{"totalCount":4}}';
+    const body = archivedAnswerText(
+      { text, quarantinedAt: [1, 3] },
+      [{ reason: 'no id' }, { reason: 'repeated' }],
+      keep,
+    );
+    expect(body).toContain(text);
+    expect(readArchivedPage(body)).toEqual({
+      records: [{ id: 1, a: 'x' }, { id: 2 }],
+      quarantined: [
+        { raw: { id: 'bad' }, reason: 'no id' },
+        { raw: { id: 2, dup: true }, reason: 'repeated' },
+      ],
+    });
+    expect(readArchivedPage(archivedAnswerText({ text, quarantinedAt: [] }, [], keep))?.records).toHaveLength(4);
+  });
+
+  it('records and quarantined records come back as they were, scrubbed', () => {
+    const scrub = (t: string) => t.replaceAll('s3cr3t', '[REDACTED]');
+    const body = archivedPageText(
+      { records: [{ id: 1, note: 's3cr3t' }], quarantined: [{ raw: { x: 1 }, reason: 'r' }] },
+      scrub,
+    );
+    expect(readArchivedPage(body)).toEqual({
+      records: [{ id: 1, note: '[REDACTED]' }],
+      quarantined: [{ raw: { x: 1 }, reason: 'r' }],
+    });
+  });
+
+  it('a record JSON.stringify cannot write is kept in its storable form and comes back quarantined', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const body = archivedPageText({ records: [{ id: 1 }, { id: 2, deep }] }, keep);
+    const page = readArchivedPage(body);
+    expect(page?.records).toEqual([{ id: 1 }]);
+    expect(page?.quarantined).toHaveLength(1);
+    expect(page?.quarantined?.[0]?.reason).toContain('nested deeper than JSON can be written');
+    expect(page?.quarantined?.[0]?.raw).toMatchObject({ id: 2 });
+  });
+});
