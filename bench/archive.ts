@@ -13,9 +13,11 @@
  *   `rebuild` of registrants (not a dry run) on a copy of the warehouse and its archive, in a process of its own
  *   (archive-rebuild-child.ts): wall, CPU, peak RSS (VmHWM).
  *
- *   npx tsx bench/archive.ts [--size large] [--db /work/bench-cache/large-reg-archived.duckdb] [--rows 1000000]
- *        [--only live-cost,size-rebuild]                  -> bench/results/archive.json (another size: -<size>.json)
+ *   npm run build && node dist/bench/archive.js [--size large] [--db /work/bench-cache/large-reg-archived.duckdb]
+ *        [--rows 1000000] [--only live-cost,size-rebuild]  -> bench/results/archive.json (another size: -<size>.json)
  *   npm run bench -- --only archive --db <file> [--quick]  (the same as a group; --quick: small, 200k replay rows)
+ *
+ * From dist: the replay's recording starts the simulator in a child process from dist (sim-process.ts).
  *
  * `--db` names the archived warehouse: built there (with `<db>.archive/` beside it) when missing, kept for later runs,
  * never changed (the rebuild runs on a copy). On large the build takes 10-20 minutes.
@@ -323,8 +325,8 @@ async function liveCost(o: ArchiveBenchOptions, rows: number): Promise<ScenarioR
         `on ${cost(on.report)} vs off ${cost(off.report)} us CPU/row, load + close. On: ${describe(on.report)}. ` +
           `Off: ${describe(off.report)}. Process CPU ratio (everything from the first page to the close): ` +
           `${round(on.report.processCpuMs / off.report.processCpuMs, 2)}. The replay repeats the same 20 recorded ` +
-          `pages (ids shifted), so its archive (${s ? `${mib(s.archiveBytes)} MiB for ${mib(s.rawBytes)} MiB raw, ${s.entries} entries` : '-'}) ` +
-          'compresses better than real pages: not used for the size target.',
+          `pages (ids shifted), so its archive (${s ? `${mib(s.archiveBytes)} MiB for ${mib(s.rawBytes)} MiB raw, ${s.entries} entries, ${s.spooledFiles} files still in the spool` : '-'}) ` +
+          'would compress better than real pages once rolled up: not used for the size target.',
       ),
       figure(
         `archive: live load with the archive (replay of ${on.report.rows} rows)`,
@@ -421,6 +423,8 @@ async function sizeAndRebuild(o: ArchiveBenchOptions, size: SimulatorSize, base:
       `${r.replayed.records} records in ${r.replayed.pages} pages, ${r.replayed.seq} ops replayed; registrants after: ` +
       `${r.rowsAfter.registrants}; changes against the live table: ${changes || 'none'}; applied ${r.applied}; ` +
       `${r.closeError ? `the live warehouse's close then FAILED: ${r.closeError}; ` : ''}` +
+      `${r.error ? `the rebuild FAILED in ${r.error}; ` : ''}replay of the last op at ` +
+      `${r.replayMs === null ? '-' : round(r.replayMs / 1000, 1)} s; ` +
       `rebuild ${round(r.rebuild.wallMs / 1000, 1)} s wall, ${round(r.rebuild.cpuMs / 1000, 1)} s CPU; open to close ` +
       `${round(r.total.wallMs / 1000, 1)} s wall, ${round(r.total.cpuMs / 1000, 1)} s CPU; highest RSS sampled by phase ` +
       `(MiB): ${Object.entries(r.peakByPhaseMb)
@@ -439,6 +443,14 @@ async function sizeAndRebuild(o: ArchiveBenchOptions, size: SimulatorSize, base:
         detail,
       ),
       figure(`archive: rebuild of ${r.replayed.records} registrants (${size})`, 'peak RSS MiB', r.peakRssMb, 400, '<'),
+      figure(
+        `archive: rebuild of ${r.replayed.records} registrants (${size})`,
+        'rebuilds failed',
+        r.error ? 1 : 0,
+        0,
+        '==',
+        r.error ?? undefined,
+      ),
       figure(
         `archive: rebuild of ${r.replayed.records} registrants (${size})`,
         'records per CPU-second',
@@ -466,18 +478,29 @@ export async function archiveBench(
   const only = o.only ?? ARCHIVE_PARTS;
   const rows = o.rows ?? (o.quick ? 200_000 : 1_000_000);
   const results: ScenarioResult[] = [];
-  if (only.includes('live-cost')) results.push(...(await liveCost(o, rows)));
+  // A part that cannot run is a figure: the other part's results are still saved.
+  const part = async (name: ArchivePart, fn: () => Promise<ScenarioResult[]>) => {
+    try {
+      results.push(...(await fn()));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      o.log(`archive: ${name} failed: ${message}`);
+      results.push(figure(`archive: ${name} could not run`, 'error', 0, null, null, message));
+      results[results.length - 1]!.ok = false;
+    }
+  };
+  if (only.includes('live-cost')) await part('live-cost', () => liveCost(o, rows));
   if (only.includes('size-rebuild')) {
     const tmp = tempDir('evsync-bench-archive-build-');
     try {
-      results.push(...(await sizeAndRebuild(o, size, o.db ?? tmp.path('archived.duckdb'))));
+      await part('size-rebuild', () => sizeAndRebuild(o, size, o.db ?? tmp.path('archived.duckdb')));
     } finally {
       tmp.remove();
     }
   }
   const out = join(ROOT, 'bench', 'results', size === 'large' ? 'archive.json' : `archive-${size}.json`);
   const run =
-    `npx tsx bench/archive.ts --size ${size}${o.db ? ` --db ${o.db}` : ''} --rows ${rows} --only ${only.join(',')}` +
+    `npm run build && node dist/bench/archive.js --size ${size}${o.db ? ` --db ${o.db}` : ''} --rows ${rows} --only ${only.join(',')}` +
     ' (or: npm run bench -- --only archive --db <file> [--quick])';
   writeFileSync(out, `${JSON.stringify({ run, machine: machineInfo(), size, parts: only, results }, null, 2)}\n`);
   o.log(`archive: ${out}`);
