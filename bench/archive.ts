@@ -50,6 +50,7 @@ import { machineInfo } from './machine.js';
 import { writeRecording } from './recording.js';
 import { record } from './replay.js';
 import type { ReplayReport } from './replay-child.js';
+import type { FloorReport } from './replay-floor.js';
 import { simulatorClient } from './sim-client.js';
 import { BACKFILL_SEED, backfillStreams } from './sim-warehouse.js';
 
@@ -296,6 +297,17 @@ async function liveCost(o: ArchiveBenchOptions, rows: number): Promise<ScenarioR
     };
     const off = await run('off');
     const on = await run('on');
+    // The floor of this shape on the same recording (replay-floor.ts), as the replay scenario measures it.
+    o.log('archive: the floor of this shape (DuckDB alone reading and inserting the same pages)');
+    const floor = await child<FloorReport>([
+      ...nodeArgs('replay-floor'),
+      '--recording',
+      file,
+      '--dir',
+      tmp.path('floor'),
+    ]);
+    // Rows per CPU-second as bench/replay.ts counts them (the load, its close not included).
+    const rate = (r: ReplayReport) => Math.round(r.rows / (r.cpuMs / 1000));
     // Load (pages, walk ends, final merge + checkpoint) plus the close, where the archive's last roll-up runs.
     const cost = (r: ReplayReport) => perRow(r.cpuMs + r.close.cpuMs, r.rows);
     const describe = (r: ReplayReport) =>
@@ -327,6 +339,16 @@ async function liveCost(o: ArchiveBenchOptions, rows: number): Promise<ScenarioR
           `${round(on.report.processCpuMs / off.report.processCpuMs, 2)}. The replay repeats the same 20 recorded ` +
           `pages (ids shifted), so its archive (${s ? `${mib(s.archiveBytes)} MiB for ${mib(s.rawBytes)} MiB raw, ${s.entries} entries, ${s.spooledFiles} files still in the spool` : '-'}) ` +
           'would compress better than real pages once rolled up: not used for the size target.',
+      ),
+      figure(
+        `archive: replay with the archive vs the floor (replay of ${on.report.rows} rows, one core)`,
+        'ratio',
+        round(rate(on.report) / floor.floorRowsPerCpuSecond, 2),
+        0.8,
+        '>=',
+        `${rate(on.report)} rows per CPU-second with the archive, ${rate(off.report)} without ` +
+          `(${round(rate(off.report) / floor.floorRowsPerCpuSecond, 2)} of the floor), floor ` +
+          `${floor.floorRowsPerCpuSecond} (replay-floor.ts, ${floor.rows} rows, same recording, same run)`,
       ),
       figure(
         `archive: live load with the archive (replay of ${on.report.rows} rows)`,
@@ -466,6 +488,15 @@ async function sizeAndRebuild(o: ArchiveBenchOptions, size: SimulatorSize, base:
   }
 }
 
+/** bench/results/archive.json: the last results of each part, and all of them in order. */
+interface SavedResults {
+  size: SimulatorSize;
+  byPart: Partial<
+    Record<ArchivePart, { run: string; machine: ReturnType<typeof machineInfo>; results: ScenarioResult[] }>
+  >;
+  results: ScenarioResult[];
+}
+
 export async function archiveScenarios(o: ArchiveBenchOptions): Promise<ScenarioResult[]> {
   return (await archiveBench(o)).results;
 }
@@ -479,7 +510,9 @@ export async function archiveBench(
   const rows = o.rows ?? (o.quick ? 200_000 : 1_000_000);
   const results: ScenarioResult[] = [];
   // A part that cannot run is a figure: the other part's results are still saved.
+  const partOf = new Map<ScenarioResult, ArchivePart>();
   const part = async (name: ArchivePart, fn: () => Promise<ScenarioResult[]>) => {
+    const before = results.length;
     try {
       results.push(...(await fn()));
     } catch (err) {
@@ -488,6 +521,7 @@ export async function archiveBench(
       results.push(figure(`archive: ${name} could not run`, 'error', 0, null, null, message));
       results[results.length - 1]!.ok = false;
     }
+    for (const r of results.slice(before)) partOf.set(r, name);
   };
   if (only.includes('live-cost')) await part('live-cost', () => liveCost(o, rows));
   if (only.includes('size-rebuild')) {
@@ -499,10 +533,19 @@ export async function archiveBench(
     }
   }
   const out = join(ROOT, 'bench', 'results', size === 'large' ? 'archive.json' : `archive-${size}.json`);
-  const run =
+  const command =
     `npm run build && node dist/bench/archive.js --size ${size}${o.db ? ` --db ${o.db}` : ''} --rows ${rows} --only ${only.join(',')}` +
     ' (or: npm run bench -- --only archive --db <file> [--quick])';
-  writeFileSync(out, `${JSON.stringify({ run, machine: machineInfo(), size, parts: only, results }, null, 2)}\n`);
+  // The parts not run this time keep their last results (each with its own command and machine).
+  const saved: SavedResults = existsSync(out)
+    ? (JSON.parse(readFileSync(out, 'utf8')) as SavedResults)
+    : { size, byPart: {}, results: [] };
+  const machine = machineInfo();
+  for (const p of only) {
+    saved.byPart[p] = { run: command, machine, results: results.filter((r) => partOf.get(r) === p) };
+  }
+  saved.results = ARCHIVE_PARTS.flatMap((p) => saved.byPart[p]?.results ?? []);
+  writeFileSync(out, `${JSON.stringify(saved, null, 2)}\n`);
   o.log(`archive: ${out}`);
   return { size, results };
 }
