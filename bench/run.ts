@@ -13,6 +13,10 @@
  *                                    readers' copies on large (issue 35): first, unchanged and one-change publishes,
  *                                    and reader freshness at --publish-every 5 (--db: the large warehouse, built there
  *                                    when missing; --quick: small); not in the default set, run it alone
+ *   npm run bench -- --only archive --db <file> [--quick]
+ *                                    the archive (issue 36): its cost on the live load (replay on and off), its size
+ *                                    against the raw JSON, and a rebuild of registrants on large (--db: the archived
+ *                                    warehouse, built there when missing; --quick: small); not in the default set
  *
  * Exit 0 when every scenario ran (targets missed are reported, not hidden); 1 when one could not run.
  */
@@ -48,6 +52,9 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   // Readers' copies on large: publishes that cost what changed, and reader freshness at 5 s: see publish-large.ts.
   'publish-large': async (o) =>
     (await import('./publish-large.js')).publishLargeScenarios({ ...o, ...(values.db ? { db: values.db } : {}) }),
+  // The archive (issue 36): its cost on the live load, its size and a rebuild on large (tens of minutes): see archive.ts.
+  archive: async (o) =>
+    (await import('./archive.js')).archiveScenarios({ ...o, ...(values.db ? { db: values.db } : {}) }),
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
@@ -68,7 +75,7 @@ const { values } = parseArgs({
 const quick = values.quick === true;
 /** Groups run only when named with --only (they take long and measure one part: see their files). */
 // `backfill` repeats the pipeline's xlarge sync without its download (the pipeline group already measures it).
-const OPT_IN = new Set(['daemon', 'backfill', 'queries', 'publish-large']);
+const OPT_IN = new Set(['daemon', 'backfill', 'queries', 'publish-large', 'archive']);
 const defaults = Object.keys(GROUPS).filter((g) => !OPT_IN.has(g));
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : defaults;
 for (const name of only)
