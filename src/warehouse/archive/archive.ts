@@ -99,8 +99,14 @@ const META_COLUMNS = `{${Object.entries({
  */
 const ROW_GROUP_BYTES = 8 * 1_048_576;
 const MAX_ROW_GROUP_ENTRIES = 64;
-/** A generation is rolled up once its bodies pass this many bytes (and at a run's end). */
-const ROLL_BYTES = 64 * 1_048_576;
+/**
+ * A generation is rolled up once its bodies pass this many bytes (and when the warehouse closes). DuckDB's read_text
+ * hands a whole generation over in one chunk, so its memory is a generation plus a row group being written (and
+ * that group compressed): 64 MiB generations needed 128 MB (a large backfill's roll-up failed at 64 MB).
+ */
+const ROLL_BYTES = 32 * 1_048_576;
+/** The archive's DuckDB (roll-ups, a rebuild's reads): a generation, a row group twice over, and room. */
+const ARCHIVE_MEMORY = '96MB';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
@@ -277,7 +283,7 @@ export class Archive {
 
   private async duck(): Promise<Db> {
     if (!this.db) {
-      this.db = await Db.open(':memory:', false, { memoryLimit: '64MB' });
+      this.db = await Db.open(':memory:', false, { memoryLimit: ARCHIVE_MEMORY });
       await this.db.run('SET threads = 1');
       // A replay reads each row group once: DuckDB's cache of the Parquet bytes would only hold memory.
       await this.db.run('SET enable_external_file_cache = false');
