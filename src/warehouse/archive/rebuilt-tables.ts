@@ -49,18 +49,53 @@ async function columnTypes(db: Db, table: string, inScratch: boolean): Promise<M
   return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
 }
 
-/**
- * Each row of `source` as its key and one hash of its values over `columns` (a column whose type differs between the
- * two tables as its text: 1 and '1' are equal, 1.0 and 1 are not): two scans of narrow rows instead of a join of
- * whole rows, which on a table of a million rows held both sides' every column.
- */
-function digests(source: string, key: readonly string[], columns: readonly string[], retyped: ReadonlySet<string>) {
-  const values = columns.map((c) => (retyped.has(c) ? `CAST(x.${ident(c)} AS VARCHAR)` : `x.${ident(c)}`));
-  return `(SELECT ${key.map((c) => `x.${ident(c)}`).join(', ')}, hash(${values.join(', ')}) AS "_evsync_h" FROM ${source} x)`;
+/** The columns of a table in the live file and in the scratch, compared. */
+interface TablePair {
+  live: Map<string, string>;
+  rebuilt: Map<string, string>;
+  /** Columns both have. */
+  both: string[];
+  /** Of those, the ones whose type differs. */
+  retyped: Set<string>;
+  /** The key columns both have. */
+  key: string[];
 }
 
-function retypedOf(live: Map<string, string>, rebuilt: Map<string, string>, both: readonly string[]): Set<string> {
-  return new Set(both.filter((c) => live.get(c) !== rebuilt.get(c)));
+function pairOf(live: Map<string, string>, rebuilt: Map<string, string>, key: readonly string[]): TablePair {
+  const both = [...rebuilt.keys()].filter((c) => live.has(c));
+  const retyped = new Set(both.filter((c) => live.get(c) !== rebuilt.get(c)));
+  return { live, rebuilt, both, retyped, key: key.filter((c) => both.includes(c)) };
+}
+
+/** One hash of a row's values over `columns` (a retyped column as its text: 1 and '1' equal, 1.0 and 1 not). */
+function rowHash(columns: readonly string[], retyped: ReadonlySet<string>): string {
+  return `hash(${columns.map((c) => (retyped.has(c) ? `CAST(x.${ident(c)} AS VARCHAR)` : `x.${ident(c)}`)).join(', ')})`;
+}
+
+const DIFF = 'temp."_evsync_diff"';
+
+/**
+ * The keys whose rows differ between the live table and the scratch's, in DIFF: `change` added, removed or changed
+ * (any column both have, system columns included), and `data` whether a changed row's values or deletion differ
+ * (not only its `_synced_at`/`_run_id`). Each side is read once as its keys and two hashes: narrow rows, where a join
+ * of whole rows held both sides' every column (out of memory on a million registrants).
+ */
+async function diffTable(db: Db, table: string, pair: TablePair): Promise<void> {
+  const t = ident(table);
+  const data = pair.both.filter((c) => c !== '_synced_at' && c !== '_run_id');
+  const side = (source: string) =>
+    `(SELECT ${pair.key.map((c) => `x.${ident(c)}`).join(', ')}, ${rowHash(pair.both, pair.retyped)} AS ha,
+             ${rowHash(data, pair.retyped)} AS hd FROM ${source} x)`;
+  const k0 = ident(pair.key[0] as string);
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE "_evsync_diff" AS
+       SELECT ${pair.key.map((c) => `coalesce(l.${ident(c)}, r.${ident(c)}) AS ${ident(c)}`).join(', ')},
+              CASE WHEN l.${k0} IS NULL THEN 'added' WHEN r.${k0} IS NULL THEN 'removed' ELSE 'changed' END AS change,
+              l.hd IS DISTINCT FROM r.hd AS data
+         FROM ${side(`main.${t}`)} l FULL OUTER JOIN ${side(`${SCRATCH}.main.${t}`)} r
+           ON ${pair.key.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ')}
+        WHERE l.${k0} IS NULL OR r.${k0} IS NULL OR l.ha <> r.ha`,
+  );
 }
 
 /** Per table, what replacing the live table with the scratch's would change (tables the scratch lacks: skipped). */
@@ -76,32 +111,28 @@ export async function compareRebuilt(
       const rebuilt = await columnTypes(db, table, true);
       if (!rebuilt) continue;
       const live = await columnTypes(db, table, false);
-      const t = ident(table);
       if (!live) {
-        const n = Number((await db.query(`SELECT count(*) AS n FROM ${SCRATCH}.main.${t}`)).rows[0]?.n ?? 0);
+        const n = Number((await db.query(`SELECT count(*) AS n FROM ${SCRATCH}.main.${ident(table)}`)).rows[0]?.n ?? 0);
+        const columnsAdded = [...rebuilt.keys()];
         out.push({
           table,
           added: n,
           changed: 0,
           removed: 0,
-          columnsAdded: [...rebuilt.keys()],
+          columnsAdded,
           columnsRemoved: [],
           columnsRetyped: [],
           missing: true,
         });
         continue;
       }
-      const both = [...rebuilt.keys()].filter((c) => live.has(c));
-      const keys = key(table).filter((c) => both.includes(c));
-      const retyped = retypedOf(live, rebuilt, both);
-      const on = keys.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ');
-      const k = ident(keys[0] as string);
+      const pair = pairOf(live, rebuilt, key(table));
+      await diffTable(db, table, pair);
       const r = await db.query(
-        `SELECT count(*) FILTER (WHERE l.${k} IS NULL) AS added, count(*) FILTER (WHERE r.${k} IS NULL) AS removed,
-                count(*) FILTER (WHERE l.${k} IS NOT NULL AND r.${k} IS NOT NULL AND l."_evsync_h" <> r."_evsync_h") AS changed
-           FROM ${digests(`main.${t}`, keys, both, retyped)} l
-           FULL OUTER JOIN ${digests(`${SCRATCH}.main.${t}`, keys, both, retyped)} r ON ${on}`,
+        `SELECT count(*) FILTER (WHERE change = 'added') AS added, count(*) FILTER (WHERE change = 'removed') AS removed,
+                count(*) FILTER (WHERE change = 'changed') AS changed FROM ${DIFF}`,
       );
+      await db.run(`DROP TABLE ${DIFF}`);
       const row = r.rows[0] ?? {};
       out.push({
         table,
@@ -110,9 +141,7 @@ export async function compareRebuilt(
         removed: Number(row.removed ?? 0),
         columnsAdded: [...rebuilt.keys()].filter((c) => !live.has(c)),
         columnsRemoved: [...live.keys()].filter((c) => !rebuilt.has(c)),
-        columnsRetyped: both
-          .filter((c) => live.get(c) !== rebuilt.get(c))
-          .map((c) => `${c}: ${live.get(c)} -> ${rebuilt.get(c)}`),
+        columnsRetyped: [...pair.retyped].map((c) => `${c}: ${live.get(c)} -> ${rebuilt.get(c)}`),
         missing: false,
       });
     }
@@ -170,10 +199,14 @@ interface RebuildStamp {
 }
 
 /**
- * Replaces each live table with the scratch's, all in one transaction; a warehouse that publishes owes every
- * replaced table to its readers. A row whose key the live table holds with other values (or other deletion) gets
- * `stamp` as its `_synced_at` and `_run_id`: evsync wrote it now, and the snapshot and Parquet, which find changed
- * rows by them, publish it. Every other row keeps the live write's. Returns the tables replaced.
+ * Puts each rebuilt table in place of the live one, all in one transaction; a warehouse that publishes owes every
+ * table it changed to its readers. Where the columns allow it (none retyped), only the rows that differ are written:
+ * those the live table lacks or holds otherwise go in as rebuilt, those the rebuilt one lacks go out, the columns it
+ * added are added (a column it no longer makes is kept); a rebuild that changes nothing writes nothing. Otherwise (a
+ * retyped column, a missing table) the table is replaced whole. A row whose key the live table holds with other values
+ * (or another deletion) gets `stamp` as its `_synced_at` and `_run_id`: evsync wrote it now, and the snapshot and
+ * Parquet, which find changed rows by them, publish it. Every other row keeps the live write's. Returns the tables
+ * changed.
  */
 export async function replaceWithRebuilt(
   db: Db,
@@ -191,30 +224,17 @@ export async function replaceWithRebuilt(
         const rebuilt = await columnTypes(db, table, true);
         if (!rebuilt) continue;
         const live = await columnTypes(db, table, false);
+        const pair = live ? pairOf(live, rebuilt, keys(table)) : null;
         const t = ident(table);
-        const key = keys(table).filter((c) => rebuilt.has(c) && live?.has(c));
-        if (!live || key.length === 0) {
+        if (!pair || pair.key.length === 0 || pair.retyped.size > 0) {
           await db.run(`CREATE OR REPLACE TABLE main.${t} AS SELECT * FROM ${SCRATCH}.main.${t}`);
-        } else {
-          const compared = [...rebuilt.keys()].filter((c) => live.has(c) && c !== '_synced_at' && c !== '_run_id');
-          const retyped = retypedOf(live, rebuilt, compared);
-          const on = (a: string, b: string) => key.map((c) => `${a}.${ident(c)} = ${b}.${ident(c)}`).join(' AND ');
-          const changed = `SELECT l.* EXCLUDE ("_evsync_h") FROM ${digests(`main.${t}`, key, compared, retyped)} l
-                            JOIN ${digests(`${SCRATCH}.main.${t}`, key, compared, retyped)} s ON ${on('l', 's')}
-                           WHERE l."_evsync_h" <> s."_evsync_h"`;
-          const hit = `c.${ident(key[0] as string)} IS NOT NULL`;
-          // DuckDB reads the old table to the end before the new one takes its name (in this transaction).
-          await db.run(
-            `CREATE OR REPLACE TABLE main.${t} AS
-               SELECT r.* REPLACE (
-                 CASE WHEN ${hit} THEN CAST($1 AS TIMESTAMP) ELSE r."_synced_at" END AS "_synced_at",
-                 CASE WHEN ${hit} THEN $2 ELSE r."_run_id" END AS "_run_id")
-                 FROM ${SCRATCH}.main.${t} r LEFT JOIN (${changed}) c ON ${on('c', 'r')}`,
-            [stamp.at, stamp.runId],
-          );
-          await logStamped(db, ops, table, key, stamp);
+          done.push(table);
+          continue;
         }
-        done.push(table);
+        if (await writeDifferences(db, table, pair, stamp)) {
+          await logStamped(db, ops, table, pair.key, stamp);
+          done.push(table);
+        }
       }
       if (owe && done.length > 0)
         await owePartitions(
@@ -224,4 +244,33 @@ export async function replaceWithRebuilt(
       return done;
     }),
   );
+}
+
+/** The rows of the live table that differ from the rebuilt ones replaced by them; false when none differ. */
+async function writeDifferences(db: Db, table: string, pair: TablePair, stamp: RebuildStamp): Promise<boolean> {
+  await diffTable(db, table, pair);
+  const t = ident(table);
+  const n = Number((await db.query(`SELECT count(*) AS n FROM ${DIFF}`)).rows[0]?.n ?? 0);
+  if (n === 0) {
+    await db.run(`DROP TABLE ${DIFF}`);
+    return false;
+  }
+  for (const c of [...pair.rebuilt.keys()].filter((c) => !pair.live.has(c))) {
+    await db.run(`ALTER TABLE main.${t} ADD COLUMN ${ident(c)} ${pair.rebuilt.get(c)}`);
+  }
+  const on = (a: string, b: string) => pair.key.map((c) => `${a}.${ident(c)} = ${b}.${ident(c)}`).join(' AND ');
+  await db.run(
+    `DELETE FROM main.${t} x WHERE EXISTS (SELECT 1 FROM ${DIFF} d WHERE d.change <> 'added' AND ${on('d', 'x')})`,
+  );
+  const stamped = `d.change = 'changed' AND d.data`;
+  await db.run(
+    `INSERT INTO main.${t} BY NAME
+       SELECT r.* REPLACE (
+         CASE WHEN ${stamped} THEN CAST($1 AS TIMESTAMP) ELSE r."_synced_at" END AS "_synced_at",
+         CASE WHEN ${stamped} THEN $2 ELSE r."_run_id" END AS "_run_id")
+         FROM ${SCRATCH}.main.${t} r JOIN ${DIFF} d ON ${on('d', 'r')} WHERE d.change <> 'removed'`,
+    [stamp.at, stamp.runId],
+  );
+  await db.run(`DROP TABLE ${DIFF}`);
+  return true;
 }
