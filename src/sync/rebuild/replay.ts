@@ -15,7 +15,7 @@ import { readArchivedPage } from '../archived-page.js';
 import { PageLoader } from '../page-loader.js';
 
 /** Ops read from the log at a time: their bodies are read together (two windows in memory: this one and the next). */
-const WINDOW = 16;
+const WINDOW = 8;
 
 export interface ReplayProgress {
   /** The last op replayed, and the last one there is. */
@@ -99,16 +99,20 @@ class Replay {
   }
 
   /** Reproduces one op in the scratch, at its live time, logged under its live seq. */
-  async op(op: Op, bodies: ReadonlyMap<number, string>): Promise<void> {
+  async op(op: Op, bodies: Map<number, string>): Promise<void> {
     const { scratch } = this.o;
     scratch.reproducing(op.seq);
     this.o.clock.set(op.at);
     const stream = this.o.streams.get(op.stream);
     if (!stream) throw new Error(`op ${op.seq}: stream ${op.stream} was not resolved`);
     switch (op.kind) {
-      case 'page':
-        await this.page(op, stream, op.entry === null ? undefined : bodies.get(op.entry));
+      case 'page': {
+        const text = op.entry === null ? undefined : bodies.get(op.entry);
+        // The body is let go once parsed: a window's texts do not stay for its whole replay.
+        if (op.entry !== null) bodies.delete(op.entry);
+        await this.page(op, stream, text);
         break;
+      }
       case 'merge':
         await scratch.mergeOps(op.stream, op.detail.pages);
         break;
