@@ -4,12 +4,14 @@
  * bench/archive-format.ts (bench/results/archive-format.json, 150 `large` pages):
  *
  * - On the live path an entry is a file of its own in the spool (`spool/g<gen>/<entry>.json`) and a line of
- *   `meta.jsonl` beside it, both fsynced before the caller commits the page: 0.8 us a row, no compression in Node
- *   (gzip -1 cost 10 us a row, brotli 13; Node 20 has no zstd).
+ *   `meta.jsonl` beside it, both fsynced before the caller commits the page, with no compression in Node (gzip -1
+ *   cost 10 us a row, brotli 13; Node 20 has no zstd): 1.8 us a row on `large` registrant pages (1.4 KB a row).
+ *   A list page is kept as the service's answer itself (src/sync/archived-page.ts), not written out again.
  * - A generation of the spool is rolled up by DuckDB (read_text: the bodies never cross into JavaScript) into two
  *   Parquet files, `segments/<gen>-<last entry>.pages.parquet` (entry, body: zstd level 1, no dictionary) and
- *   `.meta.parquet` (the entries' metadata): 12% of the raw JSON. A DuckDB table was ruled out: `USING COMPRESSION
- *   zstd` does nothing in files of the default storage version (198% of raw), 15-53 us a row, +0.7-1.8 GB RSS.
+ *   `.meta.parquet` (the entries' metadata): 12.4% of the raw JSON of a `large` backfill, 3.6-4 us a row. A DuckDB
+ *   table was ruled out: `USING COMPRESSION zstd` does nothing in files of the default storage version (198% of
+ *   raw), 15-53 us a row, +0.7-1.8 GB RSS. zstd's faster levels save little (-3: 3.0 us, 17.8%).
  *
  * With a remote (`archive.to` in the configuration: the lake), a segment's pages file goes there once rolled up
  * (`<gen>-<last>.remote.json` records it, then the local file is removed); its small metadata file stays beside the
