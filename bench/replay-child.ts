@@ -9,10 +9,11 @@
  * walk one) records them and ends with markMissing over the scope. Prints one JSON line.
  *
  *   node dist/bench/replay-child.js --recording <file> --rows 1000000 --db <file> [--merge-rows 100000]
- *        [--keyed] [--immediate] [--track-seen] [--band 100000] [--set name=value]
+ *        [--keyed] [--immediate] [--track-seen] [--band 100000] [--set name=value] [--no-archive]
  *
  * `--immediate` merges every page in its own transaction (no staging); `--keyed` creates the table with a PRIMARY
- * KEY first (what earlier versions did), so the alternatives run on the same pages.
+ * KEY first (what earlier versions did), so the alternatives run on the same pages. `--no-archive` opens the
+ * warehouse without its archive (PageLoader then keeps no page): the loader alone, without the archive's writes.
  */
 // First, as the binary does: Node's heap policy while the heap is small (src/cli/apply-heap-policy.ts).
 import '../src/cli/apply-heap-policy.js';
@@ -65,6 +66,7 @@ const { values } = parseArgs({
     keyed: { type: 'boolean', default: false },
     immediate: { type: 'boolean', default: false },
     'track-seen': { type: 'boolean', default: false },
+    'no-archive': { type: 'boolean', default: false },
     band: { type: 'string', default: '100000' },
     /** DuckDB settings to try, `name=value` (repeatable), e.g. `--set memory_limit=256MB`. */
     set: { type: 'string', multiple: true, default: [] },
@@ -85,6 +87,7 @@ const span = high - low + 1;
 
 // The memory settings of the bin: the heap policy was applied by the first import; the warehouse sets its own.
 const warehouse = await Warehouse.open(values.db, {
+  ...(values['no-archive'] ? { archive: false } : {}),
   ...(values['merge-rows'] !== undefined ? { mergeRows: Number(values['merge-rows']) } : {}),
 });
 for (const setting of values.set) {
