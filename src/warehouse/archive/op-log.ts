@@ -19,6 +19,9 @@ import { z } from 'zod';
 import type { Db } from '../db/connection.js';
 import { utcNow } from '../db/sql.js';
 
+/** Db.memo's key for the seq the next op gets. */
+const NEXT_SEQ = 'archive_ops.next_seq';
+
 export const OP_LOG_DDL = [
   `CREATE TABLE IF NOT EXISTS _evsync.archive_ops (
      seq BIGINT NOT NULL, kind VARCHAR NOT NULL, stream VARCHAR NOT NULL, run_id VARCHAR, written_at TIMESTAMP NOT NULL,
@@ -72,9 +75,10 @@ export class OpLog {
    */
   async log(db: Db, op: OpInput, at: string = utcNow(db.now)): Promise<number> {
     if (!this.enabled) return 0;
-    const seq =
-      this.replaying ??
-      Number((await db.query(`SELECT coalesce(max(seq), 0) + 1 AS n FROM _evsync.archive_ops`)).rows[0]?.n ?? 1);
+    // The next seq is read once and then kept (Db.memo): a `max(seq)` per page cost a round trip per page. Only this
+    // method writes the log, so the kept value stays right; a rollback clears it, and a replay's seq (from the
+    // live log) leaves it to be read again.
+    const seq = this.replaying ?? db.memo.get(NEXT_SEQ) ?? (await lastOpSeq(db)) + 1;
     await db.runPrepared(`INSERT INTO _evsync.archive_ops VALUES ($1, $2, $3, $4, CAST($5 AS TIMESTAMP), $6, $7)`, [
       seq,
       op.kind,
@@ -84,6 +88,8 @@ export class OpLog {
       op.entry,
       JSON.stringify(op.detail),
     ]);
+    if (this.replaying === null) db.memo.set(NEXT_SEQ, seq + 1);
+    else db.memo.delete(NEXT_SEQ);
     return seq;
   }
 }

@@ -179,6 +179,8 @@ interface SharedInstance {
   checkpointHolds: number;
   holdsEnded: Promise<void> | null;
   endHolds: (() => void) | null;
+  /** See Db.memo: one per instance, since every connection of it sees the same committed rows. */
+  memo: Map<string, number>;
 }
 
 const NO_HOLDS = { checkpointHolds: 0, holdsEnded: null, endHolds: null } as const;
@@ -345,6 +347,7 @@ async function acquire(
         catalog,
         sandbox: key,
         ...NO_HOLDS,
+        memo: new Map(),
       };
       if (!isMemory(path)) instances.set(path, shared);
       return shared;
@@ -472,8 +475,18 @@ export class Db {
       sandbox: sandboxKey(sandbox),
       catalog: null,
       ...NO_HOLDS,
+      memo: new Map(),
     };
     return new Db(full, true, await DuckDBConnection.create(instance), shared, false);
+  }
+
+  /**
+   * Numbers derived from the database that a writer keeps instead of reading them again per page (the op log's
+   * next seq: archive/op-log.ts), shared by every connection of the instance. Cleared when a transaction rolls
+   * back, since what it wrote (and what was derived from it) is gone.
+   */
+  get memo(): Map<string, number> {
+    return this.shared.memo;
   }
 
   /**
@@ -730,6 +743,7 @@ export class Db {
     try {
       result = await work();
     } catch (err) {
+      this.shared.memo.clear();
       try {
         await this.connection.run('ROLLBACK');
       } catch {
@@ -737,7 +751,13 @@ export class Db {
       }
       throw err;
     }
-    await this.connection.run('COMMIT');
+    try {
+      await this.connection.run('COMMIT');
+    } catch (err) {
+      // A refused commit (a conflict) rolled back all the same.
+      this.shared.memo.clear();
+      throw err;
+    }
     this.changes++;
     return result;
   }

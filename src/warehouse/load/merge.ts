@@ -272,9 +272,21 @@ async function insertIfNew(
   let since = performance.now();
   const t = ident(target.table);
   const k = ident(first.key[0] as string);
-  const hits = await db.query(`SELECT count(*) AS n FROM ${t} WHERE ${k} IN (SELECT unnest(CAST(? AS BIGINT[])))`, [
-    JSON.stringify(keys),
-  ]);
+  // The keys' range first: a scan skips every row group whose min/max of the key lies outside it, so when no stored
+  // key is in the range (a backfill's new ids mostly are past every stored one) the list of keys is never sent.
+  let low = keys[0] ?? 0;
+  let high = low;
+  for (const key of keys) {
+    if (key < low) low = key;
+    else if (key > high) high = key;
+  }
+  const inRange = await db.query(`SELECT count(*) AS n FROM ${t} WHERE ${k} BETWEEN ${low} AND ${high}`);
+  const hits =
+    Number(inRange.rows[0]?.n ?? 0) === 0
+      ? inRange
+      : await db.query(`SELECT count(*) AS n FROM ${t} WHERE ${k} IN (SELECT unnest(CAST(? AS BIGINT[])))`, [
+          JSON.stringify(keys),
+        ]);
   since = target.time('probe', since);
   if (Number(hits.rows[0]?.n ?? 0) > 0) return null;
   const read = fileColumns(pages);
