@@ -164,6 +164,7 @@ export class Warehouse {
       archive && !db.readOnly && db.path !== ':memory:' ? Archive.open(db.path, { remote: archiveRemote }) : null;
     this.deps = {
       ops: this.ops,
+      durable: !replay,
       db,
       staging: this.staging,
       timings: this.timings,

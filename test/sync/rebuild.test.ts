@@ -5,7 +5,8 @@
  * column's value (`_synced_at`, `_run_id` and `_deleted_at` included) and the same column types. A rebuild killed
  * midway (by the n-th op) and run again ends equal too; no secret is in the archive's bytes.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/index.js';
 import { rebuild } from '../../src/sync/rebuild/rebuild.js';
@@ -161,6 +162,32 @@ describe('rebuild from the archive', () => {
     // It took up where the stopped one was: the pages it had replayed are not read again.
     expect(again.replayed.pages).toBeGreaterThan(0);
     expect(again.replayed.pages).toBeLessThan(await opCount('page'));
+    expect(await tablesAsText(h.warehouse)).toEqual(before);
+  });
+
+  it('a resumed rebuild whose staged files the machine lost starts over, and ends equal', async () => {
+    const before = await tablesAsText(h.warehouse);
+    const stop = new Error('stopped with pages staged');
+    let windows = 0;
+    await expect(
+      rebuild({
+        live: h.warehouse,
+        streams: null,
+        dryRun: false,
+        window: 5,
+        onProgress: () => {
+          windows += 1;
+          if (windows === 3) throw stop;
+        },
+      }),
+    ).rejects.toBe(stop);
+    // What a crash of the machine leaves of files never fsynced: the scratch's staged pages gone.
+    const stage = `${h.dbPath}.rebuild/scratch.duckdb.stage`;
+    const staged = existsSync(stage) ? readdirSync(stage).filter((f) => statSync(join(stage, f)).size > 0) : [];
+    expect(staged.length).toBeGreaterThan(0);
+    for (const f of staged) rmSync(join(stage, f));
+    const again = await rebuild({ live: h.warehouse, streams: null, dryRun: false, window: 5 });
+    expect(again.resumed).toBe(false);
     expect(await tablesAsText(h.warehouse)).toEqual(before);
   });
 

@@ -97,7 +97,6 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
   writeFileSync(statePath, JSON.stringify({ streams: names, settings } satisfies ScratchState), { mode: 0o600 });
 
   const last = await live.lastOp();
-  const clock = new ReplayClock();
   // The live warehouse's own archive when it keeps one (its spool included), with the remote it was opened with.
   const archive = live.archiveReader();
   const ownArchive = archive !== live.archive;
@@ -110,22 +109,32 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
         'so a rebuild would lose their rows',
     );
   }
+  const replayInto = async (): Promise<ReplayProgress> => {
+    const clock = new ReplayClock();
+    const scratch = await Warehouse.open(scratchPath, { now: clock.now, archive: false, replay: true });
+    try {
+      for (const stream of streams.values()) await scratch.ensureTable(stream);
+      const window = o.window;
+      return await replayOps({ live, scratch, clock, archive, streams, last, onProgress: o.onProgress, window });
+    } finally {
+      await scratch.close();
+    }
+  };
   let replayed: ReplayProgress;
-  const scratch = await Warehouse.open(scratchPath, { now: clock.now, archive: false, replay: true });
   try {
-    for (const stream of streams.values()) await scratch.ensureTable(stream);
-    replayed = await replayOps({
-      live,
-      scratch,
-      clock,
-      archive,
-      streams,
-      last,
-      onProgress: o.onProgress,
-      window: o.window,
-    });
+    try {
+      replayed = await replayInto();
+    } catch (err) {
+      // The scratch does not fsync its staged files (a rebuild need not survive the machine's crash): a resumed one
+      // that finds one lost starts over.
+      if (!resumed || !lostStagedFile(err)) throw err;
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileSync(statePath, JSON.stringify({ streams: names, settings } satisfies ScratchState), { mode: 0o600 });
+      resumed = false;
+      replayed = await replayInto();
+    }
   } finally {
-    await scratch.close();
     if (ownArchive) await archive.close();
   }
   const keyOf = (table: string) => streams.get(table)?.key ?? ['id'];
@@ -169,6 +178,12 @@ async function applyRebuilt(
   );
   await live.runs.finish(runId, { ...summary, status: 'done', streams });
   return runId;
+}
+
+/** A staged file the scratch registered and the file system no longer has (or has cut short). */
+function lostStagedFile(err: unknown): boolean {
+  const text = err instanceof Error ? err.message : String(err);
+  return /No files found|ENOENT|staged page could not be merged|Malformed JSON|unexpected end/i.test(text);
 }
 
 function readState(path: string): ScratchState | null {

@@ -83,6 +83,11 @@ export interface LoadDeps {
   skipped: Set<string>;
   /** Every page's op, logged in its transaction (archive/op-log.ts). */
   ops: OpLog;
+  /**
+   * Staged files are fsynced before their page commits (false for a rebuild's scratch: a kill of the process loses
+   * no written file, and a resume that meets one lost to the machine's crash starts over: rebuild.ts).
+   */
+  durable: boolean;
 }
 
 type Rejected = { raw: unknown; reason: string };
@@ -482,7 +487,7 @@ export async function loadPage(deps: LoadDeps, input: LoadPageInput, defer: bool
   const page = staged && {
     ...staged.page,
     seq: 0,
-    file: await timed(deps.timings, 'write', () => deps.staging.write(staged.text, defer)),
+    file: await timed(deps.timings, 'write', () => deps.staging.write(staged.text, defer && deps.durable)),
   };
   let committed = false;
   try {
