@@ -47,11 +47,14 @@ import {
   tempDir,
 } from './lib.js';
 import { machineInfo } from './machine.js';
+import { eventCounts, pickEvents, runChild } from './pipeline.js';
+import type { ChildReport } from './pipeline-child.js';
 import { writeRecording } from './recording.js';
 import { record } from './replay.js';
 import type { ReplayReport } from './replay-child.js';
 import type { FloorReport } from './replay-floor.js';
 import { simulatorClient } from './sim-client.js';
+import { startSimProcess } from './sim-process.js';
 import { BACKFILL_SEED, backfillStreams } from './sim-warehouse.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -64,7 +67,7 @@ export const ARCHIVE_STREAMS = 'events,registrants';
 const SAMPLE_EVENTS = 4;
 const SAMPLE_PAGES_PER_EVENT = 5;
 
-export const ARCHIVE_PARTS = ['live-cost', 'size-rebuild'] as const;
+export const ARCHIVE_PARTS = ['live-cost', 'sync-cost', 'size-rebuild'] as const;
 export type ArchivePart = (typeof ARCHIVE_PARTS)[number];
 
 export interface ArchiveBenchOptions extends BenchOptions {
@@ -273,6 +276,51 @@ async function httpSample(size: SimulatorSize, log: (m: string) => void): Promis
 
 const mib = (bytes: number) => round(bytes / 1_048_576, 1);
 const perRow = (ms: number, rows: number) => round((ms * 1000) / rows, 2);
+
+/**
+ * The archive's cost on a real sync: a backfill of registrants of the first events of `size` (about `rows` rows) from
+ * the unthrottled simulator in a process of its own, by pipeline-child.ts (the engine's HTTP client, walks, loader),
+ * with the archive off then on, each into a new warehouse: the process's CPU per row both ways (DuckDB's threads,
+ * the archive's roll-ups and the close included). The simulator's CPU is its own process's and is not counted.
+ */
+async function syncCost(o: ArchiveBenchOptions, size: SimulatorSize, rows: number): Promise<ScenarioResult[]> {
+  const sim = await startSimProcess({ size, rateLimit: '10000000/600' });
+  const tmp = tempDir('evsync-bench-archive-sync-');
+  try {
+    const { ids, rows: picked } = pickEvents(await eventCounts(sim), rows);
+    const run = async (archive: 'on' | 'off') => {
+      o.log(`archive: backfill of ${picked} registrants of ${ids.length} events, archive ${archive}`);
+      const db = tmp.path(`sync-${archive}.duckdb`);
+      const args = ['sync', '--db', db, '--requests', tmp.path(`requests-${archive}.txt`), '--archive', archive];
+      const report = await runChild(sim, [...args, '--events', ids.join(',')]);
+      if (report.status !== 'done') throw new Error(`backfill with the archive ${archive} ended ${report.status}`);
+      return report;
+    };
+    const off = await run('off');
+    const on = await run('on');
+    const perRow = (r: ChildReport) => (r.cpuMs * 1000) / Math.max(1, r.rows);
+    const ratio = round(perRow(on) / perRow(off), 2);
+    const detail =
+      `on ${round(perRow(on), 2)} vs off ${round(perRow(off), 2)} us CPU/row over ${on.rows} rows (${on.pages} pages), ` +
+      `the whole process (HTTP, parsing, loading, DuckDB's threads, the archive's roll-ups and close); wall ` +
+      `${seconds(on.wallMs)} vs ${seconds(off.wallMs)} s; peak RSS ${round(on.maxRssKb / 1024)} vs ${round(off.maxRssKb / 1024)} MiB`;
+    return [
+      figure(
+        `archive: sync CPU per row, archive on vs off (backfill of ${on.rows} registrants, ${size})`,
+        'ratio',
+        ratio,
+        1.1,
+        '<=',
+        detail,
+      ),
+      figure(`archive: sync with the archive (${size})`, 'us CPU per row', round(perRow(on), 2), null, null),
+      figure(`archive: sync without the archive (${size})`, 'us CPU per row', round(perRow(off), 2), null, null),
+    ];
+  } finally {
+    tmp.remove();
+    await sim.stop();
+  }
+}
 
 async function liveCost(o: ArchiveBenchOptions, rows: number): Promise<ScenarioResult[]> {
   const tmp = tempDir('evsync-bench-archive-');
@@ -524,6 +572,7 @@ export async function archiveBench(
     for (const r of results.slice(before)) partOf.set(r, name);
   };
   if (only.includes('live-cost')) await part('live-cost', () => liveCost(o, rows));
+  if (only.includes('sync-cost')) await part('sync-cost', () => syncCost(o, size, rows));
   if (only.includes('size-rebuild')) {
     const tmp = tempDir('evsync-bench-archive-build-');
     try {

@@ -4,6 +4,7 @@
  *
  *   node dist/bench/pipeline-child.js sync --db <file> --events 1,2 --requests <file> [--concurrency 2]
  *                                      [--merge-each-item]   (merge as a daemon's runs do: each item when it completes)
+ *                                      [--archive on|off]    (the warehouse's archive of every page: on by default)
  *   node dist/bench/pipeline-child.js baseline --requests <file> [--concurrency 2]
  *
  * Connection details come from EVSYNC_BASE_URL, EVSYNC_CLIENT_ID, EVSYNC_CLIENT_SECRET and EVSYNC_CREDENTIALS.
@@ -57,9 +58,10 @@ async function syncMode(
   requestsFile: string,
   concurrency: number,
   mergeEachItem: boolean,
+  archive: boolean,
 ): Promise<ChildReport> {
   // The memory settings of the bin: the heap policy was applied by the first import; the warehouse sets its own.
-  const warehouse = await Warehouse.open(db);
+  const warehouse = await Warehouse.open(db, { archive });
   const client = new ApiClient({
     baseUrl: env('EVSYNC_BASE_URL'),
     credentials: { clientId: env('EVSYNC_CLIENT_ID'), clientSecret: env('EVSYNC_CLIENT_SECRET') },
@@ -127,6 +129,7 @@ const { positionals, values } = parseArgs({
     requests: { type: 'string' },
     concurrency: { type: 'string', default: '2' },
     'merge-each-item': { type: 'boolean', default: false },
+    archive: { type: 'string', default: 'on' },
   },
 });
 const mode = positionals[0];
@@ -143,6 +146,7 @@ const report =
         values.requests,
         concurrency,
         values['merge-each-item'] === true,
+        values.archive !== 'off',
       )
     : await baselineMode(values.requests, concurrency);
 process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -18,7 +18,7 @@ import { type SimProcess, startSimProcess } from './sim-process.js';
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'pipeline-child.js');
 const CONCURRENCY = 2;
 
-async function runChild(sim: SimProcess, args: string[]): Promise<ChildReport> {
+export async function runChild(sim: SimProcess, args: string[]): Promise<ChildReport> {
   const account = sim.accounts[0]!;
   const child = spawn(process.execPath, [CHILD, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -41,7 +41,7 @@ async function runChild(sim: SimProcess, args: string[]): Promise<ChildReport> {
 }
 
 /** The first events (in id order) whose registrants add up to at least `target`; all of them when target is null. */
-function pickEvents(counts: [number, number][], target: number | null): { ids: number[]; rows: number } {
+export function pickEvents(counts: [number, number][], target: number | null): { ids: number[]; rows: number } {
   const ids: number[] = [];
   let rows = 0;
   for (const [id, n] of counts) {
@@ -94,7 +94,7 @@ interface Size {
 }
 
 /** Per-event registrant counts of a simulator's first account, in event id order. */
-async function eventCounts(sim: SimProcess): Promise<[number, number][]> {
+export async function eventCounts(sim: SimProcess): Promise<[number, number][]> {
   const events = (await (await fetch(`${sim.baseUrl.replace(/\/v1$/, '/_control')}/truth?stream=events`)).json()) as {
     records: { id: number }[];
   };
