@@ -13,28 +13,9 @@ import { rebuild } from '../../src/sync/rebuild/rebuild.js';
 import type { Warehouse } from '../../src/warehouse/index.js';
 import { type CaptureHarness, mutateEach, SECRET, startCaptureHarness } from '../capture/helpers.js';
 import { archivedTexts } from '../helpers/archive.js';
+import { tablesAsText } from '../helpers/tables-text.js';
 
 let h: CaptureHarness;
-
-/** Every row of every stream table as text (all columns, ordered by name), and each table's column types. */
-async function tablesAsText(w: Warehouse): Promise<Record<string, { types: string[]; rows: string[] }>> {
-  const out: Record<string, { types: string[]; rows: string[] }> = {};
-  for (const table of await w.listTables()) {
-    const cols = await w.query(
-      `SELECT column_name, data_type FROM duckdb_columns()
-        WHERE schema_name = 'main' AND table_name = ? AND database_name = current_database() ORDER BY column_name`,
-      [table],
-    );
-    const names = cols.rows.map((r) => String(r.column_name));
-    const json = names.map((n) => `'${n}', CAST("${n}" AS VARCHAR)`).join(', ');
-    const rows = await w.query(`SELECT CAST(json_object(${json}) AS VARCHAR) AS r FROM main."${table}" ORDER BY r`);
-    out[table] = {
-      types: cols.rows.map((r) => `${r.column_name} ${r.data_type}`),
-      rows: rows.rows.map((r) => String(r.r)),
-    };
-  }
-  return out;
-}
 
 async function opCount(kind: string): Promise<number> {
   const r = await h.warehouse.query(`SELECT count(*) AS n FROM _evsync.archive_ops WHERE kind = ?`, [kind]);
