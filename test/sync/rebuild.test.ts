@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/index.js';
 import { rebuild } from '../../src/sync/rebuild/rebuild.js';
-import type { Warehouse } from '../../src/warehouse/index.js';
 import { type CaptureHarness, mutateEach, SECRET, startCaptureHarness } from '../capture/helpers.js';
 import { archivedTexts } from '../helpers/archive.js';
 import { tablesAsText } from '../helpers/tables-text.js';
