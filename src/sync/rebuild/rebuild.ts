@@ -62,7 +62,8 @@ function settingsDigest(streams: ReadonlyMap<string, ResolvedStream>): string {
   return h.digest('hex');
 }
 
-export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
+/** The streams to rebuild, resolved as a sync would resolve them now; refused when rows would be lost. */
+async function streamsToRebuild(o: RebuildOptions): Promise<Map<string, ResolvedStream>> {
   const { live } = o;
   const logged = await live.loggedStreams();
   const names = [...new Set(o.streams ?? logged.filter(hasStream))].sort();
@@ -78,37 +79,77 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
         'once to archive them, or leave those streams out of --streams.',
     );
   }
-  const streams = new Map<string, ResolvedStream>();
-  for (const n of names) {
-    streams.set(n, (await resolveStored(live, n, o.overrides?.[n], o.customFields ?? true)).stream);
-  }
-  const settings = settingsDigest(streams);
-
-  const dir = `${live.path}.rebuild${o.dryRun ? '-dry-run' : ''}`;
-  const scratchPath = join(dir, 'scratch.duckdb');
-  const statePath = join(dir, 'rebuild.json');
-  let resumed = false;
-  if (existsSync(dir)) {
-    const state = readState(statePath);
-    resumed = !o.dryRun && state !== null && state.settings === settings && state.streams.join(',') === names.join(',');
-    if (!resumed) rmSync(dir, { recursive: true, force: true });
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(statePath, JSON.stringify({ streams: names, settings } satisfies ScratchState), { mode: 0o600 });
-
-  const last = await live.lastOp();
-  // The live warehouse's own archive when it keeps one (its spool included), with the remote it was opened with.
-  const archive = live.archiveReader();
-  const ownArchive = archive !== live.archive;
-  const pruned = archive.pruned();
+  const pruned = live.archiveReader().pruned();
   const first = await live.firstPageEntry(names);
   if (pruned && first !== null && first <= pruned.through) {
-    if (ownArchive) await archive.close();
     throw new RebuildRefused(
       `the archive was pruned before ${pruned.before}: the pages ${names.join(', ')} were first loaded from are gone, ` +
         'so a rebuild would lose their rows',
     );
   }
+  const streams = new Map<string, ResolvedStream>();
+  for (const n of names) {
+    streams.set(n, (await resolveStored(live, n, o.overrides?.[n], o.customFields ?? true)).stream);
+  }
+  return streams;
+}
+
+/** The scratch's folder: a killed rebuild's taken up when its streams and settings are the same, else made anew. */
+class ScratchDir {
+  readonly scratchPath: string;
+  private readonly statePath: string;
+  resumed = false;
+
+  constructor(
+    readonly dir: string,
+    private readonly state: ScratchState,
+    mayResume: boolean,
+  ) {
+    this.scratchPath = join(dir, 'scratch.duckdb');
+    this.statePath = join(dir, 'rebuild.json');
+    if (existsSync(dir)) {
+      const found = readState(this.statePath);
+      this.resumed =
+        mayResume &&
+        found !== null &&
+        found.settings === state.settings &&
+        found.streams.join(',') === state.streams.join(',');
+      if (!this.resumed) rmSync(dir, { recursive: true, force: true });
+    }
+    this.make();
+  }
+
+  /** Starts over: the folder emptied and its state written again. */
+  restart(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+    this.resumed = false;
+    this.make();
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private make(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    writeFileSync(this.statePath, JSON.stringify(this.state), { mode: 0o600 });
+  }
+}
+
+export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
+  const { live } = o;
+  const streams = await streamsToRebuild(o);
+  const names = [...streams.keys()];
+  const scratchDir = new ScratchDir(
+    `${live.path}.rebuild${o.dryRun ? '-dry-run' : ''}`,
+    { streams: names, settings: settingsDigest(streams) },
+    !o.dryRun,
+  );
+  const { scratchPath } = scratchDir;
+  const last = await live.lastOp();
+  // The live warehouse's own archive when it keeps one (its spool included), with the remote it was opened with.
+  const archive = live.archiveReader();
+  const ownArchive = archive !== live.archive;
   const replayInto = async (): Promise<ReplayProgress> => {
     const clock = new ReplayClock();
     const scratch = await Warehouse.open(scratchPath, { now: clock.now, archive: false, replay: true });
@@ -127,11 +168,8 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
     } catch (err) {
       // The scratch does not fsync its staged files (a rebuild need not survive the machine's crash): a resumed one
       // that finds one lost starts over.
-      if (!resumed || !lostStagedFile(err)) throw err;
-      rmSync(dir, { recursive: true, force: true });
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      writeFileSync(statePath, JSON.stringify({ streams: names, settings } satisfies ScratchState), { mode: 0o600 });
-      resumed = false;
+      if (!scratchDir.resumed || !lostStagedFile(err)) throw err;
+      scratchDir.restart();
       replayed = await replayInto();
     }
   } finally {
@@ -141,7 +179,8 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
   const changes = await live.compareRebuilt(scratchPath, names, keyOf);
   let runId: string | null = null;
   if (!o.dryRun) runId = await applyRebuilt(live, scratchPath, names, keyOf, changes, replayed);
-  rmSync(dir, { recursive: true, force: true });
+  const resumed = scratchDir.resumed;
+  scratchDir.remove();
   return { streams: names, changes, replayed, applied: !o.dryRun, resumed, runId };
 }
 
