@@ -16,6 +16,17 @@ import { tablesAsText } from '../helpers/tables-text.js';
 
 let h: CaptureHarness;
 
+/** A rebuild of every stream, five ops a window, stopped when its n-th window is replayed (its scratch kept). */
+async function stopRebuildAt(n: number): Promise<void> {
+  let windows = 0;
+  const stop = new Error(`stopped after window ${n}`);
+  const onProgress = () => {
+    windows += 1;
+    if (windows === n) throw stop;
+  };
+  await expect(rebuild({ live: h.warehouse, streams: null, dryRun: false, window: 5, onProgress })).rejects.toBe(stop);
+}
+
 async function opCount(kind: string): Promise<number> {
   const r = await h.warehouse.query(`SELECT count(*) AS n FROM _evsync.archive_ops WHERE kind = ?`, [kind]);
   return Number(r.rows[0]?.n ?? 0);
@@ -121,20 +132,7 @@ describe('rebuild from the archive', () => {
 
   it('a rebuild stopped midway is resumed by running it again, and ends equal', async () => {
     const before = await tablesAsText(h.warehouse);
-    let windows = 0;
-    const stop = new Error('stopped after the second window');
-    await expect(
-      rebuild({
-        live: h.warehouse,
-        streams: null,
-        dryRun: false,
-        window: 5,
-        onProgress: () => {
-          windows += 1;
-          if (windows === 2) throw stop;
-        },
-      }),
-    ).rejects.toBe(stop);
+    await stopRebuildAt(2);
     expect(existsSync(`${h.dbPath}.rebuild`)).toBe(true);
     expect(await tablesAsText(h.warehouse)).toEqual(before);
     const again = await rebuild({ live: h.warehouse, streams: null, dryRun: false, window: 5 });
@@ -147,20 +145,7 @@ describe('rebuild from the archive', () => {
 
   it('a resumed rebuild whose staged files the machine lost starts over, and ends equal', async () => {
     const before = await tablesAsText(h.warehouse);
-    const stop = new Error('stopped with pages staged');
-    let windows = 0;
-    await expect(
-      rebuild({
-        live: h.warehouse,
-        streams: null,
-        dryRun: false,
-        window: 5,
-        onProgress: () => {
-          windows += 1;
-          if (windows === 3) throw stop;
-        },
-      }),
-    ).rejects.toBe(stop);
+    await stopRebuildAt(3);
     // What a crash of the machine leaves of files never fsynced: the scratch's staged pages gone.
     const stage = `${h.dbPath}.rebuild/scratch.duckdb.stage`;
     const staged = existsSync(stage) ? readdirSync(stage).filter((f) => statSync(join(stage, f)).size > 0) : [];
