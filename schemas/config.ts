@@ -182,7 +182,10 @@ export const configSchema = z.strictObject({
    * lake (`s3://bucket/prefix`), where its compressed segments go (the lake's endpoint and credentials).
    */
   archive: z
-    .strictObject({ to: z.string().regex(/^s3:\/\//i, { error: 'expected an s3:// URL' }) }, { error: 'expected an object' })
+    .strictObject(
+      { to: z.string().regex(/^s3:\/\//i, { error: 'expected an s3:// URL' }) },
+      { error: 'expected an object' },
+    )
     .optional(),
   /** Several accounts, one lake: each syncs on its own (`--account <id>` or EVSYNC_ACCOUNT). */
   accounts: z
