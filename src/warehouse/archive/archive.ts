@@ -171,6 +171,8 @@ export class Archive {
   private db: Db | null = null;
   private closed = false;
   private rollUpError: string | null = null;
+  /** Calls on the archive's DuckDB under way (withDuck). */
+  private using = 0;
 
   /** The remote segment fetched last (a replay reads one segment's row groups over many windows). */
   private fetched: { pages: string; file: string } | null = null;
@@ -274,7 +276,7 @@ export class Archive {
       this.gen += 1;
       this.genBytes = 0;
     }
-    const run = this.rolling.then(() => this.rollClosed());
+    const run = this.rolling.then(() => this.withDuck(() => this.rollClosed(), true));
     this.rolling = run.then(
       () => {
         this.rollUpError = null;
@@ -294,6 +296,25 @@ export class Archive {
       await this.db.run('SET enable_external_file_cache = false');
     }
     return this.db;
+  }
+
+  /**
+   * Runs `work` on the archive's DuckDB; with `release`, closes it once nothing else uses it: a daemon rolls up or
+   * answers `status` now and then, and an instance kept between would hold its memory (up to ARCHIVE_MEMORY) for
+   * nothing. A rebuild's reads keep it (they come window after window) until the archive closes.
+   */
+  private async withDuck<T>(work: () => Promise<T>, release: boolean): Promise<T> {
+    this.using += 1;
+    try {
+      return await work();
+    } finally {
+      this.using -= 1;
+      if (release && this.using === 0 && this.db) {
+        const db = this.db;
+        this.db = null;
+        await db.close();
+      }
+    }
   }
 
   /** Rolls every spool generation older than the open one (a killed roll-up's included). */
@@ -453,10 +474,14 @@ export class Archive {
       const from = first;
       first = s.last + 1;
       if (s.last < lo || from > hi) continue;
-      const db = await this.duck();
-      const r = await db.query(
-        `SELECT entry, body FROM read_parquet(${literal(await this.readable(s))})
-          WHERE entry BETWEEN ${lo} AND ${hi} AND entry IN (${wanted})`,
+      // Counted as a use (a roll-up ending meanwhile does not close the instance under it), kept for the next read.
+      const r = await this.withDuck(
+        async () =>
+          (await this.duck()).query(
+            `SELECT entry, body FROM read_parquet(${literal(await this.readable(s))})
+              WHERE entry BETWEEN ${lo} AND ${hi} AND entry IN (${wanted})`,
+          ),
+        false,
       );
       for (const row of r.rows) out.set(Number(row.entry), String(row.body));
     }
@@ -464,7 +489,11 @@ export class Archive {
   }
 
   /** How much the archive holds, and since when. */
-  async stats(): Promise<ArchiveStats> {
+  stats(): Promise<ArchiveStats> {
+    return this.withDuck(() => this.statsNow(), true);
+  }
+
+  private async statsNow(): Promise<ArchiveStats> {
     let bytes = 0;
     const segments = this.segments();
     for (const s of segments) {
@@ -528,6 +557,10 @@ export class Archive {
    */
   async prune(before: string): Promise<{ entries: number; bytes: number; kept: number }> {
     await this.rollUp();
+    return this.withDuck(() => this.pruneNow(before), true);
+  }
+
+  private async pruneNow(before: string): Promise<{ entries: number; bytes: number; kept: number }> {
     let entries = 0;
     let bytes = 0;
     let kept = 0;
