@@ -29,7 +29,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, DecoratorHandler, type Dispatcher } from 'undici';
-import { customFieldsFromDefinitions, getStream, resolveStream } from '../connectors/index.js';
+import { customFieldsFromDefinitions } from '../connectors/index.js';
 import { requestFields } from '../schemas/columns.js';
 import { type SimulatorSize, startSimulator } from '../src/simulator/index.js';
 import { Db } from '../src/warehouse/db/connection.js';
@@ -53,7 +53,7 @@ import { writeRecording } from './recording.js';
 import { record } from './replay.js';
 import type { ReplayReport } from './replay-child.js';
 import type { FloorReport } from './replay-floor.js';
-import { simulatorClient } from './sim-client.js';
+import { simulatorClient, simulatorRegistrants, simulatorTruth } from './sim-client.js';
 import { startSimProcess } from './sim-process.js';
 import { BACKFILL_SEED, backfillStreams } from './sim-warehouse.js';
 
@@ -232,12 +232,8 @@ async function httpSample(size: SimulatorSize, log: (m: string) => void): Promis
   );
   const client = simulatorClient(sim, { rateLimit: { limit: 1_000_000, windowMs: 1000 }, dispatcher: agent });
   try {
-    const control = sim.baseUrl.replace(/\/v1$/, '/_control');
-    const truth = async (name: string) =>
-      ((await (await fetch(`${control}/truth?stream=${name}`)).json()) as { records: Record<string, unknown>[] })
-        .records;
-    const questions = await truth('event_questions');
-    const stream = resolveStream(getStream('registrants'), { customFields: customFieldsFromDefinitions(questions) });
+    const truth = (name: string) => simulatorTruth(sim.baseUrl, name);
+    const { stream, questions } = await simulatorRegistrants(sim.baseUrl);
     const sample: HttpSample = { pages: 0, rows: 0, httpBytes: 0, archivedBytes: 0 };
     let events = 0;
     for (const event of await truth('events')) {

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { ScopeCounter } from './bounds.js';
 import { type BenchOptions, figure, round, type ScenarioResult, seconds, tempDir } from './lib.js';
 import type { ChildReport } from './pipeline-child.js';
+import { simulatorTruth } from './sim-client.js';
 import { type SimProcess, startSimProcess } from './sim-process.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'pipeline-child.js');
@@ -95,9 +96,7 @@ interface Size {
 
 /** Per-event registrant counts of a simulator's first account, in event id order. */
 export async function eventCounts(sim: SimProcess): Promise<[number, number][]> {
-  const events = (await (await fetch(`${sim.baseUrl.replace(/\/v1$/, '/_control')}/truth?stream=events`)).json()) as {
-    records: { id: number }[];
-  };
+  const events = { records: (await simulatorTruth(sim.baseUrl, 'events')) as { id: number }[] };
   const counter = new ScopeCounter(sim.baseUrl, sim.accounts[0]!.encoded);
   const counts: [number, number][] = [];
   for (const e of events.records) counts.push([e.id, await counter.count('registrants', e.id)]);

@@ -11,13 +11,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { customFieldsFromDefinitions, getStream, resolveStream } from '../connectors/index.js';
+import { customFieldsFromDefinitions } from '../connectors/index.js';
 import { requestFields } from '../schemas/columns.js';
 import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
 import { type Recording, writeRecording } from './recording.js';
 import type { ReplayReport } from './replay-child.js';
 import type { FloorReport } from './replay-floor.js';
-import { simulatorClient } from './sim-client.js';
+import { simulatorClient, simulatorRegistrants, simulatorTruth } from './sim-client.js';
 import { startSimProcess } from './sim-process.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -33,12 +33,8 @@ export async function record(o: BenchOptions): Promise<Recording> {
     rateLimit: { limit: 10_000_000, windowMs: 600_000 },
   });
   try {
-    const control = sim.baseUrl.replace(/\/v1$/, '/_control');
-    const truth = async (name: string) =>
-      ((await (await fetch(`${control}/truth?stream=${name}`)).json()) as { records: Record<string, unknown>[] })
-        .records;
-    const questions = await truth('event_questions');
-    const stream = resolveStream(getStream('registrants'), { customFields: customFieldsFromDefinitions(questions) });
+    const truth = (name: string) => simulatorTruth(sim.baseUrl, name);
+    const { stream, questions } = await simulatorRegistrants(sim.baseUrl);
     for (const event of await truth('events')) {
       const eventId = Number(event.id);
       const own = customFieldsFromDefinitions(questions.filter((q) => Number(q.event_id) === eventId));

@@ -203,16 +203,10 @@ export function isCustomFieldName(name: string): boolean {
  */
 export type CustomFieldType = Exclude<ScalarType, 'bigint[]' | 'text[]' | 'json'>;
 
-const CUSTOM_FIELD_TYPES: ReadonlySet<string> = new Set([
-  'bigint',
-  'integer',
-  'double',
-  'text',
-  'boolean',
-  'timestamp',
-  'date',
-  'time',
-]);
+/** The plain types less the list and JSON ones (see CustomFieldType). */
+const CUSTOM_FIELD_TYPES: ReadonlySet<string> = new Set(
+  [...PLAIN_TYPES].filter((t) => !t.endsWith('[]') && t !== 'json'),
+);
 
 /** The type names `customFieldTypes` accepts, for messages (`decimal(p,s)` stands for every precision and scale). */
 export const CUSTOM_FIELD_TYPE_NAMES: readonly string[] = Object.freeze([...CUSTOM_FIELD_TYPES, 'decimal(p,s)']);

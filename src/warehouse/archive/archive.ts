@@ -37,6 +37,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { Db } from '../db/connection.js';
+import { fsyncPath } from '../db/fsync.js';
 import { literal } from '../db/sql.js';
 
 /** What an entry says besides its body. */
@@ -112,15 +113,6 @@ const ARCHIVE_MEMORY = '96MB';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 interface Pruned {
   /** The date the user pruned before. */
   before: string;
@@ -157,9 +149,9 @@ function readRemoteRecord(path: string): { bytes: number } | null {
 function writePruned(dir: string, p: Pruned): void {
   const path = join(dir, 'pruned.json');
   writeFileSync(`${path}.tmp`, JSON.stringify(p), { mode: 0o600 });
-  fsyncPath(`${path}.tmp`);
+  fsyncPath(`${path}.tmp`, 'r+');
   renameSync(`${path}.tmp`, path);
-  fsyncPath(dir);
+  fsyncPath(dir, 'r');
 }
 
 export class Archive {
@@ -173,6 +165,8 @@ export class Archive {
   private rollUpError: string | null = null;
   /** Calls on the archive's DuckDB under way (withDuck). */
   private using = 0;
+  /** The segments as last listed (segments()); null once this archive changed them. */
+  private segmentList: Segment[] | null = null;
 
   /** The remote segment fetched last (a replay reads one segment's row groups over many windows). */
   private fetched: { pages: string; file: string } | null = null;
@@ -262,7 +256,7 @@ export class Archive {
     // The body and its name made durable; the metadata line is not fsynced on its own: a rebuild reads bodies by
     // their entry (the file's name), and a line a crash of the machine lost only leaves that entry out of `status`.
     writeSync(this.metaFd, `${JSON.stringify({ entry, ...meta, bytes })}\n`);
-    fsyncPath(dir);
+    fsyncPath(dir, 'r');
     this.genBytes += bytes;
     if (this.genBytes >= ROLL_BYTES) void this.rollUp().catch(() => undefined);
     return entry;
@@ -365,12 +359,13 @@ export class Archive {
            TO ${literal(`${base}.pages.parquet.tmp`)}
            (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, DICTIONARY_SIZE_LIMIT 0, ROW_GROUP_SIZE ${perGroup})`,
       );
-      for (const f of [`${base}.meta.parquet.tmp`, `${base}.pages.parquet.tmp`]) fsyncPath(f);
+      for (const f of [`${base}.meta.parquet.tmp`, `${base}.pages.parquet.tmp`]) fsyncPath(f, 'r+');
       renameSync(`${base}.meta.parquet.tmp`, `${base}.meta.parquet`);
       renameSync(`${base}.pages.parquet.tmp`, `${base}.pages.parquet`);
-      fsyncPath(this.segmentsDir);
+      fsyncPath(this.segmentsDir, 'r');
     }
     rmSync(dir, { recursive: true, force: true });
+    this.segmentList = null;
   }
 
   /**
@@ -378,6 +373,13 @@ export class Archive {
    * name. A segment is whole once its pages file is in place, here or (remote.json) in the remote.
    */
   private segments(): Segment[] {
+    // Listed once and kept until this archive changes them (a roll-up, a push, a prune): a rebuild asks for every
+    // window of pages, and the folder's listing and remote records were read again each time.
+    this.segmentList ??= this.listSegments();
+    return this.segmentList;
+  }
+
+  private listSegments(): Segment[] {
     if (!existsSync(this.segmentsDir)) return [];
     const files = new Set(readdirSync(this.segmentsDir));
     const out: Segment[] = [];
@@ -411,10 +413,11 @@ export class Archive {
       const record = join(this.segmentsDir, `${s.name}.remote.json`);
       const text = JSON.stringify({ bytes: size, at: this.remote.describe(`${s.name}.pages.parquet`) });
       writeFileSync(`${record}.tmp`, text, { mode: 0o600 });
-      fsyncPath(`${record}.tmp`);
+      fsyncPath(`${record}.tmp`, 'r+');
       renameSync(`${record}.tmp`, record);
-      fsyncPath(this.segmentsDir);
+      fsyncPath(this.segmentsDir, 'r');
       rmSync(s.pages);
+      this.segmentList = null;
     }
   }
 
@@ -590,9 +593,10 @@ export class Archive {
         rmSync(join(this.segmentsDir, `${s.name}.remote.json`));
       }
       rmSync(s.meta);
+      this.segmentList = null;
       entries += n;
     }
-    fsyncPath(this.segmentsDir);
+    fsyncPath(this.segmentsDir, 'r');
     return { entries, bytes, kept };
   }
 
