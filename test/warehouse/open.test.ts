@@ -106,9 +106,12 @@ describe('Warehouse.open', () => {
       const path = join(tempDir(), 'held.duckdb');
       const script = `import { DuckDBInstance } from '@duckdb/node-api';
         const instance = await DuckDBInstance.create(${JSON.stringify(path)});
-        await (await instance.connect()).run('CREATE TABLE t (a INTEGER)');
+        const connection = await instance.connect();
+        await connection.run('CREATE TABLE t (a INTEGER)');
         process.stdout.write('ready\\n');
-        setInterval(() => {}, 1000);`;
+        setInterval(() => { globalThis.held = [instance, connection]; }, 1000);`;
+      // The holder keeps its instance reachable: a module-level binding no closure uses can be collected once the
+      // module has run, and DuckDB releases the file's lock when its instance is collected (CI saw the open succeed).
       // Run from the repository so the child resolves @duckdb/node-api like the tests do.
       child = spawn(process.execPath, ['--input-type=module', '-e', script], {
         cwd: process.cwd(),
