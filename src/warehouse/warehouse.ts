@@ -25,6 +25,7 @@ import {
   type QueryResult,
 } from './db/connection.js';
 import { ident, utcNow } from './db/sql.js';
+import { ensureHistory } from './history/versions.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -499,6 +500,7 @@ export class Warehouse {
 
   private async ensureTableNow(stream: ResolvedStream): Promise<void> {
     const changes = await ddl.ensureTable(this.db, stream);
+    await ensureHistory(this.db, stream.name, stream.kind !== 'audit' && stream.key.length > 0);
     if (changes.length) this.deps.forget(stream.name);
     this.tables.delete(stream.name);
   }

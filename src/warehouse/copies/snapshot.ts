@@ -389,7 +389,7 @@ export async function publishSnapshot(db: Db, targetPath: string, opts: Snapshot
       pass.written.length === 0 &&
       pass.retired.length === 0 &&
       previous.digest === pass.digest;
-    let views: AnalyticsViewsReport = { created: [], warnings: [] };
+    let views: AnalyticsViewsReport = { created: [], warnings: [], history: [] };
     let catalogueBytes = 0;
     const allRetired = [...(previous?.retired ?? []), ...pass.retired.map((file) => ({ file, retiredAt: nowMs }))];
     if (!unchanged) {

@@ -9,6 +9,7 @@
 import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
 import { ident, utcNow } from '../db/sql.js';
+import { keepVersions } from '../history/versions.js';
 
 export interface StoredVersion {
   id: number;
@@ -64,6 +65,10 @@ export async function markDeleted(
   if (rows.length === 0) return 0;
   const now = utcNow(db.now);
   return db.transaction(async () => {
+    // The live versions these deletes end are kept first (history/versions.ts).
+    await keepVersions(db, table, `id IN (SELECT unnest(CAST(? AS BIGINT[]))) AND "_deleted_at" IS NULL`, [
+      JSON.stringify(rows.map((r) => r.id)),
+    ]);
     const marked = await db.run(
       `UPDATE main.${ident(table)} t SET "_deleted_at" = x.at, "_run_id" = $1, "_synced_at" = CAST($2 AS TIMESTAMP)
          FROM (SELECT CAST(v->>0 AS BIGINT) AS id, CAST(v->>1 AS TIMESTAMP) AS at

@@ -6,6 +6,7 @@
 import { recordArchiveBegan } from '../archive/archive-began.js';
 import { OP_LOG_DDL } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
+import { HISTORY_DDL } from '../history/versions.js';
 import { JOURNAL_DDL } from '../journal/journal.js';
 import { BOOKKEEPING_DDL } from '../state/bookkeeping.js';
 import { CUSTOM_FIELD_TYPES_DDL } from '../state/custom-field-types.js';
@@ -22,6 +23,7 @@ export async function createLayout(db: Db): Promise<void> {
       ...PUBLISH_PENDING_DDL,
       ...OP_LOG_DDL,
       CUSTOM_FIELD_TYPES_DDL,
+      ...HISTORY_DDL,
     ])
       await db.run(sql);
     await recordArchiveBegan(db);

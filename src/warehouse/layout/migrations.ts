@@ -7,6 +7,7 @@
 import type { MigrationContext } from './context.js';
 import { migrate1To2 } from './migrate-1-to-2.js';
 import { migrate2To3 } from './migrate-2-to-3.js';
+import { migrate3To4 } from './migrate-3-to-4.js';
 import { LAYOUT_VERSION, stampLayoutVersion } from './version.js';
 
 interface Migration {
@@ -18,6 +19,7 @@ interface Migration {
 const MIGRATIONS: readonly Migration[] = [
   { from: 1, run: migrate1To2 },
   { from: 2, run: migrate2To3 },
+  { from: 3, run: migrate3To4 },
 ];
 
 /** Runs the steps from `found` up to LAYOUT_VERSION; returns whether any ran (stream tables may have changed). */

@@ -8,13 +8,14 @@
  *      release before versioning stamped `'1'`, layout 2 included, so a `'1'` may be either)
  *   2  the custom fields in one JSON column, `_evsync.publish_pending` (14d1835 and 380c339 wrote it, stamped `'1'`)
  *   3  the op log `_evsync.archive_ops` and `archive_began` in `_evsync.meta` (the archive), and
- *      `_evsync.custom_field_types`
+ *      `_evsync.custom_field_types` (69cf587 wrote it)
+ *   4  the history: schemas `_history` (a `_history.<stream>` per stream table whose history is kept) and `history`
  */
 import type { Db } from '../db/connection.js';
 import { tableExists } from '../state/bookkeeping.js';
 
 /** The layout this program writes, and the newest it reads. Raised by one with each step added to migrations.ts. */
-export const LAYOUT_VERSION = 3;
+export const LAYOUT_VERSION = 4;
 
 /** Where `_evsync.meta` keeps the version (the key every release wrote it under). */
 const LAYOUT_KEY = 'schema_version';

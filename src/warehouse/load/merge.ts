@@ -18,7 +18,7 @@
  *    rewritten row keeps them. Identical rows are left alone (their `_synced_at` and `_run_id` stay).
  * 4. DELETE the changed rows by rowid and INSERT the new and changed ones: DuckDB rewrites a whole row when a LIST
  *    column is updated, so delete + insert is the cheaper update, and readers never see two rows of one key because
- *    both happen in one transaction.
+ *    both happen in one transaction. The changed rows are first kept as versions (history/versions.ts).
  *
  * Written rows get the time of the merge as `_synced_at` and their page's run as `_run_id`. Pages whose files have
  * different columns (two events with different custom fields), or of different runs, are batched apart; if two such
@@ -28,6 +28,7 @@
 import { duckdbType } from '../../../schemas/columns.js';
 import type { Db } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
+import { keepVersions } from '../history/versions.js';
 import type { TableColumns } from './ddl.js';
 import type { PageColumn, PageFile } from './staged.js';
 
@@ -199,6 +200,9 @@ async function applyBatch(
          FROM ${table} t JOIN ${HITS} h ON t.rowid = h.${RID} JOIN ${batch} b ON ${keysMatch('h', 'b')}`,
   );
   since = target.time('compare', since);
+  // The rows about to be replaced are versions the history keeps (history/versions.ts).
+  await keepVersions(db, target.table, `rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`);
+  since = target.time('history', since);
   const updated = await db.run(`DELETE FROM ${table} WHERE rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`);
   since = target.time('delete', since);
   const insertNames = [...names, ...carried.map(ident)].join(', ');

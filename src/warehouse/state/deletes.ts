@@ -11,6 +11,7 @@ import type { ResolvedStream } from '../../../connectors/types.js';
 import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
 import { ident, timestampText, utcNow } from '../db/sql.js';
+import { keepVersions } from '../history/versions.js';
 import type { ScopeRef } from '../types.js';
 
 export interface MarkMissingInput {
@@ -57,15 +58,21 @@ export async function markMissing(
   const at = timestampText(input.at) ?? utcNow(db.now);
   const now = utcNow(db.now);
 
+  const missing = `"_deleted_at" IS NULL ${inScope} AND NOT EXISTS (${seen})`;
+  const back = `"_deleted_at" IS NOT NULL ${inScope} AND EXISTS (${seen})`;
   return db.transaction(async () => {
+    // The versions these marks end are kept first (history/versions.ts): the live one a delete ends, the delete a
+    // restore ends.
+    await keepVersions(db, stream.name, missing, [...scopeParams, ...seenParams]);
     const deleted = await db.run(
       `UPDATE ${table} SET "_deleted_at" = CAST(? AS TIMESTAMP), "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)
-        WHERE "_deleted_at" IS NULL ${inScope} AND NOT EXISTS (${seen})`,
+        WHERE ${missing}`,
       [at, runId, now, ...scopeParams, ...seenParams],
     );
+    await keepVersions(db, stream.name, back, [...scopeParams, ...seenParams]);
     const restored = await db.run(
       `UPDATE ${table} SET "_deleted_at" = NULL, "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)
-        WHERE "_deleted_at" IS NOT NULL ${inScope} AND EXISTS (${seen})`,
+        WHERE ${back}`,
       [runId, now, ...scopeParams, ...seenParams],
     );
     await db.run(`DELETE FROM _evsync.seen WHERE stream = ? AND scope = ? AND walk_id = ?`, seenParams);

@@ -8,11 +8,14 @@
  */
 import type { Db, ResultRow } from '../db/connection.js';
 import { timestampText, utcNow } from '../db/sql.js';
+import { REBUILD_RUN_PREFIX } from '../history/history-views.js';
 import type { CreditRow, RunSummary } from '../types.js';
 import { json, newRunId, num, str, tableExists } from './bookkeeping.js';
 
 export async function startRun(db: Db, kind: string, args: Record<string, unknown>): Promise<string> {
-  const runId = newRunId(new Date(db.now()));
+  // A rebuild's id says so: the rows it writes carry it, and readers' copies (which have no runs table) tell by it
+  // who wrote a version (history/history-views.ts).
+  const runId = `${kind === 'rebuild' ? REBUILD_RUN_PREFIX : ''}${newRunId(new Date(db.now()))}`;
   await db.run(
     `INSERT INTO _evsync.runs (run_id, kind, args, status, started_at, pid) VALUES (?, ?, ?, 'running', ?, ?)`,
     [runId, kind, json(args), utcNow(db.now), process.pid],

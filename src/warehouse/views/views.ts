@@ -1,5 +1,6 @@
 /**
- * Ready views in schema `analytics`, over current rows only (`_deleted_at IS NULL`). A view is created when the
+ * Ready views in schema `analytics`, over current rows only (`_deleted_at IS NULL`), and the `history` schema's
+ * views of every version (history/history-views.ts). A view is created when the
  * tables it needs exist (optional ones, such as `events` for the event name, are joined when present, else the
  * column is NULL) and dropped otherwise, so no view is left pointing at a missing table.
  *
@@ -24,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
+import { createHistoryViews } from '../history/history-views.js';
 import { listStreamTables } from '../load/ddl.js';
 import { customFieldViews, PER_EVENT_VIEW } from './custom-field-views.js';
 
@@ -31,6 +33,8 @@ import { customFieldViews, PER_EVENT_VIEW } from './custom-field-views.js';
 export interface AnalyticsViewsReport {
   readonly created: string[];
   readonly warnings: string[];
+  /** Views and macros made in schema `history` (history/history-views.ts). */
+  readonly history: string[];
 }
 
 interface ViewContext {
@@ -375,12 +379,15 @@ export async function createAnalyticsViews(db: Db): Promise<AnalyticsViewsReport
     eventJoin: (column) =>
       has('events') ? `LEFT JOIN main.events ev ON ev.id = ${column} AND ev._deleted_at IS NULL` : '',
   };
-  const report: AnalyticsViewsReport = { created: [], warnings: [] };
+  const report: AnalyticsViewsReport = { created: [], warnings: [], history: [] };
   for (const def of VIEWS) {
     if (available(def, has)) await createView(db, def.name, def.sql(ctx), report);
     else await dropView(db, def.name, report);
   }
   await fieldViews(db, present, report);
+  const history = await createHistoryViews(db, tables);
+  report.history.push(...history.created);
+  report.warnings.push(...history.warnings);
   return report;
 }
 

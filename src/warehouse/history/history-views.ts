@@ -1,0 +1,170 @@
+/**
+ * The `history` schema readers query: per stream with a key (audit streams are histories already),
+ *
+ * - `history.<stream>`: every version of every record, its current row (`main.<stream>`) and the versions it no
+ *   longer holds (`_history.<stream>`, versions.ts) together, with
+ *   - `_valid_from`, `_valid_to` (exclusive; NULL for the version that holds now), `_is_deleted`;
+ *   - `_observed_by`: `webhook` (a delivery), `poll` (a list walk or a re-read), `sweep` (a delete found by a walk
+ *     that covered its scope), `rebuild` (a row a rebuild changed);
+ *   - `_recorded_at`: when evsync wrote it (UTC);
+ *   - `_follows_previous`: TRUE when the change was delivered as it happened (a webhook: no state lies between it and
+ *     the version before, unless the service gave up delivering one), FALSE when a poll saw the latest state only
+ *     (states may be missing between), NULL for the first version evsync observed (what came before is unknown:
+ *     history begins there);
+ * - `history.<stream>_as_of(as_of)`: a table macro, the records as they stood at `as_of` (deleted ones left out);
+ * - `history.<stream>_transitions`: for streams with `*status` columns, each change of one (from, to, at, observed by).
+ *
+ * Derived, not stored: versions are ordered per key by `_valid_from` (the current row last), and a version whose
+ * `_valid_from` is not after its predecessor's (a record restored without a new `updated_at`) starts when it was
+ * recorded instead, so the intervals of a key never overlap. `_valid_from` is the service's clock (`updated_at`)
+ * where the stream has one.
+ */
+import { getStream, hasStream } from '../../../connectors/index.js';
+import type { Db } from '../db/connection.js';
+import { ident } from '../db/sql.js';
+import { columnsOf, historyOff, validFromSql } from './versions.js';
+
+/** What createHistoryViews made (names in schema `history`) and what it could not. */
+export interface HistoryViewsReport {
+  created: string[];
+  warnings: string[];
+}
+
+/** Rows a rebuild wrote carry its run id, which starts so (state/runs-sql.ts): readers' copies have no runs table. */
+export const REBUILD_RUN_PREFIX = 'rebuild-';
+
+/** `_run_id` of rows a webhook delivery wrote (sync/capture/applier.ts). */
+export const CAPTURE_RUN_ID = 'capture';
+
+/** The key of a stream table whose history is kept, or null (not a catalogue stream, or an audit log). */
+export function historyKey(table: string): readonly string[] | null {
+  if (!hasStream(table)) return null;
+  const def = getStream(table);
+  return def.kind === 'audit' || def.key.length === 0 ? null : def.key;
+}
+
+/** `_observed_by` of a stored row (current or kept): see the module comment. */
+export function observedBySql(alias = ''): string {
+  const a = alias ? `${alias}.` : '';
+  return `CASE WHEN ${a}"_run_id" = '${CAPTURE_RUN_ID}' THEN 'webhook'
+              WHEN starts_with(${a}"_run_id", '${REBUILD_RUN_PREFIX}') THEN 'rebuild'
+              WHEN ${a}"_deleted_at" IS NOT NULL THEN 'sweep' ELSE 'poll' END`;
+}
+
+const INTERNAL = ['"_evsync_from"', '"_evsync_o"', '"_evsync_prev"', '"_evsync_n"'];
+
+/** The SELECT of `history.<table>`: stored versions and current rows, ordered and closed per key. */
+export function historySelect(table: string, key: readonly string[], live: ReadonlyMap<string, string>): string {
+  const t = ident(table);
+  const byKey = key.map(ident).join(', ');
+  const order = `PARTITION BY ${byKey} ORDER BY "_evsync_o", "_evsync_from", "_synced_at"`;
+  return `WITH v AS (
+  SELECT * EXCLUDE ("_valid_from"), "_valid_from" AS "_evsync_from", 0 AS "_evsync_o" FROM _history.${t}
+  UNION ALL BY NAME
+  SELECT *, ${validFromSql(live)} AS "_evsync_from", 1 AS "_evsync_o" FROM main.${t}
+), o AS (
+  SELECT *, lag("_evsync_from") OVER w AS "_evsync_prev", row_number() OVER w AS "_evsync_n"
+    FROM v WINDOW w AS (${order})
+), f AS (
+  SELECT *, CASE WHEN "_evsync_prev" IS NULL OR "_evsync_from" >= "_evsync_prev" THEN "_evsync_from"
+                 ELSE greatest("_synced_at", "_evsync_prev") END AS "_valid_from"
+    FROM o
+)
+SELECT * EXCLUDE (${INTERNAL.join(', ')}, "_valid_from", "_synced_at", "_deleted_at"),
+       "_valid_from",
+       lead("_valid_from") OVER (${order}) AS "_valid_to",
+       "_deleted_at" IS NOT NULL AS "_is_deleted",
+       ${observedBySql()} AS "_observed_by",
+       "_synced_at" AS "_recorded_at",
+       CASE WHEN "_evsync_n" = 1 THEN NULL ELSE "_run_id" = '${CAPTURE_RUN_ID}' END AS "_follows_previous"
+  FROM f`;
+}
+
+/** The `_as_of` macro's body: the versions that held at `at`, deleted records left out. */
+function asOfSql(table: string): string {
+  return `SELECT * EXCLUDE ("_valid_to") FROM history.${ident(table)}
+   WHERE "_valid_from" <= CAST(as_of AS TIMESTAMP) AND ("_valid_to" IS NULL OR "_valid_to" > CAST(as_of AS TIMESTAMP))
+     AND NOT "_is_deleted"`;
+}
+
+/** The `_transitions` view: each change of a status column between consecutive versions of a record. */
+function transitionsSql(table: string, key: readonly string[], statuses: readonly string[], scope: string | null) {
+  const byKey = key.map(ident).join(', ');
+  // Each part names its own window: DuckDB refuses one name defined twice in a UNION.
+  const parts = statuses.map(
+    (c, i) => `SELECT ${byKey}${scope ? `, ${ident(scope)}` : ''}, '${c}' AS "column",
+       lag(${ident(c)}) OVER w${i} AS "from", ${ident(c)} AS "to", "_valid_from" AS "at", "_observed_by",
+       "_follows_previous", "_run_id"
+  FROM history.${ident(table)} WHERE NOT "_is_deleted"
+WINDOW w${i} AS (PARTITION BY ${byKey} ORDER BY "_valid_from")
+QUALIFY row_number() OVER w${i} > 1 AND "from" IS DISTINCT FROM "to"`,
+  );
+  return parts.join('\nUNION ALL\n');
+}
+
+async function attempt(db: Db, name: string, sql: string, report: HistoryViewsReport): Promise<void> {
+  try {
+    await db.run(sql);
+    report.created.push(name);
+  } catch (err) {
+    report.warnings.push(`history view ${name} not created: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Drops every view and macro of schema `history` that `keep` does not name. */
+async function dropOthers(db: Db, keep: ReadonlySet<string>): Promise<void> {
+  const views = await db.query(
+    `SELECT view_name AS name FROM duckdb_views()
+      WHERE database_name = current_database() AND schema_name = 'history' AND NOT internal`,
+  );
+  for (const row of views.rows) {
+    const name = String(row.name);
+    if (!keep.has(name)) await db.run(`DROP VIEW IF EXISTS history.${ident(name)}`);
+  }
+  const macros = await db.query(
+    `SELECT DISTINCT function_name AS name FROM duckdb_functions()
+      WHERE database_name = current_database() AND schema_name = 'history' AND function_type = 'table_macro'`,
+  );
+  for (const row of macros.rows) {
+    const name = String(row.name);
+    if (!keep.has(name)) await db.run(`DROP MACRO TABLE IF EXISTS history.${ident(name)}`);
+  }
+}
+
+/**
+ * (Re)creates the history views and macros of the stream tables `tables` whose history is kept (`_history.<t>`
+ * present, not turned off); drops the others. A view that cannot be made is a warning, as the analytics views'.
+ */
+export async function createHistoryViews(db: Db, tables: readonly string[]): Promise<HistoryViewsReport> {
+  const report: HistoryViewsReport = { created: [], warnings: [] };
+  await db.run(`CREATE SCHEMA IF NOT EXISTS history`);
+  const off = await historyOff(db);
+  for (const table of tables) {
+    const key = historyKey(table);
+    if (!key || off.has(table)) continue;
+    if ((await columnsOf(db, '_history', table)).size === 0) continue;
+    const live = await columnsOf(db, 'main', table);
+    if (!key.every((k) => live.has(k))) continue;
+    const t = ident(table);
+    await attempt(db, table, `CREATE OR REPLACE VIEW history.${t} AS\n${historySelect(table, key, live)}`, report);
+    if (!report.created.includes(table)) continue;
+    await attempt(
+      db,
+      `${table}_as_of`,
+      `CREATE OR REPLACE MACRO history.${ident(`${table}_as_of`)}(as_of) AS TABLE\n${asOfSql(table)}`,
+      report,
+    );
+    const statuses = [...live].filter(([c, type]) => c.endsWith('status') && type === 'VARCHAR').map(([c]) => c);
+    if (statuses.length > 0) {
+      const scope = live.has('event_id') && !key.includes('event_id') ? 'event_id' : null;
+      await attempt(
+        db,
+        `${table}_transitions`,
+        `CREATE OR REPLACE VIEW history.${ident(`${table}_transitions`)} AS\n${transitionsSql(table, key, statuses, scope)}`,
+        report,
+      );
+    }
+  }
+  await dropOthers(db, new Set(report.created));
+  return report;
+}

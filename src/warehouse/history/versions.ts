@@ -1,0 +1,111 @@
+/**
+ * `src/warehouse/history/`: the history of every record (versions.ts, history-views.ts).
+ *
+ * A stream table holds each record's current version; `_history.<stream>` holds every version it no longer holds:
+ * the stream table's columns as they were (system columns included) plus `_valid_from`, when that version began.
+ * A version is kept at the one moment a write replaces or marks a current row (merge.ts's changed rows,
+ * deletes.ts's marks and restores, capture-rows.ts's webhook deletes), in that write's transaction, so the history
+ * holds exactly what the table held, whatever brought the change (poll, webhook, sweep, rebuild's replay). A write
+ * that finds a row unchanged leaves it alone and so keeps nothing: unchanged syncs add no version.
+ *
+ * Nothing is stored twice: a record never changed has no row here, its one version is its current row
+ * (history-views.ts joins the two). `_valid_to`, whether a version follows its predecessor directly, and who
+ * observed it are derived by the views from what is stored, so a late version (an old delivery that arrives after a
+ * newer one, observations.ts) lands in its place without rewriting its neighbours.
+ *
+ * `_valid_from` of a version: when it was deleted (`_deleted_at`) for a delete, else the service's `updated_at`,
+ * else (a stream without one, a record without one) when evsync recorded it (`_synced_at`).
+ *
+ * A stream's history is off when `_evsync.meta` key `history_off` lists it (the config's `streams.<name>.history:
+ * false`): no version is kept, the `history` views are not made, and what was kept stays.
+ */
+import type { Db } from '../db/connection.js';
+import { ident } from '../db/sql.js';
+
+export const HISTORY_DDL = [`CREATE SCHEMA IF NOT EXISTS _history`, `CREATE SCHEMA IF NOT EXISTS history`];
+
+const OFF_KEY = 'history_off';
+
+/** Columns of a table in a schema of this database, with DuckDB's type names, in order (empty: no table). */
+export async function columnsOf(db: Db, schema: string, table: string): Promise<Map<string, string>> {
+  const r = await db.query(
+    `SELECT column_name, data_type FROM duckdb_columns()
+      WHERE database_name = current_database() AND schema_name = ? AND table_name = ? ORDER BY column_index`,
+    [schema, table],
+  );
+  return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
+}
+
+/** The streams whose history is off (`history_off` in `_evsync.meta`). */
+export async function historyOff(db: Db): Promise<Set<string>> {
+  const r = await db.query(`SELECT value FROM _evsync.meta WHERE key = ?`, [OFF_KEY]);
+  const value = r.rows[0]?.value;
+  if (value === undefined || value === null) return new Set();
+  const parsed: unknown = JSON.parse(String(value));
+  return new Set(Array.isArray(parsed) ? parsed.map(String) : []);
+}
+
+/** Records which streams' history is off (the config's choice, written by each sync). */
+export async function setHistoryOff(db: Db, streams: readonly string[]): Promise<void> {
+  const sorted = [...new Set(streams)].sort();
+  await db.run(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [OFF_KEY, JSON.stringify(sorted)]);
+}
+
+/** `_valid_from` of the current row of a table with these columns (see the module comment). */
+export function validFromSql(columns: ReadonlyMap<string, string>, alias = ''): string {
+  const a = alias ? `${alias}.` : '';
+  const updated = columns.has('updated_at') ? `TRY_CAST(${a}"updated_at" AS TIMESTAMP), ` : '';
+  return `coalesce(${a}"_deleted_at", ${updated}${a}"_synced_at")`;
+}
+
+/**
+ * Makes `_history.<table>` hold every column the stream table has, with its type (a column the table gained is
+ * added, a widened one widened): a kept version is the table's row as it was. Columns are never dropped.
+ */
+async function ensureHistoryTable(db: Db, table: string, live: ReadonlyMap<string, string>): Promise<void> {
+  const t = ident(table);
+  const kept = await columnsOf(db, '_history', table);
+  if (kept.size === 0) {
+    await db.run(
+      `CREATE TABLE IF NOT EXISTS _history.${t} AS
+         SELECT *, CAST(NULL AS TIMESTAMP) AS "_valid_from" FROM main.${t} LIMIT 0`,
+    );
+    return;
+  }
+  for (const [name, type] of live) {
+    const has = kept.get(name);
+    if (has === undefined) await db.run(`ALTER TABLE _history.${t} ADD COLUMN ${ident(name)} ${type}`);
+    else if (has !== type) {
+      await db.run(`ALTER TABLE _history.${t} ALTER COLUMN ${ident(name)} SET DATA TYPE ${type}`);
+    }
+  }
+}
+
+/**
+ * Makes `_history.<table>` for a stream table whose history is kept (see history-views.ts historyKey), or brings it
+ * up to the table's columns: called as the stream table is made or evolves, so `history.<table>` exists from the
+ * first sync.
+ */
+export async function ensureHistory(db: Db, table: string, keyed: boolean): Promise<void> {
+  if (!keyed || (await historyOff(db)).has(table)) return;
+  const live = await columnsOf(db, 'main', table);
+  if (live.size > 0) await ensureHistoryTable(db, table, live);
+}
+
+/**
+ * Keeps the current rows of `table` that `where` selects (a condition on `main.<table>`, which it may name) as
+ * versions, before the caller's write replaces or marks them, in the caller's transaction. Returns how many were
+ * kept (0 when the stream's history is off).
+ */
+export async function keepVersions(db: Db, table: string, where: string, params: unknown[] = []): Promise<number> {
+  if ((await historyOff(db)).has(table)) return 0;
+  const live = await columnsOf(db, 'main', table);
+  if (live.size === 0) return 0;
+  await ensureHistoryTable(db, table, live);
+  const t = ident(table);
+  return db.run(
+    `INSERT INTO _history.${t} BY NAME
+       SELECT *, ${validFromSql(live)} AS "_valid_from" FROM main.${t} WHERE ${where}`,
+    params,
+  );
+}
