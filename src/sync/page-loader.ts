@@ -121,6 +121,8 @@ export class PageLoader {
     serverDate?: string | null;
     /** A rebuild's replay: the page's archive entry, and how its live load went (staged or merged at once). */
     replay?: { entry: number | null; staged: boolean };
+    /** Versions older than their rows (late or superseded deliveries): kept in the history alone. */
+    observed?: boolean;
   }): Promise<LoadResult & { seenIds: number; newColumns: string[] }> {
     const { stream, scope } = input;
     const records = withoutSecretValues(stream, input.records);
@@ -175,6 +177,7 @@ export class PageLoader {
       cursor: input.cursor,
       archiveEntry,
       ...(input.replay ? { stage: input.replay.staged } : {}),
+      ...(input.observed ? { observed: true } : {}),
     });
     return { ...result, seenIds: seenIds.length, newColumns: Object.keys(newColumns ?? {}) };
   }

@@ -36,6 +36,11 @@ export interface LoadPageInput {
    * live page loaded. Absent: staged when its run's load session is open.
    */
   stage?: boolean;
+  /**
+   * Versions older than the rows they name (a late or superseded webhook delivery): kept in the history alone
+   * (history/observations.ts), never merged into the table. Merged at once, never staged.
+   */
+  observed?: boolean;
 }
 
 export interface LoadResult {

@@ -289,7 +289,7 @@ describe('a field the catalogue does not declare', () => {
 
     const columns = await h.warehouse.query(
       `SELECT column_name AS c, data_type AS t FROM information_schema.columns
-        WHERE table_name = 'registrants' AND (column_name LIKE 'seat_%' OR column_name LIKE 'badge_%')`,
+        WHERE table_schema = 'main' AND table_name = 'registrants' AND (column_name LIKE 'seat_%' OR column_name LIKE 'badge_%')`,
     );
     const type = Object.fromEntries(columns.rows.map((r) => [String(r.c), String(r.t)]));
     expect(Object.keys(type).sort()).toEqual(['badge_color', 'badge_level', 'seat_color', 'seat_level']);

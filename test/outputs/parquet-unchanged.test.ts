@@ -43,7 +43,7 @@ async function differences(db: string, out: string): Promise<number> {
   const [cols] = await duck<{ names: string }>(
     `ATTACH '${db}' AS w (READ_ONLY);
      SELECT string_agg('CAST("' || column_name || '" AS VARCHAR)', ', ' ORDER BY column_index) AS names
-       FROM duckdb_columns() WHERE database_name = 'w' AND table_name = 'registrants'`,
+       FROM duckdb_columns() WHERE database_name = 'w' AND schema_name = 'main' AND table_name = 'registrants'`,
   );
   const names = cols?.names ?? '';
   expect(names).toContain('"email"');

@@ -15,9 +15,11 @@ const changes = () =>
   );
 const columnType = async (column: string) =>
   (
-    await rows(w, `SELECT data_type FROM duckdb_columns() WHERE table_name = 'registrants' AND column_name = ?`, [
-      column,
-    ])
+    await rows(
+      w,
+      `SELECT data_type FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = 'registrants' AND column_name = ?`,
+      [column],
+    )
   )[0]?.data_type;
 
 describe('ensureTable', () => {
@@ -25,7 +27,7 @@ describe('ensureTable', () => {
     await w.ensureTable(registrants);
     const cols = await rows(
       w,
-      `SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'registrants' ORDER BY column_index`,
+      `SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = 'registrants' ORDER BY column_index`,
     );
     expect(cols.map((c) => `${c.column_name} ${c.data_type}`)).toEqual([
       'id BIGINT',

@@ -184,7 +184,9 @@ describe('snapshot parts', () => {
     const again = await DuckDbReader.open(target);
     try {
       expect(await again.count('SELECT count(*) FROM main.registrants')).toBe(0);
-      const cols = await again.query(`SELECT column_name FROM duckdb_columns() WHERE table_name = 'registrants'`);
+      const cols = await again.query(
+        `SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = 'registrants'`,
+      );
       expect(cols.map((c) => c.column_name)).toContain('late');
     } finally {
       await again.close();

@@ -287,7 +287,7 @@ describe('column names compare case-insensitively', () => {
     await page(w, registrants, eventScope(7), [reg(2, { Email: 'again', NICKNAME: 'x' })]);
     const cols = await rows(
       w,
-      `SELECT column_name FROM duckdb_columns() WHERE table_name = 'registrants' AND lower(column_name) IN ('email', 'nickname')`,
+      `SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = 'registrants' AND lower(column_name) IN ('email', 'nickname')`,
     );
     expect(cols.map((c) => c.column_name).sort()).toEqual(['Nickname', 'email']);
     expect(await rows(w, `SELECT id, email, "Nickname" AS nick FROM registrants ORDER BY id`)).toEqual([

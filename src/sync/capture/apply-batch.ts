@@ -92,16 +92,17 @@ class Tally {
   }
 }
 
-/** Records of one scope into rows, through the sink polled pages go through. */
+/** Records of one scope into rows (or, `observed`, into the history alone), through the sink polled pages go through. */
 async function load(
   ctx: BatchContext,
   captureStream: CaptureStream,
   eventId: number | null,
   records: readonly unknown[],
+  observed = false,
 ): Promise<void> {
   if (records.length === 0) return;
   const scope = eventId === null ? ACCOUNT_SCOPE : eventScope(eventId);
-  const r = await ctx.loader.load({ stream: captureStream.stream, scope, records });
+  const r = await ctx.loader.load({ stream: captureStream.stream, scope, records, ...(observed ? { observed } : {}) });
   ctx.onTouched?.({ table: captureStream.stream.name, eventId });
   // A new field became a column: the stream, resolved again, keeps it in the payloads written from now on.
   if (r.newColumns.length > 0) ctx.streams.invalidate(captureStream.stream.name);
@@ -161,6 +162,36 @@ async function writePayloads(
       return d.winner.complete ? listShaped(p.record, captureStream.storedFor(eventId)) : minimalRecord(p);
     });
     await load(ctx, captureStream, eventId, records);
+  }
+}
+
+/**
+ * Versions the table does not take: deliveries older than the stored row (stale) or than the batch's newest of their
+ * record (superseded), when they carry the record whole and its `updated_at`. The history keeps them in their place
+ * (warehouse history/observations.ts), so it does not depend on the order deliveries came in. A page holds one
+ * version per record (the loader keeps one row per key), so a record's versions go in layers: its oldest first.
+ */
+async function writeObserved(
+  ctx: BatchContext,
+  captureStream: CaptureStream,
+  decisions: readonly Decision[],
+  itemOf: (seq: number) => Item,
+): Promise<void> {
+  const layers: Candidate[][] = [];
+  for (const d of decisions) {
+    const older = [...d.losers, ...(d.outcome === 'stale' ? [d.winner] : [])].filter(
+      (c) => c.complete && c.action !== 'delete' && c.updatedMs !== null,
+    );
+    older.forEach((c, i) => {
+      layers[i] ??= [];
+      layers[i].push(c);
+    });
+  }
+  for (const layer of layers) {
+    for (const [eventId, list] of groupByEvent(layer, (c) => c.eventId)) {
+      const records = list.map((c) => listShaped(itemOf(c.seq).delivery.record, captureStream.storedFor(eventId)));
+      await load(ctx, captureStream, eventId, records, true);
+    }
   }
 }
 
@@ -291,6 +322,7 @@ async function applyStream(ctx: BatchContext, tally: Tally, name: string, items:
   await writePayloads(ctx, captureStream, decisions, itemOf);
   const rereads = await rereadDecided(ctx, tally, captureStream, decisions);
   await markDeletes(ctx, name, decisions, rereads.gone, stored);
+  await writeObserved(ctx, captureStream, decisions, itemOf);
   if (ctx.onTouched) {
     const deleted = decisions.filter((d) => d.outcome === 'deleted' || d.outcome === 'tombstone');
     for (const eventId of new Set(deleted.map((d) => d.winner.eventId))) ctx.onTouched({ table: name, eventId });

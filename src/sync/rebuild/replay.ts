@@ -92,6 +92,7 @@ class Replay {
       ...(op.detail.walk !== null ? { seenWalkId: op.detail.walk } : {}),
       idsOnly: op.detail.idsOnly,
       replay: { entry: op.entry, staged: op.detail.staged },
+      ...(op.detail.observed ? { observed: true } : {}),
     });
     this.progress.pages += 1;
     this.progress.records += body.records.length;

@@ -36,6 +36,8 @@ const pageDetail = z.object({
   walk: z.string().nullable(),
   idsOnly: z.boolean(),
   staged: z.boolean(),
+  /** Versions kept in the history alone (history/observations.ts); absent for every other page. */
+  observed: z.boolean().optional(),
 });
 const mergeDetail = z.object({ pages: z.array(z.number().int()) });
 const missingDetail = z.object({

@@ -21,6 +21,7 @@
  */
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
+import { tableExists } from '../state/bookkeeping.js';
 
 export const HISTORY_DDL = [`CREATE SCHEMA IF NOT EXISTS _history`, `CREATE SCHEMA IF NOT EXISTS history`];
 
@@ -38,6 +39,8 @@ export async function columnsOf(db: Db, schema: string, table: string): Promise<
 
 /** The streams whose history is off (`history_off` in `_evsync.meta`). */
 export async function historyOff(db: Db): Promise<Set<string>> {
+  // A snapshot's catalogue has no meta: it holds the histories the warehouse kept, and no other.
+  if (!(await tableExists(db, '_evsync', 'meta'))) return new Set();
   const r = await db.query(`SELECT value FROM _evsync.meta WHERE key = ?`, [OFF_KEY]);
   const value = r.rows[0]?.value;
   if (value === undefined || value === null) return new Set();
@@ -93,15 +96,25 @@ export async function ensureHistory(db: Db, table: string, keyed: boolean): Prom
 }
 
 /**
+ * The stream table's columns, once `_history.<table>` holds every one of them; null when the stream's history is
+ * off or the table does not exist.
+ */
+export async function readyHistory(db: Db, table: string): Promise<Map<string, string> | null> {
+  if ((await historyOff(db)).has(table)) return null;
+  const live = await columnsOf(db, 'main', table);
+  if (live.size === 0) return null;
+  await ensureHistoryTable(db, table, live);
+  return live;
+}
+
+/**
  * Keeps the current rows of `table` that `where` selects (a condition on `main.<table>`, which it may name) as
  * versions, before the caller's write replaces or marks them, in the caller's transaction. Returns how many were
  * kept (0 when the stream's history is off).
  */
 export async function keepVersions(db: Db, table: string, where: string, params: unknown[] = []): Promise<number> {
-  if ((await historyOff(db)).has(table)) return 0;
-  const live = await columnsOf(db, 'main', table);
-  if (live.size === 0) return 0;
-  await ensureHistoryTable(db, table, live);
+  const live = await readyHistory(db, table);
+  if (!live) return 0;
   const t = ident(table);
   return db.run(
     `INSERT INTO _history.${t} BY NAME

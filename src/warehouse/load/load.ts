@@ -27,6 +27,7 @@ import { inferType } from '../../../normalizer/converters.js';
 import type { OpLog } from '../archive/op-log.js';
 import type { Db } from '../db/connection.js';
 import { duckJson, utcNow } from '../db/sql.js';
+import { keepObserved } from '../history/observations.js';
 import { saveCursorFast } from '../state/cursors.js';
 import { partitionOf } from '../state/publish-pending.js';
 import { recordRejected } from '../state/rejected.js';
@@ -446,11 +447,15 @@ async function commitPage(
           walk: input.seen?.walkId ?? null,
           idsOnly: input.upsert === false,
           staged: defer,
+          ...(input.observed ? { observed: true } : {}),
         },
       },
       at,
     );
-    if (page && defer) await registerPage(db, { ...page, op: deps.ops.enabled ? op : null });
+    if (page && input.observed) {
+      const target = { table: stream.name, columns: await deps.columns(stream), pathOf: staging.path.bind(staging) };
+      await keepObserved(db, page, { ...target, at });
+    } else if (page && defer) await registerPage(db, { ...page, op: deps.ops.enabled ? op : null });
     else if (page) {
       const time = stepTimer(deps.timings);
       const target = {
@@ -475,11 +480,13 @@ async function commitPage(
  * Loads one page; `defer` stages its rows for a later batch merge instead of merging them now. A deferred page's
  * counts are not known yet: it reports them as `staged`, and the merge reports them (Warehouse.finishLoads).
  */
-export async function loadPage(deps: LoadDeps, input: LoadPageInput, defer: boolean): Promise<LoadResult> {
+export async function loadPage(deps: LoadDeps, input: LoadPageInput, stage: boolean): Promise<LoadResult> {
   const { stream, scope } = input;
   if (scope.value !== null && !Number.isSafeInteger(scope.value)) {
     throw new Error(`loadPage ${stream.name}: scope value ${scope.value} is not an integer id`);
   }
+  // Observed versions go to the history in the page's own transaction (history/observations.ts).
+  const defer = stage && !input.observed;
   const upsert = (input.upsert ?? true) && input.rows.length > 0;
   const table = upsert ? await deps.columns(stream) : null;
   const prepared = await timed(deps.timings, 'prepare', () => preparePage(input, table, deps.skipped));

@@ -92,7 +92,7 @@ function fileColumns(pages: readonly PageFile[]): PageColumn[] {
  * A file column as the table holds it: JSON text cast to JSON (which validates it), and a column widened since the
  * page was staged (schema evolution) cast to its type now, which holds every value of the old one (widen.ts).
  */
-function selectColumn(c: PageColumn, target: MergeTarget): string {
+function selectColumn(c: PageColumn, target: Pick<MergeTarget, 'columns'>): string {
   const name = ident(c.name);
   const now = target.columns.get(c.name);
   if (c.type === 'json') return `CAST(${name} AS JSON) AS ${name}`;
@@ -216,6 +216,24 @@ async function applyBatch(
   return { inserted: written - updated, updated, unchanged: hits - updated };
 }
 
+/**
+ * The rows of page files of one shape as the table takes them: the columns read (`names`), their values (`select`,
+ * JSON text cast to JSON, widened columns cast) and the read itself (`from`).
+ */
+export function pageRows(
+  pages: readonly PageFile[],
+  target: Pick<MergeTarget, 'columns' | 'pathOf'>,
+): { names: string[]; select: string; from: string } {
+  const read = fileColumns(pages);
+  const spec = read.map((c) => `${literal(c.name)}: ${literal(c.type === 'json' ? 'VARCHAR' : duckdbType(c.type))}`);
+  const files = pages.map((p) => literal(target.pathOf(p.file))).join(', ');
+  return {
+    names: read.map((c) => c.name),
+    select: read.map((c) => selectColumn(c, target)).join(', '),
+    from: `read_json([${files}], format = 'array', columns = {${spec.join(', ')}})`,
+  };
+}
+
 /** Whether two batches (of different shapes) hold a common key. */
 async function overlap(db: Db, batches: number, key: readonly string[]): Promise<boolean> {
   const k = key.map(ident).join(', ');
@@ -293,14 +311,10 @@ async function insertIfNew(
         ]);
   since = target.time('probe', since);
   if (Number(hits.rows[0]?.n ?? 0) > 0) return null;
-  const read = fileColumns(pages);
-  const spec = read.map((c) => `${literal(c.name)}: ${literal(c.type === 'json' ? 'VARCHAR' : duckdbType(c.type))}`);
-  const select = read.map((c) => selectColumn(c, target));
-  const files = pages.map((p) => literal(target.pathOf(p.file))).join(', ');
+  const rows = pageRows(pages, target);
   const inserted = await db.run(
-    `INSERT INTO ${t} (${read.map((c) => ident(c.name)).join(', ')}, "_synced_at", "_run_id", "_deleted_at")
-       SELECT ${select.join(', ')}, CAST(${literal(synced)} AS TIMESTAMP), ${literal(first.runId)}, NULL
-         FROM read_json([${files}], format = 'array', columns = {${spec.join(', ')}})`,
+    `INSERT INTO ${t} (${rows.names.map(ident).join(', ')}, "_synced_at", "_run_id", "_deleted_at")
+       SELECT ${rows.select}, CAST(${literal(synced)} AS TIMESTAMP), ${literal(first.runId)}, NULL FROM ${rows.from}`,
   );
   target.time('insert', since);
   return { inserted, updated: 0, unchanged: 0 };
