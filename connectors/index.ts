@@ -179,6 +179,8 @@ export interface StreamOverride {
    * custom-fields JSON holds the converted value and the analytics views type the field by it.
    */
   readonly customFieldTypes?: Readonly<Record<string, string>>;
+  /** False: keep no history of the stream's records (the `history` schema; what was kept stays). Default true. */
+  readonly history?: boolean;
 }
 
 export interface ResolveOptions {

@@ -61,6 +61,8 @@ const streamOverrideSchema = z.strictObject({
       error: 'expected an object of custom field names (c_<id>) and type names',
     })
     .optional(),
+  /** False: no history of the stream's records is kept (schema `history`); what was kept stays. Default true. */
+  history: z.boolean({ error: 'expected true or false' }).optional(),
 });
 
 /** Account ids name a lake partition (`account=<id>`) and environment variables (`EVSYNC_<ID>_CLIENT_SECRET`). */

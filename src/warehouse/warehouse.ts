@@ -25,7 +25,7 @@ import {
   type QueryResult,
 } from './db/connection.js';
 import { ident, utcNow } from './db/sql.js';
-import { ensureHistory } from './history/versions.js';
+import { ensureHistory, historyOff, setHistoryOff } from './history/versions.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -503,6 +503,16 @@ export class Warehouse {
     await ensureHistory(this.db, stream.name, stream.kind !== 'audit' && stream.key.length > 0);
     if (changes.length) this.deps.forget(stream.name);
     this.tables.delete(stream.name);
+  }
+
+  /** The streams whose history is off (history/versions.ts). */
+  historyOff(): Promise<string[]> {
+    return this.db.exclusive(async () => [...(await historyOff(this.db))].sort());
+  }
+
+  /** Turns the history of these streams off and every other stream's on (the config's `history: false`). */
+  setHistoryOff(streams: readonly string[]): Promise<void> {
+    return this.db.exclusive(() => setHistoryOff(this.db, streams));
   }
 
   /**

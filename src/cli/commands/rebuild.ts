@@ -19,12 +19,14 @@ interface RebuildFlags {
 
 /** One line per table: what the rebuild changed (or would change). */
 function describe(c: TableChange): string {
-  if (c.missing) return `${c.table}: the table is missing; ${c.added} row(s) would be put back`;
+  const h = c.history;
+  const history = h && (h.added > 0 || h.removed > 0) ? `; history: ${h.added} version(s) added, ${h.removed} removed` : '';
+  if (c.missing) return `${c.table}: the table is missing; ${c.added} row(s) would be put back${history}`;
   const parts = [`${c.added} added`, `${c.changed} changed`, `${c.removed} removed`];
   if (c.columnsAdded.length) parts.push(`columns added: ${c.columnsAdded.join(', ')}`);
   if (c.columnsRemoved.length) parts.push(`columns no longer made: ${c.columnsRemoved.join(', ')}`);
   if (c.columnsRetyped.length) parts.push(`columns retyped: ${c.columnsRetyped.join(', ')}`);
-  return `${c.table}: ${parts.join(', ')}`;
+  return `${c.table}: ${parts.join(', ')}${history}`;
 }
 
 /** A progress line at most every few seconds of the command's clock (and none in --json). */

@@ -154,6 +154,8 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
     const clock = new ReplayClock();
     const scratch = await Warehouse.open(scratchPath, { now: clock.now, archive: false, replay: true });
     try {
+      // The history is kept (or not) as the live warehouse keeps it.
+      await scratch.setHistoryOff(await live.historyOff());
       for (const stream of streams.values()) await scratch.ensureTable(stream);
       const window = o.window;
       return await replayOps({ live, scratch, clock, archive, streams, last, onProgress: o.onProgress, window });

@@ -6,10 +6,12 @@
  */
 import type { Db } from '../db/connection.js';
 import { ident, literal, utcNow } from '../db/sql.js';
+import { compareHistory, type HistoryChange, replaceHistory } from '../history/rebuilt-history.js';
 import { owePartitions } from '../state/publish-pending.js';
 import type { OpLog } from './op-log.js';
 
-const SCRATCH = '"_evsync_rebuild"';
+const SCRATCH_NAME = '_evsync_rebuild';
+const SCRATCH = `"${SCRATCH_NAME}"`;
 
 /** What a rebuilt table would change in the live one. */
 export interface TableChange {
@@ -26,6 +28,8 @@ export interface TableChange {
   columnsRetyped: string[];
   /** The live table is missing (dropped): every rebuilt row is added. */
   missing: boolean;
+  /** What the rebuild changes in the table's history (history/rebuilt-history.ts); null when it keeps none. */
+  history: HistoryChange | null;
 }
 
 async function attached<T>(db: Db, scratch: string, work: () => Promise<T>): Promise<T> {
@@ -123,6 +127,7 @@ export async function compareRebuilt(
           columnsRemoved: [],
           columnsRetyped: [],
           missing: true,
+          history: await compareHistory(db, SCRATCH_NAME, table),
         });
         continue;
       }
@@ -143,6 +148,7 @@ export async function compareRebuilt(
         columnsRemoved: [...live.keys()].filter((c) => !rebuilt.has(c)),
         columnsRetyped: [...pair.retyped].map((c) => `${c}: ${live.get(c)} -> ${rebuilt.get(c)}`),
         missing: false,
+        history: await compareHistory(db, SCRATCH_NAME, table),
       });
     }
     return out;
@@ -226,6 +232,8 @@ export async function replaceWithRebuilt(
         const live = await columnTypes(db, table, false);
         const pair = live ? pairOf(live, rebuilt, keys(table)) : null;
         const t = ident(table);
+        // The history first: its versions are the scratch's whatever the table's rows need.
+        const history = await replaceHistory(db, SCRATCH_NAME, table);
         if (!pair || pair.key.length === 0 || pair.retyped.size > 0) {
           await db.run(`CREATE OR REPLACE TABLE main.${t} AS SELECT * FROM ${SCRATCH}.main.${t}`);
           done.push(table);
@@ -234,7 +242,7 @@ export async function replaceWithRebuilt(
         if (await writeDifferences(db, table, pair, stamp)) {
           await logStamped(db, ops, table, pair.key, stamp);
           done.push(table);
-        }
+        } else if (history) done.push(table);
       }
       if (owe && done.length > 0)
         await owePartitions(

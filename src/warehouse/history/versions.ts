@@ -51,6 +51,8 @@ export async function historyOff(db: Db): Promise<Set<string>> {
 /** Records which streams' history is off (the config's choice, written by each sync). */
 export async function setHistoryOff(db: Db, streams: readonly string[]): Promise<void> {
   const sorted = [...new Set(streams)].sort();
+  // Written only when it changes: every run says it, and a write would make readers' copies look stale.
+  if (JSON.stringify([...(await historyOff(db))].sort()) === JSON.stringify(sorted)) return;
   await db.run(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [OFF_KEY, JSON.stringify(sorted)]);
 }
 
