@@ -20,7 +20,8 @@ interface RebuildFlags {
 /** One line per table: what the rebuild changed (or would change). */
 function describe(c: TableChange): string {
   const h = c.history;
-  const history = h && (h.added > 0 || h.removed > 0) ? `; history: ${h.added} version(s) added, ${h.removed} removed` : '';
+  const history =
+    h && (h.added > 0 || h.removed > 0) ? `; history: ${h.added} version(s) added, ${h.removed} removed` : '';
   if (c.missing) return `${c.table}: the table is missing; ${c.added} row(s) would be put back${history}`;
   const parts = [`${c.added} added`, `${c.changed} changed`, `${c.removed} removed`];
   if (c.columnsAdded.length) parts.push(`columns added: ${c.columnsAdded.join(', ')}`);

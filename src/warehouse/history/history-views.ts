@@ -2,7 +2,7 @@
  * The `history` schema readers query: per stream with a key (audit streams are histories already),
  *
  * - `history.<stream>`: every version of every record, its current row (`main.<stream>`) and the versions it no
- *   longer holds (`_history.<stream>`, versions.ts) together, with
+ *   longer holds (`_history.<stream>`, versions.ts) together (a delete with the values of the version it ends), with
  *   - `_valid_from`, `_valid_to` (exclusive; NULL for the version that holds now), `_is_deleted`;
  *   - `_observed_by`: `webhook` (a delivery), `poll` (a list walk or a re-read), `sweep` (a delete found by a walk
  *     that covered its scope), `rebuild` (a row a rebuild changed);
@@ -58,12 +58,20 @@ export function historySelect(table: string, key: readonly string[], live: Reado
   const t = ident(table);
   const byKey = key.map(ident).join(', ');
   const order = `PARTITION BY ${byKey} ORDER BY "_evsync_o", "_evsync_from", "_synced_at"`;
+  // A delete holds the values of the version it ends, whichever row the table held when the delete came (a delivery
+  // that arrives after its delete lands before it: the values must not depend on the order deliveries came in).
+  const data = [...live.keys()].filter((c) => !c.startsWith('_') && !key.includes(c)).map(ident);
+  const ended = data.map(
+    (c) => `CASE WHEN "_deleted_at" IS NOT NULL AND lag("_deleted_at") OVER w IS NULL AND row_number() OVER w > 1
+                 THEN lag(${c}) OVER w ELSE ${c} END AS ${c}`,
+  );
   return `WITH v AS (
   SELECT * EXCLUDE ("_valid_from"), "_valid_from" AS "_evsync_from", 0 AS "_evsync_o" FROM _history.${t}
   UNION ALL BY NAME
   SELECT *, ${validFromSql(live)} AS "_evsync_from", 1 AS "_evsync_o" FROM main.${t}
 ), o AS (
-  SELECT *, lag("_evsync_from") OVER w AS "_evsync_prev", row_number() OVER w AS "_evsync_n"
+  SELECT *${ended.length ? ` REPLACE (${ended.join(',\n    ')})` : ''},
+         lag("_evsync_from") OVER w AS "_evsync_prev", row_number() OVER w AS "_evsync_n"
     FROM v WINDOW w AS (${order})
 ), f AS (
   SELECT *, CASE WHEN "_evsync_prev" IS NULL OR "_evsync_from" >= "_evsync_prev" THEN "_evsync_from"
