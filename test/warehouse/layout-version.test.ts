@@ -6,7 +6,8 @@
  * The fixtures are real warehouses written by evsync at the commits they name: a backfill of registrants, contacts,
  * sessions and sponsors (and their field definitions) from the simulator, size tiny, seed 7, made with
  * `fixtures/make-warehouse-<commit>.ts.txt` run by `npx tsx` in a checkout of the commit, then `gzip -9`. 773f596
- * wrote layout 1 (a column per custom field), 14d1835 layout 2; both stamped `schema_version` '1'. The one of
+ * wrote layout 1 (a column per custom field), 14d1835 layout 2; both stamped `schema_version` '1'. 69cf587 wrote
+ * layout 3 (the op log; its archive folder is not part of the fixture), stamped '3'. The one of
  * 14d1835 was written as a daemon's (partitions owed in `_evsync.publish_pending`, a refused delivery journaled).
  */
 import { createHash } from 'node:crypto';
@@ -28,8 +29,9 @@ const STREAMS = ['registrants', 'contacts', 'sessions', 'sponsors'] as const;
 
 /** Each fixture with the day it was made: the simulator serves the data it was made from on any later day. */
 const FIXTURES = [
-  { commit: '773f596', day: '2026-11-26', layout: 1 },
-  { commit: '14d1835', day: '2026-11-27', layout: 2 },
+  { commit: '773f596', day: '2026-11-26', layout: 1, stamped: '1' },
+  { commit: '14d1835', day: '2026-11-27', layout: 2, stamped: '1' },
+  { commit: '69cf587', day: '2026-11-27', layout: 3, stamped: '3' },
 ] as const;
 
 let dir: string;
@@ -61,7 +63,7 @@ async function statusJson(file: string): Promise<{ code: number; layoutVersion: 
 
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-describe.each(FIXTURES)('a warehouse written by $commit', ({ commit, day, layout }) => {
+describe.each(FIXTURES)('a warehouse written by $commit', ({ commit, day, layout, stamped }) => {
   let sim: Simulator;
   let path: string;
 
@@ -83,10 +85,12 @@ describe.each(FIXTURES)('a warehouse written by $commit', ({ commit, day, layout
     await sim?.close();
   });
 
-  it(`is stamped '1' as every release before versioning, and status reports layout ${layout} before it migrates`, async () => {
-    expect(await duck(path, `SELECT value FROM _evsync.meta WHERE key = 'schema_version'`)).toEqual([{ value: '1' }]);
+  it(`is stamped '${stamped}' (every release before versioning stamped '1'), and status reports layout ${layout} before it migrates`, async () => {
+    expect(await duck(path, `SELECT value FROM _evsync.meta WHERE key = 'schema_version'`)).toEqual([
+      { value: stamped },
+    ]);
     // status opens the file read-only: it reports the layout the file holds (a '1' is read as 1) and changes nothing.
-    expect(await statusJson(path)).toEqual({ code: 0, layoutVersion: 1 });
+    expect(await statusJson(path)).toEqual({ code: 0, layoutVersion: Number(stamped) });
   });
 
   it('opens, migrates to the current layout, syncs to exact, and status --json reports the version', async () => {
@@ -107,12 +111,23 @@ describe.each(FIXTURES)('a warehouse written by $commit', ({ commit, day, layout
         const result = await runSync(client, w, { mode: 'incremental', streams: STREAMS.join(','), deletes: false });
         expect(result.status).toBe('done');
         await expectEqualToSource(sim, w, [...STREAMS]);
-        // Rows loaded before the archive (layout 3) are in no archive: a rebuild of their streams is refused.
-        const began = await w.archiveBegan();
-        for (const stream of STREAMS) expect(began[stream], stream).toBeGreaterThan(0);
-        await expect(rebuild({ live: w, streams: ['registrants'], dryRun: true })).rejects.toThrow(
-          /registrants \(\d+ rows\) held rows loaded before this warehouse kept an archive/,
-        );
+        if (layout < 3) {
+          // Rows loaded before the archive (layout 3) are in no archive: a rebuild of their streams is refused.
+          const began = await w.archiveBegan();
+          for (const stream of STREAMS) expect(began[stream], stream).toBeGreaterThan(0);
+          await expect(rebuild({ live: w, streams: ['registrants'], dryRun: true })).rejects.toThrow(
+            /registrants \(\d+ rows\) held rows loaded before this warehouse kept an archive/,
+          );
+        }
+        // The history (layout 4) begins at the migration: each record's row is its first version.
+        await w.buildAnalyticsViews();
+        for (const stream of STREAMS) {
+          const r = await w.query(
+            `SELECT (SELECT count(*) FROM main.${stream}) AS live,
+                    (SELECT count(*) FROM history.${stream} WHERE _valid_to IS NULL AND _follows_previous IS NULL) AS first`,
+          );
+          expect(r.rows[0]?.first, stream).toBe(r.rows[0]?.live);
+        }
       } finally {
         await client.close();
       }
