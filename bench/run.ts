@@ -55,6 +55,8 @@ const GROUPS: Record<string, (o: BenchOptions) => Promise<ScenarioResult[]>> = {
   // The archive (issue 36): its cost on the live load, its size and a rebuild on large (tens of minutes): see archive.ts.
   archive: async (o) =>
     (await import('./archive.js')).archiveScenarios({ ...o, ...(values.db ? { db: values.db } : {}) }),
+  // The history of every record (issue 37): versions and bytes per 1,000 changes, live CPU on and off: see history.ts.
+  history: async (o) => (await import('./history.js')).historyScenarios(o),
 };
 
 /** The repository root: from dist/bench/ or bench/, the first parent holding evsync's package.json. */
@@ -75,7 +77,7 @@ const { values } = parseArgs({
 const quick = values.quick === true;
 /** Groups run only when named with --only (they take long and measure one part: see their files). */
 // `backfill` repeats the pipeline's xlarge sync without its download (the pipeline group already measures it).
-const OPT_IN = new Set(['daemon', 'backfill', 'queries', 'publish-large', 'archive']);
+const OPT_IN = new Set(['daemon', 'backfill', 'queries', 'publish-large', 'archive', 'history']);
 const defaults = Object.keys(GROUPS).filter((g) => !OPT_IN.has(g));
 const only = values.only ? values.only.split(',').map((s) => s.trim()) : defaults;
 for (const name of only)

@@ -25,7 +25,7 @@ import {
   type QueryResult,
 } from './db/connection.js';
 import { ident, utcNow } from './db/sql.js';
-import { ensureHistory, historyOff, setHistoryOff } from './history/versions.js';
+import { ensureHistory, forgetReadyHistory, historyOff, setHistoryOff } from './history/versions.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -288,6 +288,7 @@ export class Warehouse {
       const stamp = { at: utcNow(this.db.now), runId };
       const done = await replaceWithRebuilt(this.db, this.ops, scratch, tables, keys, stamp, this.publishing);
       for (const t of done) this.tables.delete(t);
+      forgetReadyHistory(this.db);
       this.db.forgetPrepared();
       this.changed(done.map((table) => ({ table, eventId: null })));
       return done;

@@ -17,6 +17,8 @@ export interface State {
 export interface Snapshot {
   at: string;
   byId: Map<number, State>;
+  /** Each record's event (for event-scoped streams). */
+  eventOf: Map<number, number>;
 }
 
 export function utcText(ms: number): string {
@@ -25,10 +27,12 @@ export function utcText(ms: number): string {
 
 export function snapshot(sim: Simulator, stream = 'registrants', status = 'registration_status'): Snapshot {
   const byId = new Map<number, State>();
+  const eventOf = new Map<number, number>();
   for (const r of sim.truth(stream).records) {
     byId.set(Number(r.id), { updatedAt: String(r.updated_at), status: String(r[status]), deleted: false });
+    if (r.event_id !== undefined && r.event_id !== null) eventOf.set(Number(r.id), Number(r.event_id));
   }
-  return { at: utcText(sim.now().getTime()), byId };
+  return { at: utcText(sim.now().getTime()), byId, eventOf };
 }
 
 /**

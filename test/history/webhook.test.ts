@@ -138,7 +138,7 @@ describe('history by webhook', () => {
     }
     expect(want.length).toBeGreaterThan(3);
     const r = await h.warehouse.query(
-      `SELECT id, "from", "to", strftime("at", '%Y-%m-%d %H:%M:%S') AS at, _observed_by AS by
+      `SELECT id, "from", "to", strftime(changed_at, '%Y-%m-%d %H:%M:%S') AS at, _observed_by AS by
          FROM history.registrants_transitions WHERE "column" = 'registration_status'`,
     );
     expect(r.rows.map((row) => `${row.id} ${row.from} ${row.to} ${row.at}`).sort()).toEqual(want.sort());

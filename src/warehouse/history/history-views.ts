@@ -12,17 +12,19 @@
  *     (states may be missing between), NULL for the first version evsync observed (what came before is unknown:
  *     history begins there);
  * - `history.<stream>_as_of(as_of)`: a table macro, the records as they stood at `as_of` (deleted ones left out);
- * - `history.<stream>_transitions`: for streams with `*status` columns, each change of one (from, to, at, observed by).
+ * - `history.<stream>_transitions`: for streams with `*status` columns, each change of one (`column`, `from`, `to`,
+ *   `changed_at`, `_observed_by`, `_follows_previous`).
  *
  * Derived, not stored: versions are ordered per key by `_valid_from` (the current row last), and a version whose
  * `_valid_from` is not after its predecessor's (a record restored without a new `updated_at`) starts when it was
  * recorded instead, so the intervals of a key never overlap. `_valid_from` is the service's clock (`updated_at`)
  * where the stream has one.
  */
+import { createHash } from 'node:crypto';
 import { getStream, hasStream } from '../../../connectors/index.js';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
-import { columnsOf, historyOff, validFromSql } from './versions.js';
+import { historyOff, validFromSql } from './versions.js';
 
 /** What createHistoryViews made (names in schema `history`) and what it could not. */
 export interface HistoryViewsReport {
@@ -101,7 +103,7 @@ function transitionsSql(table: string, key: readonly string[], statuses: readonl
   // Each part names its own window: DuckDB refuses one name defined twice in a UNION.
   const parts = statuses.map(
     (c, i) => `SELECT ${byKey}${scope ? `, ${ident(scope)}` : ''}, '${c}' AS "column",
-       lag(${ident(c)}) OVER w${i} AS "from", ${ident(c)} AS "to", "_valid_from" AS "at", "_observed_by",
+       lag(${ident(c)}) OVER w${i} AS "from", ${ident(c)} AS "to", "_valid_from" AS "changed_at", "_observed_by",
        "_follows_previous", "_run_id"
   FROM history.${ident(table)} WHERE NOT "_is_deleted"
 WINDOW w${i} AS (PARTITION BY ${byKey} ORDER BY "_valid_from")
@@ -139,39 +141,82 @@ async function dropOthers(db: Db, keep: ReadonlySet<string>): Promise<void> {
   }
 }
 
+/** Every column of the tables (or views, in a snapshot) of schemas `main` and `_history`, by `schema.table`. */
+async function allColumns(db: Db): Promise<Map<string, Map<string, string>>> {
+  const r = await db.query(
+    `SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns()
+      WHERE database_name = current_database() AND schema_name IN ('main', '_history') ORDER BY column_index`,
+  );
+  const out = new Map<string, Map<string, string>>();
+  for (const row of r.rows) {
+    const name = `${String(row.schema_name)}.${String(row.table_name)}`;
+    const columns = out.get(name) ?? new Map<string, string>();
+    columns.set(String(row.column_name), String(row.data_type));
+    out.set(name, columns);
+  }
+  return out;
+}
+
+/** The statements of one table's history views (name and SQL), in the order they depend on each other. */
+function historyStatements(table: string, key: readonly string[], live: ReadonlyMap<string, string>) {
+  const out = [
+    { name: table, sql: `CREATE OR REPLACE VIEW history.${ident(table)} AS\n${historySelect(table, key, live)}` },
+  ];
+  out.push({
+    name: `${table}_as_of`,
+    sql: `CREATE OR REPLACE MACRO history.${ident(`${table}_as_of`)}(as_of) AS TABLE\n${asOfSql(table)}`,
+  });
+  const statuses = [...live].filter(([c, type]) => c.endsWith('status') && type === 'VARCHAR').map(([c]) => c);
+  if (statuses.length > 0) {
+    const scope = live.has('event_id') && !key.includes('event_id') ? 'event_id' : null;
+    const name = `${table}_transitions`;
+    out.push({
+      name,
+      sql: `CREATE OR REPLACE VIEW history.${ident(name)} AS\n${transitionsSql(table, key, statuses, scope)}`,
+    });
+  }
+  return out;
+}
+
+/** The mark a table's history views carry (the comment of `history.<table>`): a hash of their statements. */
+function markOf(statements: readonly { sql: string }[]): string {
+  const hash = createHash('sha256').update(statements.map((s) => s.sql).join('\n'));
+  return `evsync:${hash.digest('hex').slice(0, 16)}`;
+}
+
 /**
  * (Re)creates the history views and macros of the stream tables `tables` whose history is kept (`_history.<t>`
  * present, not turned off); drops the others. A view that cannot be made is a warning, as the analytics views'.
+ * A table's views whose statements are unchanged (their mark, the comment of `history.<table>`) are left as they are:
+ * every sync makes the views, and three statements per stream cost time.
  */
 export async function createHistoryViews(db: Db, tables: readonly string[]): Promise<HistoryViewsReport> {
   const report: HistoryViewsReport = { created: [], warnings: [] };
   await db.run(`CREATE SCHEMA IF NOT EXISTS history`);
   const off = await historyOff(db);
+  const columns = await allColumns(db);
+  const views = await db.query(
+    `SELECT view_name, comment FROM duckdb_views()
+      WHERE database_name = current_database() AND schema_name = 'history' AND NOT internal`,
+  );
+  const marks = new Map(views.rows.map((row) => [String(row.view_name), row.comment]));
   for (const table of tables) {
     const key = historyKey(table);
-    if (!key || off.has(table)) continue;
-    if ((await columnsOf(db, '_history', table)).size === 0) continue;
-    const live = await columnsOf(db, 'main', table);
+    const live = columns.get(`main.${table}`);
+    if (!key || off.has(table) || !columns.has(`_history.${table}`) || !live) continue;
     if (!key.every((k) => live.has(k))) continue;
-    const t = ident(table);
-    await attempt(db, table, `CREATE OR REPLACE VIEW history.${t} AS\n${historySelect(table, key, live)}`, report);
-    if (!report.created.includes(table)) continue;
-    await attempt(
-      db,
-      `${table}_as_of`,
-      `CREATE OR REPLACE MACRO history.${ident(`${table}_as_of`)}(as_of) AS TABLE\n${asOfSql(table)}`,
-      report,
-    );
-    const statuses = [...live].filter(([c, type]) => c.endsWith('status') && type === 'VARCHAR').map(([c]) => c);
-    if (statuses.length > 0) {
-      const scope = live.has('event_id') && !key.includes('event_id') ? 'event_id' : null;
-      await attempt(
-        db,
-        `${table}_transitions`,
-        `CREATE OR REPLACE VIEW history.${ident(`${table}_transitions`)} AS\n${transitionsSql(table, key, statuses, scope)}`,
-        report,
-      );
+    const statements = historyStatements(table, key, live);
+    const mark = markOf(statements);
+    const views = statements.filter((s) => !s.name.endsWith('_as_of'));
+    if (marks.get(table) === mark && views.every((s) => marks.has(s.name))) {
+      for (const s of statements) report.created.push(s.name);
+      continue;
     }
+    for (const s of statements) {
+      await attempt(db, s.name, s.sql, report);
+      if (!report.created.includes(table)) break;
+    }
+    if (report.created.includes(table)) await db.run(`COMMENT ON VIEW history.${ident(table)} IS '${mark}'`);
   }
   await dropOthers(db, new Set(report.created));
   return report;

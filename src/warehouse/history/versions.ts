@@ -37,10 +37,35 @@ export async function columnsOf(db: Db, schema: string, table: string): Promise<
   return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
 }
 
+/**
+ * Columns of a table known to exist, with DuckDB's type names, in order: DESCRIBE binds that table alone, where
+ * duckdb_columns() lists every table's and view's columns (milliseconds on a warehouse with its views, per batch).
+ */
+async function describeTable(db: Db, schema: string, table: string): Promise<Map<string, string>> {
+  const r = await db.query(`DESCRIBE ${schema}.${ident(table)}`);
+  return new Map(r.rows.map((row) => [String(row.column_name), String(row.column_type)]));
+}
+
+/** Db.memo's key for the columns `_history.<table>` was last made to hold (cleared by a rollback, as memo is). */
+const readyKey = (table: string) => `history.ready.${table}`;
+
+/** A number standing for a table's columns (Db.memo holds numbers). */
+function columnsMark(columns: ReadonlyMap<string, string>): number {
+  const text = JSON.stringify([...columns]);
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** Forgets which history tables were made ready (after a change made outside the writes: a rebuild, a user). */
+export function forgetReadyHistory(db: Db): void {
+  for (const key of [...db.memo.keys()]) if (key.startsWith('history.ready.')) db.memo.delete(key);
+}
+
 /** The streams whose history is off (`history_off` in `_evsync.meta`). */
-export async function historyOff(db: Db): Promise<Set<string>> {
+export async function historyOff(db: Db, inWarehouse = false): Promise<Set<string>> {
   // A snapshot's catalogue has no meta: it holds the histories the warehouse kept, and no other.
-  if (!(await tableExists(db, '_evsync', 'meta'))) return new Set();
+  if (!inWarehouse && !(await tableExists(db, '_evsync', 'meta'))) return new Set();
   const r = await db.query(`SELECT value FROM _evsync.meta WHERE key = ?`, [OFF_KEY]);
   const value = r.rows[0]?.value;
   if (value === undefined || value === null) return new Set();
@@ -92,9 +117,7 @@ async function ensureHistoryTable(db: Db, table: string, live: ReadonlyMap<strin
  * first sync.
  */
 export async function ensureHistory(db: Db, table: string, keyed: boolean): Promise<void> {
-  if (!keyed || (await historyOff(db)).has(table)) return;
-  const live = await columnsOf(db, 'main', table);
-  if (live.size > 0) await ensureHistoryTable(db, table, live);
+  if (keyed) await readyHistory(db, table);
 }
 
 /**
@@ -102,10 +125,13 @@ export async function ensureHistory(db: Db, table: string, keyed: boolean): Prom
  * off or the table does not exist.
  */
 export async function readyHistory(db: Db, table: string): Promise<Map<string, string> | null> {
-  if ((await historyOff(db)).has(table)) return null;
-  const live = await columnsOf(db, 'main', table);
-  if (live.size === 0) return null;
+  if ((await historyOff(db, true)).has(table)) return null;
+  const live = await describeTable(db, 'main', table);
+  const mark = columnsMark(live);
+  // Made ready once per process and columns (a batch of a stream whose columns did not change asks nothing more).
+  if (db.memo.get(readyKey(table)) === mark) return live;
   await ensureHistoryTable(db, table, live);
+  db.memo.set(readyKey(table), mark);
   return live;
 }
 

@@ -1,0 +1,96 @@
+/**
+ * The history of every record (issue 37): what keeping it costs on the live path and on disk. The same simulated
+ * account (`small`, seed 5) is backfilled twice, once with the history on and once off, then changed in rounds of
+ * registrant changes each followed by an incremental sync; each configuration runs in a process of its own
+ * (history-child.ts), the simulator in another. Reported: versions written and bytes per 1,000 changes (the
+ * warehouse file's growth over the same syncs with the history off, and the versions as zstd Parquet, what readers'
+ * copies carry), and the syncs' CPU per change with the history on and off.
+ *
+ *   npm run bench -- --only history        (node dist/bench/history.js alone: the same, printed)
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HistoryChildReport } from './history-child.js';
+import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'history-child.js');
+
+async function child(args: string[]): Promise<HistoryChildReport> {
+  const proc = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const [code] = (await once(proc, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`history-child ${args.join(' ')} exited with ${String(code)}`);
+  return JSON.parse(out.trim().split('\n').pop() ?? '') as HistoryChildReport;
+}
+
+export async function historyScenarios(o: BenchOptions): Promise<ScenarioResult[]> {
+  const tmp = tempDir('evsync-bench-history-');
+  const rounds = o.quick ? 4 : 10;
+  const changes = 1000;
+  try {
+    const run = (history: 'on' | 'off') => {
+      o.log(`history: ${rounds} rounds of ${changes} registrant changes, each with a sync, history ${history}`);
+      return child([
+        '--size',
+        'small',
+        '--history',
+        history,
+        '--rounds',
+        String(rounds),
+        '--changes',
+        String(changes),
+        '--dir',
+        tmp.path('.'),
+      ]);
+    };
+    const off = await run('off');
+    const on = await run('on');
+    const per = (r: HistoryChildReport) => (r.cpuMs * 1000) / Math.max(1, r.changes);
+    const perThousand = (n: number) => (n * 1000) / Math.max(1, on.changes);
+    const detail =
+      `${on.changes} changes made (${on.written} rows written by the syncs); ${on.versions} versions kept; ` +
+      `sync CPU ${round(on.cpuMs)} ms on vs ${round(off.cpuMs)} ms off (wall ${round(on.wallMs)} vs ${round(off.wallMs)} ms); ` +
+      `warehouse file ${on.fileBytes} vs ${off.fileBytes} bytes; versions as zstd Parquet ${on.historyParquetBytes} bytes`;
+    return [
+      figure(
+        'history: versions written per 1,000 changes (small, polls)',
+        'versions',
+        round(perThousand(on.versions), 1),
+        null,
+        null,
+        detail,
+      ),
+      figure(
+        'history: warehouse bytes per 1,000 changes (file on - off)',
+        'bytes',
+        Math.round(perThousand(on.fileBytes - off.fileBytes)),
+        null,
+        null,
+      ),
+      figure(
+        'history: versions as zstd Parquet per 1,000 changes',
+        'bytes',
+        Math.round(perThousand(on.historyParquetBytes)),
+        null,
+        null,
+      ),
+      figure('history: live CPU per change, history on', 'us', round(per(on), 1), null, null),
+      figure('history: live CPU per change, history off', 'us', round(per(off), 1), null, null),
+      figure('history: live CPU per change, on vs off', 'ratio', round(per(on) / per(off), 2), null, null),
+    ];
+  } finally {
+    tmp.remove();
+  }
+}
+
+// Run alone: node dist/bench/history.js
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const results = await historyScenarios({ quick: false, log: (m) => process.stderr.write(`[bench] ${m}\n`) });
+  for (const r of results)
+    process.stdout.write(`${r.name}: ${r.value} ${r.metric}${r.detail ? ` (${r.detail})` : ''}\n`);
+}
