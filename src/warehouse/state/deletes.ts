@@ -59,22 +59,35 @@ export async function markMissing(
   const now = utcNow(db.now);
 
   const missing = `"_deleted_at" IS NULL ${inScope} AND NOT EXISTS (${seen})`;
-  const back = `"_deleted_at" IS NOT NULL ${inScope} AND EXISTS (${seen})`;
+  const seenAgain = `"_deleted_at" IS NOT NULL ${inScope} AND EXISTS (${seen})`;
   return db.transaction(async () => {
-    // The versions these marks end are kept first (history/versions.ts): the live one a delete ends, the delete a
-    // restore ends.
-    await keepVersions(db, stream.name, missing, [...scopeParams, ...seenParams]);
-    const deleted = await db.run(
-      `UPDATE ${table} SET "_deleted_at" = CAST(? AS TIMESTAMP), "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)
-        WHERE ${missing}`,
-      [at, runId, now, ...scopeParams, ...seenParams],
-    );
-    await keepVersions(db, stream.name, back, [...scopeParams, ...seenParams]);
-    const restored = await db.run(
-      `UPDATE ${table} SET "_deleted_at" = NULL, "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)
-        WHERE ${back}`,
-      [runId, now, ...scopeParams, ...seenParams],
-    );
+    // The rows each mark changes, found by one scan (most sweeps find none, and then nothing else reads the table);
+    // the versions they end are kept before they change (history/versions.ts): the live one a delete ends, the
+    // delete a restore ends.
+    const rowsWhere = async (where: string) =>
+      (await db.query(`SELECT rowid AS r FROM ${table} WHERE ${where}`, [...scopeParams, ...seenParams])).rows.map(
+        (row) => Number(row.r),
+      );
+    const byRow = 'rowid IN (SELECT unnest(CAST(? AS BIGINT[])))';
+    const gone = await rowsWhere(missing);
+    let deleted = 0;
+    if (gone.length > 0) {
+      await keepVersions(db, stream.name, byRow, [JSON.stringify(gone)]);
+      deleted = await db.run(
+        `UPDATE ${table} SET "_deleted_at" = CAST(? AS TIMESTAMP), "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)
+          WHERE ${byRow}`,
+        [at, runId, now, JSON.stringify(gone)],
+      );
+    }
+    const back = await rowsWhere(seenAgain);
+    let restored = 0;
+    if (back.length > 0) {
+      await keepVersions(db, stream.name, byRow, [JSON.stringify(back)]);
+      restored = await db.run(
+        `UPDATE ${table} SET "_deleted_at" = NULL, "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP) WHERE ${byRow}`,
+        [runId, now, JSON.stringify(back)],
+      );
+    }
     await db.run(`DELETE FROM _evsync.seen WHERE stream = ? AND scope = ? AND walk_id = ?`, seenParams);
     const detail = {
       scope: { key: scope.key, column: scope.column, value: scope.value },
