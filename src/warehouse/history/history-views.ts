@@ -21,10 +21,9 @@
  * where the stream has one.
  */
 import { createHash } from 'node:crypto';
-import { getStream, hasStream } from '../../../connectors/index.js';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
-import { historyOff, validFromSql } from './versions.js';
+import { historyKey, historyOff, validFromSql } from './versions.js';
 
 /** What createHistoryViews made (names in schema `history`) and what it could not. */
 export interface HistoryViewsReport {
@@ -37,13 +36,6 @@ export const REBUILD_RUN_PREFIX = 'rebuild-';
 
 /** `_run_id` of rows a webhook delivery wrote (sync/capture/applier.ts). */
 export const CAPTURE_RUN_ID = 'capture';
-
-/** The key of a stream table whose history is kept, or null (not a catalogue stream, or an audit log). */
-export function historyKey(table: string): readonly string[] | null {
-  if (!hasStream(table)) return null;
-  const def = getStream(table);
-  return def.kind === 'audit' || def.key.length === 0 ? null : def.key;
-}
 
 /** `_observed_by` of a stored row (current or kept): see the module comment. */
 export function observedBySql(alias = ''): string {

@@ -19,6 +19,7 @@
  * A stream's history is off when `_evsync.meta` key `history_off` lists it (the config's `streams.<name>.history:
  * false`): no version is kept, the `history` views are not made, and what was kept stays.
  */
+import { getStream, hasStream } from '../../../connectors/index.js';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
 import { tableExists } from '../state/bookkeeping.js';
@@ -26,6 +27,13 @@ import { tableExists } from '../state/bookkeeping.js';
 export const HISTORY_DDL = [`CREATE SCHEMA IF NOT EXISTS _history`, `CREATE SCHEMA IF NOT EXISTS history`];
 
 const OFF_KEY = 'history_off';
+
+/** The key of a stream table whose history is kept, or null (not a catalogue stream, or an audit log). */
+export function historyKey(table: string): readonly string[] | null {
+  if (!hasStream(table)) return null;
+  const def = getStream(table);
+  return def.kind === 'audit' || def.key.length === 0 ? null : def.key;
+}
 
 /** Columns of a table in a schema of this database, with DuckDB's type names, in order (empty: no table). */
 export async function columnsOf(db: Db, schema: string, table: string): Promise<Map<string, string>> {
@@ -112,7 +120,7 @@ async function ensureHistoryTable(db: Db, table: string, live: ReadonlyMap<strin
 }
 
 /**
- * Makes `_history.<table>` for a stream table whose history is kept (see history-views.ts historyKey), or brings it
+ * Makes `_history.<table>` for a stream table whose history is kept (see historyKey), or brings it
  * up to the table's columns: called as the stream table is made or evolves, so `history.<table>` exists from the
  * first sync.
  */
@@ -144,9 +152,22 @@ export async function keepVersions(db: Db, table: string, where: string, params:
   const live = await readyHistory(db, table);
   if (!live) return 0;
   const t = ident(table);
+  const key = historyKey(table) ?? (live.has('id') ? ['id'] : []);
+  const natural = validFromSql(live, t);
+  if (key.length === 0) {
+    return db.run(
+      `INSERT INTO _history.${t} BY NAME SELECT *, ${natural} AS "_valid_from" FROM main.${t} WHERE ${where}`,
+      params,
+    );
+  }
+  // A version never starts before the one it follows (a record restored without a new updated_at): then it started
+  // when evsync recorded it. The view orders kept versions by what is stored here.
+  const last = `(SELECT max(h."_valid_from") FROM _history.${t} h WHERE ${key.map((k) => `h.${ident(k)} = ${t}.${ident(k)}`).join(' AND ')})`;
   return db.run(
     `INSERT INTO _history.${t} BY NAME
-       SELECT *, ${validFromSql(live)} AS "_valid_from" FROM main.${t} WHERE ${where}`,
+       SELECT ${t}.*, CASE WHEN ${natural} >= coalesce(${last}, ${natural}) THEN ${natural}
+                           ELSE greatest(${t}."_synced_at", ${last}) END AS "_valid_from"
+         FROM main.${t} WHERE ${where}`,
     params,
   );
 }

@@ -4,8 +4,7 @@
  * table whose history is kept. History begins here: each record's current row is its first version. Stream tables
  * are unchanged.
  */
-import { historyKey } from '../history/history-views.js';
-import { ensureHistory, HISTORY_DDL } from '../history/versions.js';
+import { ensureHistory, HISTORY_DDL, historyKey } from '../history/versions.js';
 import { listStreamTables } from '../load/ddl.js';
 import type { MigrationContext } from './context.js';
 
