@@ -25,7 +25,14 @@ import {
   type QueryResult,
 } from './db/connection.js';
 import { ident, utcNow } from './db/sql.js';
-import { ensureHistory, forgetReadyHistory, historyOff, setHistoryOff } from './history/versions.js';
+import {
+  ensureHistory,
+  forgetReadyHistory,
+  type HistoryStats,
+  historyOff,
+  historyStats,
+  setHistoryOff,
+} from './history/versions.js';
 import { CaptureStore } from './journal/capture.js';
 import { createLayout } from './layout/create.js';
 import { migrateLayout } from './layout/migrations.js';
@@ -504,6 +511,11 @@ export class Warehouse {
     await ensureHistory(this.db, stream.name, stream.kind !== 'audit' && stream.key.length > 0);
     if (changes.length) this.deps.forget(stream.name);
     this.tables.delete(stream.name);
+  }
+
+  /** The versions the history keeps beyond the current rows, per stream, and the streams whose history is off. */
+  historyStatus(): Promise<HistoryStats> {
+    return this.db.exclusive(() => historyStats(this.db));
   }
 
   /** The streams whose history is off (history/versions.ts). */

@@ -72,6 +72,7 @@ describe('a stream whose history is off', () => {
     h.sim.advanceClock(30);
     await sync(off);
     expect(await kept()).toBe(0);
+    expect((await h.warehouse.historyStatus()).off).toEqual(['registrants']);
     expect(await views()).not.toContain('registrants');
     expect(await views()).toContain('events');
 
@@ -82,6 +83,10 @@ describe('a stream whose history is off', () => {
     h.sim.advanceClock(30);
     await sync({});
     expect(await kept()).toBeGreaterThan(0);
+    expect(await h.warehouse.historyStatus()).toEqual({
+      kept: expect.objectContaining({ registrants: await kept() }),
+      off: [],
+    });
     expect(await views()).toContain('registrants');
   });
 });

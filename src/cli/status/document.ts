@@ -88,6 +88,8 @@ export interface StatusReport {
   daemon?: DaemonStatus;
   /** What the archive of every page and delivery holds, and since when (null: none yet). */
   archive?: Awaited<ReturnType<Warehouse['archiveStatus']>>;
+  /** The versions the history keeps beyond the current rows, per stream, and the streams whose history is off. */
+  history?: Awaited<ReturnType<Warehouse['historyStatus']>>;
 }
 
 export interface DaemonStatus {
@@ -231,6 +233,7 @@ export async function collectStatus(warehouse: Warehouse, o: CollectOptions): Pr
       catchUpPendingSince: await catchUpPendingSince(warehouse),
     },
     archive: await warehouse.archiveStatus(),
+    history: await warehouse.historyStatus(),
   };
 }
 

@@ -117,6 +117,14 @@ function archiveLine(style: Ctx['outStyle'], a: NonNullable<StatusReport['archiv
   return `${style.bold('Archive')}: ${a.entries} page(s) and deliveries, ${mib(a.bytes)} MiB${span}${pruned}${spooled}${failed}\n`;
 }
 
+/** The history: versions kept beyond the current rows (each record's row is its current version). */
+function historyLine(style: Ctx['outStyle'], h: NonNullable<StatusReport['history']>): string {
+  const streams = Object.keys(h.kept).length;
+  const versions = Object.values(h.kept).reduce((a, b) => a + b, 0);
+  const off = h.off.length > 0 ? `; off for ${h.off.join(', ')}` : '';
+  return `${style.bold('History')}: ${versions} earlier version(s) kept over ${streams} stream(s) (schema history)${off}\n`;
+}
+
 export function renderStatus(ctx: Ctx, report: StatusReport, allCursors: boolean): string {
   if (report.progress) return renderRunStatus(ctx.outStyle, report, report.progress);
   const style = ctx.outStyle;
@@ -125,6 +133,7 @@ export function renderStatus(ctx: Ctx, report: StatusReport, allCursors: boolean
   const tableRows = Object.entries(report.tables).map(([table, rows]) => ({ table, rows }));
   if (tableRows.length) parts.push(formatTable(['table', 'rows'], tableRows));
   if (report.archive) parts.push(archiveLine(style, report.archive));
+  if (report.history && Object.keys(report.history.kept).length > 0) parts.push(historyLine(style, report.history));
 
   parts.push(`${style.bold('Last runs')}`);
   if (report.runs.length === 0) parts.push('(none yet)\n');

@@ -171,3 +171,23 @@ export async function keepVersions(db: Db, table: string, where: string, params:
     params,
   );
 }
+
+/** What the history holds: versions kept beyond the current rows, per stream, and the streams whose history is off. */
+export interface HistoryStats {
+  /** Versions in `_history.<stream>`, per stream that has the table. */
+  kept: Record<string, number>;
+  off: string[];
+}
+
+export async function historyStats(db: Db): Promise<HistoryStats> {
+  const tables = await db.query(
+    `SELECT table_name FROM duckdb_tables()
+      WHERE database_name = current_database() AND schema_name = '_history' ORDER BY table_name`,
+  );
+  const kept: Record<string, number> = {};
+  for (const row of tables.rows) {
+    const t = String(row.table_name);
+    kept[t] = Number((await db.query(`SELECT count(*) AS n FROM _history.${ident(t)}`)).rows[0]?.n ?? 0);
+  }
+  return { kept, off: [...(await historyOff(db))].sort() };
+}
