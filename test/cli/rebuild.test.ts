@@ -32,6 +32,10 @@ describe('evsync rebuild', () => {
       expect(said.stdout).toMatch(
         new RegExp(`Archive: ${held.entries} page\\(s\\) and deliveries, [0-9.]+ MiB, from ${held.since}`),
       );
+      // The registrants the sync changed: their earlier versions are kept (issue 37).
+      const kept = await DuckDbReader.countIn(db, `SELECT count(*) AS n FROM _history.registrants`);
+      expect(kept).toBeGreaterThan(0);
+      expect(said.stdout).toMatch(new RegExp(`History: ${kept} earlier version\\(s\\) kept over \\d+ stream\\(s\\)`));
       const dbBytes = statSync(db).mtimeMs;
 
       const calls = JSON.stringify(cli.sim.counters());
