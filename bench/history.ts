@@ -10,10 +10,12 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HistoryChildReport } from './history-child.js';
 import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
+import { machineInfo } from './machine.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'history-child.js');
 
@@ -88,9 +90,13 @@ export async function historyScenarios(o: BenchOptions): Promise<ScenarioResult[
   }
 }
 
-// Run alone: node dist/bench/history.js
+// Run alone: node dist/bench/history.js, which also writes bench/results/history.json (with the machine it ran on).
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const results = await historyScenarios({ quick: false, log: (m) => process.stderr.write(`[bench] ${m}\n`) });
   for (const r of results)
     process.stdout.write(`${r.name}: ${r.value} ${r.metric}${r.detail ? ` (${r.detail})` : ''}\n`);
+  // dist/bench/ -> the repository root.
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const saved = { command: 'node dist/bench/history.js', machine: machineInfo(), results };
+  writeFileSync(join(root, 'bench', 'results', 'history.json'), `${JSON.stringify(saved, null, 2)}\n`);
 }
