@@ -23,7 +23,7 @@ import { PARTITION_COLUMN } from './export-unchanged.js';
 export async function materializeHistory(db: Db, stream: string, only: readonly number[] | null): Promise<string> {
   const key = historyKey(stream);
   const live = await columnsOf(db, 'main', stream);
-  if (!key || !key.every((k) => live.has(k))) throw new Error(`export: ${stream} keeps no history to export`);
+  if (!key?.every((k) => live.has(k))) throw new Error(`export: ${stream} keeps no history to export`);
   const name = ident(`evsync_history_${randomBytes(6).toString('hex')}`);
   const filter =
     only === null

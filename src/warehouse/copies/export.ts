@@ -217,8 +217,10 @@ async function writeTable(
   let manifest = prepareTableFolder(job.folder, job.table, now);
   const dir = job.folder.dir;
   const includeDeleted = job.includeDeleted;
-  // Files written with and without deleted rows must not mix: a change of that choice rewrites the whole table.
-  const only = job.only !== null && manifest.includeDeleted === includeDeleted ? job.only : null;
+  // Files written with and without deleted rows must not mix: a change of that choice rewrites the whole table. (A
+  // folder with no file yet mixes nothing: the lake's staging writes only the partitions it will replace.)
+  const mixes = manifest.files.length > 0 && manifest.includeDeleted !== includeDeleted;
+  const only = job.only !== null && !mixes ? job.only : null;
 
   // Write-ahead: files named after a pending export are evsync's, even if this process dies before the commit.
   manifest = { ...manifest, pending: [...manifest.pending, exportId] };
