@@ -71,7 +71,6 @@ export interface TablePublished {
  * write landing between is one whose partition is said touched after it commits, so the next publish sees it.
  */
 async function partitionsToReplace(
-  ctx: PublishContext,
   remote: RemoteTable,
   manifest: Manifest,
   only: number[] | null,
@@ -199,7 +198,7 @@ export async function publishTable(
   };
   if (historyOutputStream(table) !== null && (await live()) === null) return null;
   let manifest = await recoverRemote(store, remote, table, new Date(ctx.now()));
-  const only = await partitionsToReplace(ctx, remote, manifest, requestedOnly, live, includeDeleted);
+  const only = await partitionsToReplace(remote, manifest, requestedOnly, live, includeDeleted);
   if (only !== null && only.length === 0) {
     const nothing = { files: 0, bytes: 0, parts: 0 };
     return { table, manifest, exportId: null, uploaded: nothing, removed: 0, ms: { stage: 0, upload: 0 } };
