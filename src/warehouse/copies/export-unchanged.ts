@@ -27,7 +27,7 @@ export const NULL_PARTITION = 'NULL';
  * registrants/event_id=10/...`, `<prefix>/history/registrants/account=<id>/event_id=10/...`), partitioned as the
  * stream is. An output id is a stream's name or `history/<stream>`.
  */
-export const HISTORY_OUTPUT = 'history';
+const HISTORY_OUTPUT = 'history';
 
 export function historyOutputId(stream: string): string {
   return `${HISTORY_OUTPUT}/${stream}`;

@@ -24,7 +24,7 @@ import { columnsOf, historyOff } from '../history/versions.js';
  * the versions it no longer holds (history/versions.ts). Both are cut into parts and fingerprinted alike: a kept
  * version carries the system columns of the row it was, and `_valid_from`.
  */
-export interface CopiedTable {
+interface CopiedTable {
   id: string;
   schema: 'main' | '_history';
   /** The table's name in its schema (the stream's name). */
