@@ -81,7 +81,8 @@ const REUSED_FILE_OPTIONS = EXISTING_FILE_OPTIONS;
 
 export interface SnapshotOptions {
   /**
-   * Called after the changed parts of each table are written (n counts from 1), inside the publish's transaction,
+   * Called after the changed parts of each table (by id: `registrants`, `_history.registrants`) are written (n
+   * counts from 1), inside the publish's transaction,
    * and awaited: progress, and a test's kill point or pause.
    */
   onTable?: (table: string, n: number) => void | Promise<void>;
@@ -101,9 +102,12 @@ export interface SnapshotResult {
   /** The snapshot's absolute path (the catalogue; its parts are in `<path>.parts`). */
   path: string;
   tables: string[];
-  /** The tables with a part written this time (the others' parts were unchanged). */
+  /**
+   * The tables with a part written this time (the others' parts were unchanged), by id: a stream table's name, or
+   * `_history.<stream>` for its kept versions (table-parts.ts).
+   */
   copied: string[];
-  /** Rows written per copied table (the rows of its changed parts, deleted ones included). */
+  /** Rows written per copied table (the rows of its changed parts, deleted ones included; versions for a history). */
   rows: Record<string, number>;
   /** Bytes this publish wrote: the parts written and the catalogue (0 when unchanged). */
   bytes: number;
