@@ -123,5 +123,6 @@ export function lakeWriter(
 /** One line for people: what is current in the lake now. */
 export function lakeSummary(url: string, r: LakeExportResult): string {
   const mb = (r.uploaded.bytes / 1024 / 1024).toFixed(1);
-  return `exported ${r.tables.length} table(s) to ${url} (account=${r.account}): ${r.uploaded.files} file(s) uploaded (${mb} MiB), ${r.removed} replaced; ${r.files} Parquet file(s) current: ${r.tables.join(', ') || 'none'}\n`;
+  const history = r.history.tables.length > 0 ? ` (and ${r.history.files} of their history under history/)` : '';
+  return `exported ${r.tables.length} table(s) to ${url} (account=${r.account}): ${r.uploaded.files} file(s) uploaded (${mb} MiB), ${r.removed} replaced; ${r.files} Parquet file(s) current${history}: ${r.tables.join(', ') || 'none'}\n`;
 }

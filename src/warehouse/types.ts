@@ -143,6 +143,11 @@ export interface ExportOptions {
   force?: boolean;
   /** The sync run this export follows, recorded in each manifest. */
   runId?: string | null;
+  /**
+   * Each exported stream's history beside it (`<out>/history/<table>/...`, copies/export-unchanged.ts): default
+   * true. `tables` and `partitions` may also name a history alone, `history/<table>`.
+   */
+  history?: boolean;
 }
 
 export interface ExportResult {
@@ -157,4 +162,6 @@ export interface ExportResult {
   bytesWritten: number;
   /** Files left beside the export with `force` (never removed), said once per folder. */
   warnings: string[];
+  /** The histories exported (`history/<table>`), their rows (versions) and files after the export. */
+  history?: { tables: string[]; rows: Record<string, number>; files: number };
 }

@@ -41,7 +41,8 @@ describe('export --out: URLs evsync cannot write are refused', () => {
   it('a local folder whose name merely contains a colon later on still works (./s3:x)', async () => {
     const r = await run(['export', '--out', './s3:x', '--tables', 'events'], here());
     expect(r.code, r.stderr).toBe(0);
-    expect(readdirSync(join(cli.dir, 's3:x')).sort()).toEqual(['_evsync', 'events']);
+    // The events table and its history beside it (history/events).
+    expect(readdirSync(join(cli.dir, 's3:x')).sort()).toEqual(['_evsync', 'events', 'history']);
   });
 
   it('sync --parquet-out refuses the same way before any call to the service', async () => {

@@ -181,9 +181,11 @@ describe('export --out s3://', () => {
         command: 'test',
         uploadConcurrency: 2,
       });
-      expect(result.uploaded.files).toBe(1);
-      expect(result.removed).toBe(1);
+      // The partition and its history's (the new registrant's first version): one object each, one replaced each.
+      expect(result.uploaded.files).toBe(2);
+      expect(result.removed).toBe(2);
       expect(result.rows.registrants).toBe(31);
+      expect(result.history.rows['history/registrants']).toBe(31);
     } finally {
       store.close();
       await w.close();

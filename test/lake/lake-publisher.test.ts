@@ -65,7 +65,15 @@ describe('startPublisher on the lake', () => {
         const in12 = (f: { path: string }) => f.path.startsWith('event_id=12/');
         expect(second.files.filter((f) => !in12(f))).toEqual(first.files.filter((f) => !in12(f)));
         expect(second.files.filter(in12).every((f) => f.exportId === second.exportId)).toBe(true);
-        expect(publisher.stats().lastParquet?.bytes).toBe(second.files.filter(in12).reduce((n, f) => n + f.bytes, 0));
+        // Its bytes: the partition's objects and those of its history's partition (history/registrants, beside it).
+        const history = await manifestAt(
+          testLake.client,
+          `${prefix}/history/registrants/account=default/_evsync/manifest.json`,
+        );
+        expect(history.files.filter(in12).every((f) => f.exportId === history.exportId)).toBe(true);
+        expect(publisher.stats().lastParquet?.bytes).toBe(
+          [...second.files, ...history.files].filter(in12).reduce((n, f) => n + f.bytes, 0),
+        );
         // Touched again with nothing changed (a page of identical rows; every event, and the events table whole):
         // nothing is staged or uploaded, the manifest stays as it was (issue 35).
         publisher.touched('registrants', [10, 11, 12, 13]);

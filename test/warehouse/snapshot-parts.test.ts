@@ -95,19 +95,24 @@ describe('snapshot parts', () => {
     expect(same.bytes).toBe(0);
     expect(files(out)).toEqual(before);
 
-    // One registrant of event 11 changes: its part and the catalogue are written, nothing else.
+    // One registrant of event 11 changes: its part, the part of event 11's kept versions (the one it replaced; no
+    // history had a version before, so none had a part) and the catalogue are written, nothing else.
     clock += 60_000;
     await page(w, registrants, eventScope(11), [
       reg(5, { event_id: 11, registration_status: 'cancelled', custom_fields: customFields({ c_7: 'x' }) }),
     ]);
     const one = await w.publishSnapshot(target);
-    expect(one.parts).toEqual({ written: 1, kept: 2, retired: 1, removed: 0 });
-    expect(one.copied).toEqual(['registrants']);
-    expect(one.rows).toEqual({ registrants: 2 });
+    expect(one.parts).toEqual({ written: 2, kept: 2, retired: 1, removed: 0 });
+    expect(one.copied).toEqual(['registrants', '_history.registrants']);
+    expect(one.rows).toEqual({ registrants: 2, '_history.registrants': 1 });
     const after = files(out);
     const rewritten = [...after].filter(([f, stat]) => before.get(f) !== stat).map(([f]) => f);
     expect(rewritten.sort()).toEqual(
-      ['snapshot.duckdb', rewritten.find((f) => /^snapshot\.duckdb\.parts\/registrants\/e11\./.test(f))].sort(),
+      [
+        'snapshot.duckdb',
+        rewritten.find((f) => /^snapshot\.duckdb\.parts\/registrants\/e11\./.test(f)),
+        rewritten.find((f) => /^snapshot\.duckdb\.parts\/_history\.registrants\/e11\./.test(f)),
+      ].sort(),
     );
     // The replaced part is still there for readers of the previous snapshot.
     for (const f of before.keys()) expect(after.has(f)).toBe(true);
@@ -117,6 +122,10 @@ describe('snapshot parts', () => {
       expect(await reader.query(ALL)).toEqual(await asText(w, ALL));
       const view = 'SELECT * FROM analytics.registration_status_by_event ORDER BY ALL';
       expect(await reader.query(view)).toEqual(await asText(w, view));
+      // The history of every record too: registrant 5's two versions.
+      const history = 'SELECT CAST(COLUMNS(*) AS VARCHAR) FROM history.registrants ORDER BY id, _valid_from';
+      expect(await reader.query(history)).toEqual(await asText(w, history));
+      expect(await reader.count('SELECT count(*) FROM history.registrants WHERE id = 5')).toBe(2);
     } finally {
       await reader.close();
     }
@@ -165,13 +174,15 @@ describe('snapshot parts', () => {
     const target = join(dir, 'snapshot.duckdb');
     await w.publishSnapshot(target);
     clock += 1_000;
-    // A new field in one event's page: the table gains a column, every part is written again under it.
+    // A new field in one event's page: the table gains a column, every part is written again under it (and the
+    // version the page replaced gets the first part of the kept versions).
     await page(w, registrants, eventScope(10), [
       reg(1, { event_id: 10, updated_at: '2024-02-01 00:00:00', custom_fields: customFields({ c_7: 'x' }) }),
     ]);
     await w.query('ALTER TABLE registrants ADD COLUMN late VARCHAR');
     const r = await w.publishSnapshot(target);
-    expect(r.parts.written).toBe(2);
+    expect(r.parts.written).toBe(3);
+    expect(r.rows).toEqual({ registrants: 2, '_history.registrants': 1 });
     const reader = await DuckDbReader.open(target);
     try {
       expect(await reader.count('SELECT count(*) FROM main.registrants WHERE late IS NULL')).toBe(2);

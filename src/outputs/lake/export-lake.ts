@@ -1,5 +1,6 @@
 /**
- * `exportToLake`: the warehouse's tables into the lake for one account, under that account's lease. Every table's
+ * `exportToLake`: the warehouse's tables, each with its history beside it (`history/<table>`, layout.ts), into the
+ * lake for one account, under that account's lease. Every table's
  * part of the lake is judged before anything is written (a refusal leaves the whole lake as it was), then the
  * tables are published one by one (publish.ts), each staged, uploaded and committed before the next is staged, so
  * the staging folder holds one table at a time.
@@ -9,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } 
 import { join } from 'node:path';
 import { type Now, systemNow } from '../../../schemas/clock.js';
 import type { Manifest } from '../../warehouse/copies/export-manifest.js';
+import { historyOutputId, historyOutputStream } from '../../warehouse/copies/export-unchanged.js';
 import type { PartitionSelection } from '../../warehouse/index.js';
 import { LakeError } from './errors.js';
 import { ACCOUNT_ID_RE, leaseKey, tableRoot } from './layout.js';
@@ -47,10 +49,13 @@ export interface LakeExportOptions {
 
 export interface LakeExportResult {
   account: string;
+  /** The stream tables exported. */
   tables: string[];
   /** Rows and files current in the lake per table (this account), as the manifests list them. */
   rows: Record<string, number>;
   files: number;
+  /** The histories exported beside them (`history/<table>`: layout.ts), their rows (versions) and files. */
+  history: { tables: string[]; rows: Record<string, number>; files: number };
   /** Per table, the export that rewrote it (absent: nothing to rewrite). */
   exportIds: Record<string, string>;
   uploaded: { files: number; bytes: number; parts: number };
@@ -89,7 +94,10 @@ async function tablesToExport(
     partitions.set(selection.table, [...(partitions.get(selection.table) ?? []), ...selection.eventIds]);
   }
   const tables = opts.tables ?? (opts.partitions ? [...partitions.keys()] : existing);
-  const unknown = tables.filter((table) => !existing.includes(table) || !TABLE_NAME_RE.test(table));
+  const unknown = tables.filter((table) => {
+    const stream = historyOutputStream(table) ?? table;
+    return !existing.includes(stream) || !TABLE_NAME_RE.test(stream);
+  });
   if (unknown.length > 0) {
     throw new LakeError(
       `no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`,
@@ -125,6 +133,7 @@ function emptyResult(account: string): LakeExportResult {
     tables: [],
     rows: {},
     files: 0,
+    history: { tables: [], rows: {}, files: 0 },
     exportIds: {},
     uploaded: { files: 0, bytes: 0, parts: 0 },
     removed: 0,
@@ -137,9 +146,10 @@ function emptyResult(account: string): LakeExportResult {
 function addPublished(result: LakeExportResult, remote: RemoteTable, done: TablePublished, store: ObjectStore): void {
   const table = done.table;
   const manifest: Manifest = done.manifest;
-  result.tables.push(table);
-  result.rows[table] = manifest.files.reduce((rows, file) => rows + file.rows, 0);
-  result.files += manifest.files.length;
+  const into = historyOutputStream(table) === null ? result : result.history;
+  into.tables.push(table);
+  into.rows[table] = manifest.files.reduce((rows, file) => rows + file.rows, 0);
+  into.files += manifest.files.length;
   if (done.exportId) result.exportIds[table] = done.exportId;
   result.uploaded.files += done.uploaded.files;
   result.uploaded.bytes += done.uploaded.bytes;
@@ -165,7 +175,11 @@ async function publishTables(
 ): Promise<LakeExportResult> {
   const layout = { prefix: opts.prefix, account: opts.account };
   const remotes: { table: string; remote: RemoteTable }[] = [];
-  for (const table of tables) {
+  // Each stream's history beside it (`history/<stream>`; publishTable skips a stream that keeps none).
+  const withHistories = [
+    ...new Set(tables.flatMap((t) => (historyOutputStream(t) === null ? [t, historyOutputId(t)] : [t]))),
+  ];
+  for (const table of withHistories) {
     const remote = await inspectRemoteTable(opts.store, tableRoot(layout, table), table, opts.force === true);
     remotes.push({ table, remote });
   }
@@ -184,8 +198,11 @@ async function publishTables(
   };
   try {
     for (const { table, remote } of remotes) {
-      const only = partitions.has(table) ? (partitions.get(table) ?? []) : null;
+      // A history is asked for the partitions its stream is.
+      const asked = partitions.has(table) ? table : (historyOutputStream(table) ?? table);
+      const only = partitions.has(asked) ? (partitions.get(asked) ?? []) : null;
       const done = await publishTable(publishing, table, remote, only);
+      if (!done) continue;
       addPublished(result, remote, done, opts.store);
       log('debug', `lake: ${table}: ${done.uploaded.files} file(s) uploaded, ${done.removed} replaced`);
     }

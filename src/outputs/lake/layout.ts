@@ -4,6 +4,9 @@
  *   <prefix>/<table>/account=<id>/event_id=<n>/<exportId>_<uuid>.parquet    event-scoped tables
  *   <prefix>/<table>/account=<id>/<exportId>_0.parquet                       account-scoped tables
  *   <prefix>/<table>/account=<id>/_evsync/manifest.json                      what is current (export-manifest.ts)
+ *   <prefix>/history/<table>/account=<id>/...                                the table's history, laid out as the table
+ *                                                                            (the rows of its history view:
+ *                                                                            warehouse/copies/export-unchanged.ts)
  *   <prefix>/_evsync/leases/account=<id>.json                                who is writing this account (lease.ts)
  *
  * Why the table above the account (DESIGN.md sketched `account=<id>/<table>/...`): Hive partition discovery (Spark's

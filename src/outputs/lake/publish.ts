@@ -18,7 +18,13 @@ import pLimit from 'p-limit';
 import type { Now } from '../../../schemas/clock.js';
 import type { Manifest, ManifestFile } from '../../warehouse/copies/export-manifest.js';
 import { readManifest } from '../../warehouse/copies/export-manifest.js';
-import { PARTITION_COLUMN, partitionsToWrite } from '../../warehouse/copies/export-unchanged.js';
+import {
+  historyOutputStream,
+  includesDeleted,
+  PARTITION_COLUMN,
+  type PartFingerprints,
+  partitionsToWrite,
+} from '../../warehouse/copies/export-unchanged.js';
 import type { Warehouse } from '../../warehouse/index.js';
 import type { Lease } from './lease.js';
 import { putManifest, type RemoteTable, recoverRemote } from './remote-table.js';
@@ -65,23 +71,23 @@ export interface TablePublished {
  * write landing between is one whose partition is said touched after it commits, so the next publish sees it.
  */
 async function partitionsToReplace(
-  ctx: PublishContext,
-  table: string,
   remote: RemoteTable,
   manifest: Manifest,
   only: number[] | null,
+  live: () => Promise<PartFingerprints | null>,
+  includeDeleted: boolean,
 ): Promise<number[] | null> {
   // A table new to the lake gets every partition, not just those a run touched; a change of includeDeleted
   // rewrites it whole so files with and without deleted rows never mix.
-  if (remote.state !== 'owned' || manifest.includeDeleted !== ctx.includeDeleted) return null;
+  if (remote.state !== 'owned' || manifest.includeDeleted !== includeDeleted) return null;
   const sizes = new Map(remote.objects.map((o) => [o.key.slice(remote.root.length), o.size]));
   const asked = manifest.partitionBy.includes(PARTITION_COLUMN) ? only : null;
-  const live = await ctx.warehouse.partFingerprints(table, ctx.includeDeleted);
-  return partitionsToWrite(manifest.files, live, asked, (file) => sizes.get(file.path) === file.bytes);
+  return partitionsToWrite(manifest.files, await live(), asked, (file) => sizes.get(file.path) === file.bytes);
 }
 
 /** What step 1 left in the staging folder: the new files and how the table is partitioned. */
 interface StagedTable {
+  table: string;
   /** This table's folder under the staging folder. */
   folder: string;
   exportId: string;
@@ -104,10 +110,13 @@ async function stageTable(
     ...(only !== null ? { partitions: [{ table, eventIds: only }] } : {}),
     includeDeleted: ctx.includeDeleted,
     runId: ctx.runId,
+    // A stream's history is a table of the lake of its own (`history/<stream>`), staged and committed apart.
+    history: false,
   });
   const local = readManifest(folder, table);
   if (!local.ok) throw new Error(`staging ${folder}: ${local.problem}`);
   return {
+    table,
     folder,
     exportId: staged.exportId,
     files: local.manifest.files,
@@ -161,7 +170,7 @@ function committedManifest(
     exportId: staged.exportId,
     runId: ctx.runId,
     partitionBy: staged.partitionBy,
-    includeDeleted: ctx.includeDeleted,
+    includeDeleted: includesDeleted(staged.table, ctx.includeDeleted),
     files: [...manifest.files.filter((file) => !replaced(file)), ...staged.files],
     // Object stores have no folders: nothing to record or remove.
     folders: [],
@@ -170,15 +179,26 @@ function committedManifest(
   };
 }
 
+/**
+ * Publishes one table of the lake: a stream's (`registrants`) or a stream's history (`history/registrants`,
+ * export-unchanged.ts). Null when `table` is the history of a stream that keeps none (nothing read or written).
+ */
 export async function publishTable(
   ctx: PublishContext,
   table: string,
   remote: RemoteTable,
   requestedOnly: number[] | null,
-): Promise<TablePublished> {
+): Promise<TablePublished | null> {
   const { store, lease } = ctx;
+  const includeDeleted = includesDeleted(table, ctx.includeDeleted);
+  let sources: Promise<PartFingerprints | null> | null = null;
+  const live = () => {
+    sources ??= ctx.warehouse.partFingerprints(table, includeDeleted);
+    return sources;
+  };
+  if (historyOutputStream(table) !== null && (await live()) === null) return null;
   let manifest = await recoverRemote(store, remote, table, new Date(ctx.now()));
-  const only = await partitionsToReplace(ctx, table, remote, manifest, requestedOnly);
+  const only = await partitionsToReplace(remote, manifest, requestedOnly, live, includeDeleted);
   if (only !== null && only.length === 0) {
     const nothing = { files: 0, bytes: 0, parts: 0 };
     return { table, manifest, exportId: null, uploaded: nothing, removed: 0, ms: { stage: 0, upload: 0 } };

@@ -14,12 +14,42 @@ import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
 import { readTableColumns } from '../load/ddl.js';
 import type { ManifestFile } from './export-manifest.js';
-import { columnsSignature, tableParts } from './table-parts.js';
+import { columnsSignature, historyId, keptHistories, tableParts } from './table-parts.js';
 
 /** The Hive partition column of the Parquet outputs (folder and lake). */
 export const PARTITION_COLUMN = 'event_id';
 /** The Hive folder value of rows without an event (`event_id=NULL`, as DuckDB's own partitioned writes name it). */
 export const NULL_PARTITION = 'NULL';
+
+/**
+ * The history outputs: the rows of a stream's `history.<stream>` view (history/history-views.ts, its derived columns
+ * included: what users read), written beside the stream's own output under `history/<stream>` (`<out>/history/
+ * registrants/event_id=10/...`, `<prefix>/history/registrants/account=<id>/event_id=10/...`), partitioned as the
+ * stream is. An output id is a stream's name or `history/<stream>`.
+ */
+const HISTORY_OUTPUT = 'history';
+
+export function historyOutputId(stream: string): string {
+  return `${HISTORY_OUTPUT}/${stream}`;
+}
+
+/** The stream whose history the output id names, or null (a stream's own output). */
+export function historyOutputStream(id: string): string | null {
+  return id.startsWith(`${HISTORY_OUTPUT}/`) ? id.slice(HISTORY_OUTPUT.length + 1) : null;
+}
+
+/** The history outputs of the stream tables `tables` that keep one (table-parts.ts keptHistories). */
+export async function historyOutputs(db: Db, tables: readonly string[]): Promise<string[]> {
+  return (await keptHistories(db, tables)).map(historyOutputId);
+}
+
+/**
+ * Whether an output's files hold deleted rows: a history holds every version, deletes included (`_is_deleted`), so
+ * its outputs always do, whatever the stream's output chose.
+ */
+export function includesDeleted(id: string, includeDeleted: boolean): boolean {
+  return historyOutputStream(id) !== null || includeDeleted;
+}
 
 /**
  * Per partition as a manifest's files name it (`file.partition.event_id`: `"10"`, NULL_PARTITION for rows without
@@ -51,6 +81,8 @@ export async function partFingerprints(
   table: string,
   includeDeleted: boolean,
 ): Promise<PartFingerprints | null> {
+  const stream = historyOutputStream(table);
+  if (stream !== null) return historyFingerprints(db, stream);
   const columns = await readTableColumns(db, table);
   if (!columns || !WRITE_COLUMNS.every((c) => columns.has(c))) return null;
   const out: PartFingerprints = new Map();
@@ -68,6 +100,36 @@ export async function partFingerprints(
     out.set(key, `${digest}:${part.fingerprint}`);
   }
   return out;
+}
+
+/**
+ * The sources of the partitions of a stream's history output (historyOutputId): a partition's rows of the
+ * `history.<stream>` view are its kept versions and its current rows (deleted ones included), so its source is both
+ * fingerprints (table-parts.ts), under a digest of both tables' columns. Null when the stream keeps no history (no
+ * `_history.<stream>`, or turned off): it has no history output.
+ */
+async function historyFingerprints(db: Db, stream: string): Promise<PartFingerprints | null> {
+  if ((await keptHistories(db, [stream])).length === 0) return null;
+  const columns = await readTableColumns(db, stream);
+  if (!columns) return null;
+  const partitioned = columns.has(PARTITION_COLUMN);
+  const digest = createHash('sha256')
+    .update(await columnsSignature(db, stream))
+    .update('\n')
+    .update(await columnsSignature(db, historyId(stream)))
+    .digest('hex')
+    .slice(0, 16);
+  const both = new Map<string, [string, string]>();
+  for (const [i, id] of [stream, historyId(stream)].entries()) {
+    for (const part of await tableParts(db, id, Number.POSITIVE_INFINITY)) {
+      if (part.rows === 0) continue;
+      const key = !partitioned ? '' : part.eventId === null ? NULL_PARTITION : String(part.eventId);
+      const pair = both.get(key) ?? ['-', '-'];
+      pair[i] = part.fingerprint;
+      both.set(key, pair);
+    }
+  }
+  return new Map([...both].map(([key, [current, kept]]) => [key, `${digest}:${current}+${kept}`]));
 }
 
 /** The partitions (PartFingerprints' keys) of a partitioned table holding a row not deleted. */

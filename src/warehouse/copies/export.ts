@@ -1,6 +1,8 @@
 /**
  * Parquet export: `<out>/<table>/event_id=<id>/*.parquet` (Hive layout) for tables with event_id,
- * `<out>/<table>/*.parquet` otherwise; zstd. Current rows only unless `includeDeleted`.
+ * `<out>/<table>/*.parquet` otherwise; zstd. Current rows only unless `includeDeleted`. Beside each stream that keeps
+ * a history, its history: `<out>/history/<table>/...`, partitioned alike, the rows of the `history.<table>` view
+ * (every version, deletes included; export-unchanged.ts, export-history.ts), written again only where they changed.
  *
  * evsync writes only what it owns (export-folder.ts): every table folder is checked before anything is written,
  * and each is marked by its manifest (export-manifest.ts). Files are never overwritten and no folder is ever
@@ -16,7 +18,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, lstatSync, openSync, readSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type Db, holdOwnerOnlyUmask } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
 import { listStreamTables, readTableColumns } from '../load/ddl.js';
@@ -32,8 +34,13 @@ import {
   type TableFolder,
   URL_SCHEME_RE,
 } from './export-folder.js';
+import { dropHistoryRows, materializeHistory } from './export-history.js';
 import { type Manifest, type ManifestFile, writeManifest } from './export-manifest.js';
 import {
+  historyOutputId,
+  historyOutputStream,
+  historyOutputs,
+  includesDeleted,
   NULL_PARTITION,
   PARTITION_COLUMN,
   type PartFingerprints,
@@ -117,7 +124,12 @@ function finishFile(dir: string, stat: CopyStat, exportId: string, sources: Part
 }
 
 interface TableJob {
+  /** The output id: a stream table, or `history/<stream>` (its history, export-unchanged.ts). */
   table: string;
+  /** The stream history/<stream> is of; null for a stream's own output. */
+  history: string | null;
+  /** Whether its files hold deleted rows (export-unchanged.ts includesDeleted). */
+  includeDeleted: boolean;
   folder: TableFolder;
   partitioned: boolean;
   /** Event partitions to replace; null: the whole table. */
@@ -129,7 +141,7 @@ interface TableJob {
 /** The table whole, into one file. */
 async function copyWhole(
   db: Db,
-  table: string,
+  from: string,
   dir: string,
   includeDeleted: boolean,
   exportId: string,
@@ -137,7 +149,7 @@ async function copyWhole(
   const where = includeDeleted ? '' : `WHERE "_deleted_at" IS NULL`;
   const file = join(dir, `${exportId}_0.partial`);
   const result = await db.query(
-    `COPY (SELECT * FROM main.${ident(table)} ${where}) TO ${literal(file)}
+    `COPY (SELECT * FROM ${from} ${where}) TO ${literal(file)}
        (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${EXPORT_ROW_GROUP})`,
   );
   return [{ filename: file, count: copiedRows(result.rows), partition: {} }];
@@ -149,7 +161,7 @@ function copiedRows(rows: readonly Record<string, unknown>[]): number {
 }
 
 /**
- * The event partitions `only` (null: every event the table has), one COPY each into its Hive folder
+ * The event partitions `only` (null: every event the relation `t` has), one COPY each into its Hive folder
  * (`event_id=<id>/`, the column in the folder name, not in the file, as DuckDB's PARTITION_BY writes it). One COPY
  * per partition instead of one PARTITION_BY over the table: DuckDB keeps a writer open per partition for the whole
  * COPY, and on `large` (52 events, 1M registrants) that ran out of the 160 MB a command gives it (issue 35); one
@@ -157,13 +169,12 @@ function copiedRows(rows: readonly Record<string, unknown>[]): number {
  */
 async function copyPartitions(
   db: Db,
-  table: string,
+  t: string,
   dir: string,
   only: readonly number[] | null,
   includeDeleted: boolean,
   exportId: string,
 ): Promise<CopyStat[]> {
-  const t = `main.${ident(table)}`;
   const live = includeDeleted ? 'true' : `"_deleted_at" IS NULL`;
   const ids: readonly (number | null)[] =
     only ??
@@ -201,19 +212,31 @@ async function writeTable(
   exportId: string,
 ): Promise<{ manifest: Manifest; bytes: number }> {
   const now = new Date(db.now());
+  // `<out>/history/`, the histories' folder: a plain folder holding theirs (each a table folder with its manifest).
+  if (job.history !== null && job.folder.state === 'missing') ensureFolder(dirname(job.folder.dir));
   let manifest = prepareTableFolder(job.folder, job.table, now);
   const dir = job.folder.dir;
-  const includeDeleted = opts.includeDeleted === true;
-  // Files written with and without deleted rows must not mix: a change of that choice rewrites the whole table.
-  const only = job.only !== null && manifest.includeDeleted === includeDeleted ? job.only : null;
+  const includeDeleted = job.includeDeleted;
+  // Files written with and without deleted rows must not mix: a change of that choice rewrites the whole table. (A
+  // folder with no file yet mixes nothing: the lake's staging writes only the partitions it will replace.)
+  const mixes = manifest.files.length > 0 && manifest.includeDeleted !== includeDeleted;
+  const only = job.only !== null && !mixes ? job.only : null;
 
   // Write-ahead: files named after a pending export are evsync's, even if this process dies before the commit.
   manifest = { ...manifest, pending: [...manifest.pending, exportId] };
   writeManifest(dir, manifest);
 
-  const stats = job.partitioned
-    ? await copyPartitions(db, job.table, dir, only, includeDeleted, exportId)
-    : await copyWhole(db, job.table, dir, includeDeleted, exportId);
+  // A history's rows are the view's, whose windows run over each record's versions: computed once, for the
+  // partitions written, into a temporary table the partitions are copied from (export-history.ts).
+  const from = job.history === null ? `main.${ident(job.table)}` : await materializeHistory(db, job.history, only);
+  let stats: CopyStat[];
+  try {
+    stats = job.partitioned
+      ? await copyPartitions(db, from, dir, only, includeDeleted, exportId)
+      : await copyWhole(db, from, dir, includeDeleted, exportId);
+  } finally {
+    if (job.history !== null) await dropHistoryRows(db, from);
+  }
   const written = stats.map((s) => finishFile(dir, s, exportId, job.sources));
 
   const replaced = (f: ManifestFile) =>
@@ -265,6 +288,7 @@ function unchangedLeftOut(
   sources: PartFingerprints | null,
   includeDeleted: boolean,
 ): number[] | null {
+  // (A history output with no history kept any more, sources null: written as asked, its files stay as they were.)
   if (folder.state !== 'owned' || folder.manifest.includeDeleted !== includeDeleted) return listed;
   const asked = folder.manifest.partitionBy.includes(PARTITION_COLUMN) ? listed : null;
   return partitionsToWrite(folder.manifest.files, sources, asked, (f) => stillThere(folder.dir, f));
@@ -278,23 +302,28 @@ async function planTable(
   partitions: Map<string, number[]> | null,
   opts: ExportOptions,
 ): Promise<TableJob | null> {
+  const history = historyOutputStream(table);
+  const stream = history ?? table;
   // Names come from the database, but they also become folder names: keep them plain.
-  if (!TABLE_NAME_RE.test(table)) throw new Error(`export: table name ${table} is not a plain identifier`);
-  const columns = await readTableColumns(db, table);
+  if (!TABLE_NAME_RE.test(stream)) throw new Error(`export: table name ${stream} is not a plain identifier`);
+  const columns = await readTableColumns(db, stream);
   if (!columns) return null;
   const partitioned = columns.has(PARTITION_COLUMN);
   const folder = inspectTableFolder(dir, table, opts.force === true);
+  const includeDeleted = includesDeleted(table, opts.includeDeleted === true);
   // With newTablesWhole, a table new to the output gets every partition, not just those listed (as in the
   // lake): a reader of the folder must never find events missing from it. (The lake's own staging is always
-  // a new folder, so this is not the default.)
-  const listed = partitioned ? (partitions?.get(table) ?? null) : null;
+  // a new folder, so this is not the default.) A history is asked for the partitions its stream is.
+  const listed = partitioned ? (partitions?.get(table) ?? (history ? partitions?.get(stream) : null) ?? null) : null;
   // Read before any COPY of this export (see partFingerprints).
-  const sources = await partFingerprints(db, table, opts.includeDeleted === true);
+  const sources = await partFingerprints(db, table, includeDeleted);
+  // A history the warehouse no longer keeps (turned off) is left as it was.
+  if (history !== null && sources === null) return null;
   const only =
     opts.newTablesWhole === true && folder.state !== 'owned'
       ? null
-      : unchangedLeftOut(folder, listed, sources, opts.includeDeleted === true);
-  return { table, folder, partitioned, only, sources };
+      : unchangedLeftOut(folder, listed, sources, includeDeleted);
+  return { table, history, includeDeleted, folder, partitioned, only, sources };
 }
 
 /** Writes the job's partitions; with none to write, its files stay as they are (no folder created, no byte). */
@@ -324,12 +353,18 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
   }
   const out = resolve(opts.out);
   const existing = await listStreamTables(db);
+  const histories = await historyOutputs(db, existing);
   const partitions = partitionMap(opts.partitions);
-  const requested = opts.tables ?? (partitions ? [...partitions.keys()] : existing);
-  const unknown = requested.filter((t) => !existing.includes(t));
+  const asked = opts.tables ?? (partitions ? [...partitions.keys()] : existing);
+  const unknown = asked.filter((t) => !existing.includes(t) && !histories.includes(t));
   if (unknown.length) {
     throw new Error(`export: no such table: ${unknown.join(', ')} (tables: ${existing.join(', ') || 'none yet'})`);
   }
+  // Each stream's history beside it (export-unchanged.ts), unless told not to (the lake stages them apart).
+  const requested =
+    opts.history === false
+      ? asked
+      : [...new Set(asked.flatMap((t) => (histories.includes(historyOutputId(t)) ? [t, historyOutputId(t)] : [t])))];
   const exportId = newExportId(new Date(db.now()));
   const release = holdOwnerOnlyUmask();
   try {
@@ -342,6 +377,7 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
     }
     const tables: string[] = [];
     const rows: Record<string, number> = {};
+    const history: NonNullable<ExportResult['history']> = { tables: [], rows: {}, files: 0 };
     const warnings: string[] = [];
     let files = 0;
     let bytesWritten = 0;
@@ -363,11 +399,13 @@ export async function exportParquet(db: Db, opts: ExportOptions): Promise<Export
           }`,
         );
       }
-      tables.push(job.table);
-      files += manifest?.files.length ?? 0;
-      rows[job.table] = manifest?.files.reduce((n, f) => n + f.rows, 0) ?? 0;
+      const into = job.history === null ? { tables, rows } : history;
+      into.tables.push(job.table);
+      into.rows[job.table] = manifest?.files.reduce((n, f) => n + f.rows, 0) ?? 0;
+      if (job.history === null) files += manifest?.files.length ?? 0;
+      else history.files += manifest?.files.length ?? 0;
     }
-    return { files, tables, exportId, rows, warnings, bytesWritten };
+    return { files, tables, exportId, rows, warnings, bytesWritten, history };
   } finally {
     release();
   }

@@ -1,13 +1,16 @@
 /**
  * The snapshot's catalogue: the small DuckDB file readers open. It holds a view per stream table over that table's
- * Parquet parts (snapshot-parts.ts, by absolute path), the `analytics` views made inside it, `_evsync.custom_fields`,
+ * Parquet parts (snapshot-parts.ts, by absolute path), a view `_history.<stream>` per stream's kept versions over
+ * theirs, the `analytics` and `history` views made inside it, `_evsync.custom_fields`,
  * and what the next publish needs to know: `_evsync.snapshot` (when, from which warehouse, after which run, the
- * digest of what is not in the parts), `_evsync.snapshot_parts` (each part read: its file, rows, fingerprint and
- * the table's columns when it was written) and `_evsync.snapshot_retired` (replaced parts kept for the grace).
+ * digest of what is not in the parts), `_evsync.snapshot_parts` (each part read: its table's id, `registrants` or
+ * `_history.registrants`, its file, rows, fingerprint and the table's columns when it was written: the columns of
+ * earlier releases, which read the parts of a history as those of a table they no longer have and retire them) and `_evsync.snapshot_retired` (replaced parts kept for the grace).
  */
 import type { Db } from '../db/connection.js';
 import { ident, literal } from '../db/sql.js';
 import type { RecordedPart, RetiredPart } from './snapshot-parts.js';
+import { copiedTable, HISTORY_SCHEMA, historyId } from './table-parts.js';
 
 /** What the snapshot at the target was, as read before publishing over it. */
 export interface PreviousSnapshot {
@@ -82,22 +85,58 @@ interface CatalogueContent {
   /** Absolute path of the parts folder. */
   folder: string;
   retired: readonly RetiredPart[];
-  record: { publishedAt: string; source: string; runId: string | null; digest: string };
+  record: { publishedAt: string; source: string; runId: string | null; digest: string; tables: number };
   bookkeeping: readonly string[];
 }
 
 const SCHEMA_SQL = [
   'CREATE SCHEMA IF NOT EXISTS {a}._evsync',
   'CREATE SCHEMA IF NOT EXISTS {a}.analytics',
+  `CREATE SCHEMA IF NOT EXISTS {a}.${HISTORY_SCHEMA}`,
   `CREATE OR REPLACE TABLE {a}._evsync.snapshot_parts (table_name VARCHAR, part_key VARCHAR, file VARCHAR,
      rows BIGINT, fingerprint VARCHAR, columns VARCHAR, bytes BIGINT)`,
   'CREATE OR REPLACE TABLE {a}._evsync.snapshot_retired (file VARCHAR, retired_at TIMESTAMP)',
 ];
 
-/** The view of one table over its parts (all with the table's columns, in its order). */
+/** The view of one copied table (by id) over its parts (all with the table's columns, in its order). */
 function viewSql(a: string, table: string, folder: string, parts: readonly RecordedPart[]): string {
   const files = parts.map((p) => literal(`${folder}/${p.file}`)).join(', ');
-  return `CREATE OR REPLACE VIEW ${a}.main.${ident(table)} AS SELECT * FROM read_parquet([${files}])`;
+  return `CREATE OR REPLACE VIEW ${a}.${copiedTable(table).ref} AS SELECT * FROM read_parquet([${files}])`;
+}
+
+/**
+ * The catalogue's `_history` schema: a view per stream's kept versions over their parts, an empty table with its
+ * columns for a history that holds nothing yet (no Parquet file to read), nothing for a stream without one.
+ */
+async function writeHistories(db: Db, a: string, alias: string, c: CatalogueContent): Promise<void> {
+  const kinds = new Map<string, 'view' | 'table'>();
+  const held = await db.query(
+    `SELECT view_name AS name, 'view' AS kind FROM duckdb_views()
+      WHERE database_name = ? AND schema_name = '${HISTORY_SCHEMA}' AND NOT internal
+     UNION ALL
+     SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = ? AND schema_name = '${HISTORY_SCHEMA}'`,
+    [alias, alias],
+  );
+  for (const r of held.rows) kinds.set(historyId(String(r.name)), r.kind === 'view' ? 'view' : 'table');
+  const drop = async (id: string) => {
+    const kind = kinds.get(id);
+    if (kind) await db.run(`DROP ${kind === 'view' ? 'VIEW' : 'TABLE'} ${a}.${copiedTable(id).ref}`);
+    kinds.delete(id);
+  };
+  for (const id of [...kinds.keys()]) if (!c.parts.has(id)) await drop(id);
+  for (const [id, parts] of c.parts) {
+    const copied = copiedTable(id);
+    if (copied.schema !== HISTORY_SCHEMA) continue;
+    if (parts.length === 0) {
+      if (kinds.get(id) === 'view') await drop(id);
+      await db.run(
+        `CREATE OR REPLACE TABLE ${a}.${copied.ref} AS SELECT * FROM ${ident(c.live)}.${copied.ref} LIMIT 0`,
+      );
+      continue;
+    }
+    if (kinds.get(id) === 'table') await drop(id);
+    if (!kinds.has(id) || c.remake.has(id)) await db.run(viewSql(a, id, c.folder, parts));
+  }
 }
 
 /**
@@ -115,7 +154,10 @@ export async function writeCatalogue(db: Db, alias: string, c: CatalogueContent)
     const name = String(r.view_name);
     if (!c.parts.has(name)) await db.run(`DROP VIEW ${a}.main.${ident(name)}`);
   }
-  for (const [table, parts] of c.parts) if (c.remake.has(table)) await db.run(viewSql(a, table, c.folder, parts));
+  for (const [table, parts] of c.parts) {
+    if (copiedTable(table).schema === 'main' && c.remake.has(table)) await db.run(viewSql(a, table, c.folder, parts));
+  }
+  await writeHistories(db, a, alias, c);
   const rows = [...c.parts.values()].flat();
   if (rows.length > 0) {
     const values = rows
@@ -141,6 +183,6 @@ export async function writeCatalogue(db: Db, alias: string, c: CatalogueContent)
     `CREATE OR REPLACE TABLE ${a}._evsync.snapshot AS
        SELECT CAST(? AS TIMESTAMP) AS published_at, ? AS source, ? AS run_id, ? AS tables, ? AS digest,
               'parquet-parts' AS layout`,
-    [c.record.publishedAt, c.record.source, c.record.runId, c.parts.size, c.record.digest],
+    [c.record.publishedAt, c.record.source, c.record.runId, c.record.tables, c.record.digest],
   );
 }

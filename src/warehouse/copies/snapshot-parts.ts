@@ -1,5 +1,6 @@
 /**
- * The snapshot's Parquet parts (`<snapshot>.parts/<table>/<part>.<id>.parquet`): the rows its views read. A part
+ * The snapshot's Parquet parts (`<snapshot>.parts/<table>/<part>.<id>.parquet`, `<table>` a copied table's id:
+ * `registrants`, or `_history.registrants` for its kept versions, table-parts.ts): the rows its views read. A part
  * file is written once under a new name and never changed; a publish that changes a part writes a new file and
  * retires the old one. A retired file stays for the grace period (`graceMs`), because a reader that opened the
  * previous snapshot reads the files it listed (DuckDB reads a view's file list when it runs the query), and is
@@ -11,15 +12,16 @@ import { chmodSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../db/connection.js';
 import { fsyncPath } from '../db/fsync.js';
-import { ident, literal } from '../db/sql.js';
+import { literal } from '../db/sql.js';
 import { ensureFolder } from './export-folder.js';
-import type { TablePart } from './table-parts.js';
+import { copiedTable, type TablePart } from './table-parts.js';
 
 /** How long a replaced part stays for readers of an earlier snapshot: 15 minutes. */
 export const SNAPSHOT_GRACE_MS = 15 * 60_000;
 
 /** What a snapshot records of each part it reads (`_evsync.snapshot_parts`). */
 export interface RecordedPart {
+  /** The copied table's id (table-parts.ts CopiedTable): `registrants`, `_history.registrants`. */
   table: string;
   key: string;
   /** Relative to the parts folder, `/`-separated: `<table>/<key>.<id>.parquet`. */
@@ -46,7 +48,7 @@ export function partsFolder(target: string): string {
 }
 
 /**
- * Writes one part of `table` under a new name (as `.partial`, synced, then renamed: a reader never opens half a
+ * Writes one part of the copied table `table` (its id) under a new name (as `.partial`, synced, then renamed: a reader never opens half a
  * file), owner-only. Run inside the publish's transaction: every part reads the same point in time.
  */
 export async function writePart(
@@ -63,7 +65,7 @@ export async function writePart(
   // Small row groups: a row group is held (pinned) until written, and a daemon publishes under 128 MB beside its
   // applier (schemas/daemon-settings.ts).
   await db.run(
-    `COPY (SELECT * FROM main.${ident(table)} WHERE ${part.where}) TO ${literal(partial)}
+    `COPY (SELECT * FROM ${copiedTable(table).ref} WHERE ${part.where}) TO ${literal(partial)}
        (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 4096)`,
   );
   chmodSync(partial, 0o600);

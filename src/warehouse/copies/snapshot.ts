@@ -5,7 +5,10 @@
  *
  * What it is: a small DuckDB file (snapshot-catalogue.ts) whose stream tables are views over Parquet parts kept
  * beside it, in `<snapshot>.parts/` (snapshot-parts.ts): every row, `_deleted_at` included, as in the warehouse;
- * the `analytics` views created again inside it, `_evsync.custom_fields`, and what it was made of.
+ * each stream's kept versions as a view `_history.<stream>` over parts of their own (`<snapshot>.parts/_history.<stream>/`,
+ * cut and fingerprinted as the stream's), so that the `analytics` views and the `history` views and macros
+ * (history/history-views.ts), created again inside it, answer as the warehouse's; `_evsync.custom_fields`, and what
+ * it was made of.
  *
  * Why parts (issue 35): a copy of the whole warehouse per publish cost what the warehouse holds, not what changed
  * (679 MiB, 20 s of CPU and 520 MB on `large` for a run that changed nothing). A table is cut into parts
@@ -50,7 +53,7 @@ import {
   writePart,
 } from './snapshot-parts.js';
 import { snapshotTargetProblem } from './snapshot-target.js';
-import { columnsSignatures, tableParts } from './table-parts.js';
+import { columnsSignatures, copiedTable, HISTORY_SCHEMA, historyId, keptHistories, tableParts } from './table-parts.js';
 
 export { SNAPSHOT_GRACE_MS };
 
@@ -78,7 +81,8 @@ const REUSED_FILE_OPTIONS = EXISTING_FILE_OPTIONS;
 
 export interface SnapshotOptions {
   /**
-   * Called after the changed parts of each table are written (n counts from 1), inside the publish's transaction,
+   * Called after the changed parts of each table (by id: `registrants`, `_history.registrants`) are written (n
+   * counts from 1), inside the publish's transaction,
    * and awaited: progress, and a test's kill point or pause.
    */
   onTable?: (table: string, n: number) => void | Promise<void>;
@@ -98,9 +102,12 @@ export interface SnapshotResult {
   /** The snapshot's absolute path (the catalogue; its parts are in `<path>.parts`). */
   path: string;
   tables: string[];
-  /** The tables with a part written this time (the others' parts were unchanged). */
+  /**
+   * The tables with a part written this time (the others' parts were unchanged), by id: a stream table's name, or
+   * `_history.<stream>` for its kept versions (table-parts.ts).
+   */
   copied: string[];
-  /** Rows written per copied table (the rows of its changed parts, deleted ones included). */
+  /** Rows written per copied table (the rows of its changed parts, deleted ones included; versions for a history). */
   rows: Record<string, number>;
   /** Bytes this publish wrote: the parts written and the catalogue (0 when unchanged). */
   bytes: number;
@@ -214,8 +221,13 @@ async function checkpointCopy(db: Db, alias: string): Promise<void> {
 
 /** What step 2 found and wrote: every table's parts now, and what changed. */
 interface PartsPass {
+  /** The stream tables. */
   tables: string[];
   digest: string;
+  /**
+   * Every copied table's parts, by id (table-parts.ts CopiedTable): the stream tables and their kept versions (a
+   * history that holds nothing yet has no part: the catalogue holds it as an empty table).
+   */
   parts: Map<string, RecordedPart[]>;
   /** Tables whose set of files changed (their view is made again). */
   changed: Set<string>;
@@ -238,8 +250,11 @@ async function writeChangedParts(
 ): Promise<PartsPass> {
   return db.transaction(async () => {
     const tables = await listStreamTables(db);
+    const histories = new Set(await keptHistories(db, tables));
+    // Each stream table, then its kept versions (`_history.<stream>`).
+    const ids = tables.flatMap((t) => (histories.has(t) ? [t, historyId(t)] : [t]));
     const signatures = await columnsSignatures(db);
-    const digest = await contentDigest(db, tables, signatures, await bookkeepingCopied(db));
+    const digest = await contentDigest(db, ids, signatures, await bookkeepingCopied(db));
     const hint = opts.changedTables ? new Set(opts.changedTables) : null;
     const pass: PartsPass = {
       tables,
@@ -251,17 +266,22 @@ async function writeChangedParts(
       retired: [],
     };
     let n = 0;
-    for (const table of tables) {
+    for (const table of ids) {
+      const copied = copiedTable(table);
+      const history = copied.schema === HISTORY_SCHEMA;
       const columns = signatures.get(table) ?? '';
       const had = before.filter((p) => p.table === table);
       const sameColumns = had.length > 0 && had.every((p) => p.columns === columns);
-      if (hint && !hint.has(table) && sameColumns) {
+      // A stream's versions are kept by the writes to its table: told which tables changed, its history follows.
+      if (hint && !hint.has(copied.name) && sameColumns) {
         pass.parts.set(table, had);
         continue;
       }
       const reusable = new Map(sameColumns ? had.map((p) => [p.key, p]) : []);
       const next: RecordedPart[] = [];
       for (const part of await tableParts(db, table)) {
+        // No version kept yet: no file (most tables of a new warehouse; the catalogue makes the empty table).
+        if (history && part.rows === 0) continue;
         const kept = reusable.get(part.key);
         if (kept?.fingerprint === part.fingerprint) {
           next.push(kept);
@@ -349,7 +369,13 @@ async function replaceCatalogue(
         remake: reused ? pass.changed : new Set(pass.parts.keys()),
         folder,
         retired,
-        record: { publishedAt: utcNow(db.now), source: db.path, runId: opts.runId ?? null, digest: pass.digest },
+        record: {
+          publishedAt: utcNow(db.now),
+          source: db.path,
+          runId: opts.runId ?? null,
+          digest: pass.digest,
+          tables: pass.tables.length,
+        },
         bookkeeping,
       }),
     );

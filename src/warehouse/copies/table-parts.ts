@@ -1,7 +1,9 @@
 /**
- * A stream table cut into parts for readers' copies, each part with a fingerprint of its rows, so that a copy is
- * written again only where the warehouse changed (issue 35): the snapshot's Parquet parts (snapshot.ts) and the
- * Parquet outputs' event partitions (export.ts) compare the fingerprint they recorded with the table's now.
+ * A stream table, or the versions it no longer holds (`_history.<stream>`, CopiedTable below), cut into parts for
+ * readers' copies, each part with a fingerprint of its rows, so that a copy is written again only where the warehouse
+ * changed (issue 35): the snapshot's Parquet parts (snapshot.ts) and the Parquet outputs' event partitions (export.ts,
+ * the history outputs from both fingerprints: export-unchanged.ts) compare the fingerprint they recorded with the
+ * table's now.
  *
  * A part is the rows of one scope (an event of an event-scoped table, `event_id` null, or the whole table), cut
  * further into hash buckets of `id` when the scope holds more than `splitAbove` rows: one changed registrant of a
@@ -15,7 +17,51 @@
  */
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
-import { readTableColumns } from '../load/ddl.js';
+import { columnsOf, historyOff } from '../history/versions.js';
+
+/**
+ * A table copied for readers, named by an id: `<stream>`, the stream table (schema `main`), or `_history.<stream>`,
+ * the versions it no longer holds (history/versions.ts). Both are cut into parts and fingerprinted alike: a kept
+ * version carries the system columns of the row it was, and `_valid_from`.
+ */
+interface CopiedTable {
+  id: string;
+  schema: 'main' | '_history';
+  /** The table's name in its schema (the stream's name). */
+  name: string;
+  /** Its SQL reference: `main."registrants"`, `_history."registrants"`. */
+  ref: string;
+}
+
+export const HISTORY_SCHEMA = '_history';
+const HISTORY_PREFIX = `${HISTORY_SCHEMA}.`;
+
+/** The id of a stream's kept versions. */
+export function historyId(stream: string): string {
+  return `${HISTORY_PREFIX}${stream}`;
+}
+
+/** What an id names (see CopiedTable). */
+export function copiedTable(id: string): CopiedTable {
+  const history = id.startsWith(HISTORY_PREFIX);
+  const name = history ? id.slice(HISTORY_PREFIX.length) : id;
+  const schema = history ? HISTORY_SCHEMA : 'main';
+  return { id, schema, name, ref: `${schema}.${ident(name)}` };
+}
+
+/**
+ * Of the stream tables `tables`, those whose history readers' copies carry: `_history.<stream>` exists and the
+ * stream's history is not off (the views are made for exactly these: history-views.ts).
+ */
+export async function keptHistories(db: Db, tables: readonly string[]): Promise<string[]> {
+  const r = await db.query(
+    `SELECT table_name FROM duckdb_tables()
+      WHERE database_name = current_database() AND schema_name = '${HISTORY_SCHEMA}' AND NOT temporary`,
+  );
+  const held = new Set(r.rows.map((row) => String(row.table_name)));
+  const off = await historyOff(db);
+  return tables.filter((t) => held.has(t) && !off.has(t));
+}
 
 /** A scope above this many rows is cut into hash buckets of its ids (a power of two, each near this size or under). */
 const PART_ROWS = 65_536;
@@ -70,12 +116,21 @@ function bucketSql(scopes: readonly Scope[]): string {
  * part `a` (a reader still finds the table, with its columns). Read inside the caller's transaction so that what
  * it copies next is what was fingerprinted.
  */
-export async function tableParts(db: Db, table: string, splitAbove = PART_ROWS): Promise<TablePart[]> {
-  const columns = await readTableColumns(db, table);
-  if (!columns) return [];
+export async function tableParts(db: Db, id: string, splitAbove = PART_ROWS): Promise<TablePart[]> {
+  const copied = copiedTable(id);
+  const columns = await columnsOf(db, copied.schema, copied.name);
+  if (columns.size === 0) return [];
   const byEvent = columns.has('event_id');
   const hasId = columns.has('id');
-  const t = `main.${ident(table)}`;
+  const t = copied.ref;
+  // A kept version's row is never written again (versions are appended, a rebuild replaces the table): its
+  // `_valid_from` joins the hash so that a replaced table with the same count tells.
+  const hashed = [
+    '"_synced_at"',
+    '"_run_id"',
+    '"_deleted_at"',
+    ...(columns.has('_valid_from') ? ['"_valid_from"'] : []),
+  ];
   const counted = await db.query(
     byEvent
       ? `SELECT "event_id" AS scope, count(*) AS n FROM ${t} GROUP BY ALL ORDER BY ALL`
@@ -96,7 +151,7 @@ export async function tableParts(db: Db, table: string, splitAbove = PART_ROWS):
     `SELECT scope, bucket, count(*) AS n, CAST(max("_synced_at") AS VARCHAR) AS at,
             CAST(sum(CAST(h AS HUGEINT)) AS VARCHAR) AS h
        FROM (SELECT ${scopeSql} AS scope, ${bucketSql(scopes)} AS bucket, "_synced_at",
-                    hash("_synced_at", "_run_id", "_deleted_at") AS h FROM ${t})
+                    hash(${hashed.join(', ')}) AS h FROM ${t})
       GROUP BY ALL`,
   );
   const found = new Map<string, { n: number; at: unknown; h: unknown }>();
@@ -124,25 +179,30 @@ export async function tableParts(db: Db, table: string, splitAbove = PART_ROWS):
 }
 
 /**
- * Each `main` table's columns (or `only` that one's) as one text (name and type, in order), read in one query: parts written under another
- * text are all rewritten (a column added or widened writes no row, so no fingerprint sees it).
+ * Each copied table's columns (or `only` that one's, by id) as one text (name and type, in order), read in one query,
+ * by id (table-parts.ts CopiedTable: the `main` tables and the `_history` ones): parts written under another text are
+ * all rewritten (a column added or widened writes no row, so no fingerprint sees it).
  */
 export async function columnsSignatures(db: Db, only?: string): Promise<Map<string, string>> {
+  const one = only === undefined ? null : copiedTable(only);
   const r = await db.query(
-    `SELECT table_name, column_name, data_type FROM duckdb_columns()
-      WHERE database_name = current_database() AND schema_name = 'main' ${only === undefined ? '' : 'AND table_name = ?'}
-      ORDER BY table_name, column_index`,
-    only === undefined ? [] : [only],
+    `SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns()
+      WHERE database_name = current_database() AND ${
+        one ? 'schema_name = ? AND table_name = ?' : `schema_name IN ('main', '${HISTORY_SCHEMA}')`
+      }
+      ORDER BY schema_name, table_name, column_index`,
+    one ? [one.schema, one.name] : [],
   );
   const columns = new Map<string, string[]>();
   for (const row of r.rows) {
-    const table = String(row.table_name);
-    columns.set(table, [...(columns.get(table) ?? []), `${String(row.column_name)} ${String(row.data_type)}`]);
+    const name = String(row.table_name);
+    const id = String(row.schema_name) === HISTORY_SCHEMA ? historyId(name) : name;
+    columns.set(id, [...(columns.get(id) ?? []), `${String(row.column_name)} ${String(row.data_type)}`]);
   }
-  return new Map([...columns].map(([table, list]) => [table, list.join(', ')]));
+  return new Map([...columns].map(([id, list]) => [id, list.join(', ')]));
 }
 
-/** One table's columns signature (columnsSignatures), '' for a table that does not exist. */
-export async function columnsSignature(db: Db, table: string): Promise<string> {
-  return (await columnsSignatures(db, table)).get(table) ?? '';
+/** One copied table's columns signature (columnsSignatures), '' for a table that does not exist. */
+export async function columnsSignature(db: Db, id: string): Promise<string> {
+  return (await columnsSignatures(db, id)).get(id) ?? '';
 }

@@ -1,0 +1,39 @@
+/**
+ * The rows of a stream's history output (export-unchanged.ts historyOutputId): those of its `history.<stream>` view
+ * (history/history-views.ts historySelect, made here from the tables rather than read from the view, which a
+ * warehouse whose views were not built since may lack), derived columns included.
+ *
+ * The view's windows run over each record's versions (partitioned by key), so a filter on one event's rows cannot be
+ * pushed below them: copied partition by partition from the view, every partition would compute the whole history
+ * again. The rows of the partitions an export writes are computed once instead, into a temporary table of the
+ * export's connection, copied from partition by partition, then dropped. It holds those partitions' versions: under
+ * DuckDB's memory limit, spilled to its temporary folder beyond.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/connection.js';
+import { ident } from '../db/sql.js';
+import { historyKey, historySelect } from '../history/history-views.js';
+import { columnsOf } from '../history/versions.js';
+import { PARTITION_COLUMN } from './export-unchanged.js';
+
+/**
+ * The history of `stream` in the event partitions `only` (null: all of it) as a temporary table; returns its SQL
+ * reference (dropHistoryRows drops it).
+ */
+export async function materializeHistory(db: Db, stream: string, only: readonly number[] | null): Promise<string> {
+  const key = historyKey(stream);
+  const live = await columnsOf(db, 'main', stream);
+  if (!key?.every((k) => live.has(k))) throw new Error(`export: ${stream} keeps no history to export`);
+  const name = ident(`evsync_history_${randomBytes(6).toString('hex')}`);
+  const filter =
+    only === null
+      ? ''
+      : `WHERE ${ident(PARTITION_COLUMN)} IN (${only.length === 0 ? 'NULL' : only.map((id) => String(id)).join(', ')})`;
+  await db.run(`CREATE TEMP TABLE ${name} AS SELECT * FROM (${historySelect(stream, key, live)}) h ${filter}`);
+  return name;
+}
+
+/** Drops what materializeHistory made. */
+export async function dropHistoryRows(db: Db, name: string): Promise<void> {
+  await db.run(`DROP TABLE IF EXISTS ${name}`);
+}
