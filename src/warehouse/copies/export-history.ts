@@ -5,15 +5,16 @@
  *
  * The view's windows run over each record's versions (partitioned by key), so a filter on one event's rows cannot be
  * pushed below them: copied partition by partition from the view, every partition would compute the whole history
- * again. The rows of the partitions an export writes are computed once instead, into a temporary table of the
- * export's connection, copied from partition by partition, then dropped. It holds those partitions' versions: under
- * DuckDB's memory limit, spilled to its temporary folder beyond.
+ * again. The rows of the partitions an export writes are computed once instead, from the records that have a version
+ * in them (historySelect's scope: a publish of one changed event reads that event's records, not the table), into a
+ * temporary table of the export's connection, copied from partition by partition, then dropped. It holds those
+ * partitions' versions: under DuckDB's memory limit, spilled to its temporary folder beyond.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
-import { historyKey, historySelect } from '../history/history-views.js';
-import { columnsOf } from '../history/versions.js';
+import { historySelect } from '../history/history-views.js';
+import { columnsOf, historyKey } from '../history/versions.js';
 import { PARTITION_COLUMN } from './export-unchanged.js';
 
 /**
@@ -25,11 +26,13 @@ export async function materializeHistory(db: Db, stream: string, only: readonly 
   const live = await columnsOf(db, 'main', stream);
   if (!key?.every((k) => live.has(k))) throw new Error(`export: ${stream} keeps no history to export`);
   const name = ident(`evsync_history_${randomBytes(6).toString('hex')}`);
-  const filter =
-    only === null
-      ? ''
-      : `WHERE ${ident(PARTITION_COLUMN)} IN (${only.length === 0 ? 'NULL' : only.map((id) => String(id)).join(', ')})`;
-  await db.run(`CREATE TEMP TABLE ${name} AS SELECT * FROM (${historySelect(stream, key, live)}) h ${filter}`);
+  const partitions = `${ident(PARTITION_COLUMN)} IN (${only?.length ? only.map((id) => String(id)).join(', ') : 'NULL'})`;
+  // Only the records with a version in those partitions are read (each with all its versions: the windows stay
+  // exact), then only their versions in those partitions kept.
+  const select = historySelect(stream, key, live, only === null ? undefined : partitions);
+  await db.run(
+    `CREATE TEMP TABLE ${name} AS SELECT * FROM (${select}) h${only === null ? '' : ` WHERE ${partitions}`}`,
+  );
   return name;
 }
 

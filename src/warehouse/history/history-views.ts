@@ -26,7 +26,7 @@ import { ident } from '../db/sql.js';
 import { historyKey, historyOff, validFromSql } from './versions.js';
 
 /** What createHistoryViews made (names in schema `history`) and what it could not. */
-export interface HistoryViewsReport {
+interface HistoryViewsReport {
   created: string[];
   warnings: string[];
 }
@@ -35,10 +35,10 @@ export interface HistoryViewsReport {
 export const REBUILD_RUN_PREFIX = 'rebuild-';
 
 /** `_run_id` of rows a webhook delivery wrote (sync/capture/applier.ts). */
-export const CAPTURE_RUN_ID = 'capture';
+const CAPTURE_RUN_ID = 'capture';
 
 /** `_observed_by` of a stored row (current or kept): see the module comment. */
-export function observedBySql(alias = ''): string {
+function observedBySql(alias = ''): string {
   const a = alias ? `${alias}.` : '';
   return `CASE WHEN ${a}"_run_id" = '${CAPTURE_RUN_ID}' THEN 'webhook'
               WHEN starts_with(${a}"_run_id", '${REBUILD_RUN_PREFIX}') THEN 'rebuild'
@@ -48,7 +48,16 @@ export function observedBySql(alias = ''): string {
 const INTERNAL = ['"_evsync_from"', '"_evsync_o"', '"_evsync_prev"', '"_evsync_n"'];
 
 /** The SELECT of `history.<table>`: stored versions and current rows, ordered and closed per key. */
-export function historySelect(table: string, key: readonly string[], live: ReadonlyMap<string, string>): string {
+export function historySelect(
+  table: string,
+  key: readonly string[],
+  live: ReadonlyMap<string, string>,
+  /**
+   * A condition on either table's rows (an export's event partitions): only the records with a version it selects
+   * are read, each with every version (a window over the whole table per publish cost as much as the table).
+   */
+  scope?: string,
+): string {
   const t = ident(table);
   const byKey = key.map(ident).join(', ');
   const order = `PARTITION BY ${byKey} ORDER BY "_evsync_o", "_evsync_from", "_synced_at"`;
@@ -59,10 +68,16 @@ export function historySelect(table: string, key: readonly string[], live: Reado
     (c) => `CASE WHEN "_deleted_at" IS NOT NULL AND lag("_deleted_at") OVER w IS NULL AND row_number() OVER w > 1
                  THEN lag(${c}) OVER w ELSE ${c} END AS ${c}`,
   );
-  return `WITH v AS (
-  SELECT * EXCLUDE ("_valid_from"), "_valid_from" AS "_evsync_from", 0 AS "_evsync_o" FROM _history.${t}
+  const keyed = (alias: string) => key.map((k) => `k.${ident(k)} = ${alias}.${ident(k)}`).join(' AND ');
+  const only = (alias: string) => (scope ? ` WHERE EXISTS (SELECT 1 FROM k WHERE ${keyed(alias)})` : '');
+  const keys = scope
+    ? `k AS (SELECT ${byKey} FROM _history.${t} WHERE ${scope} UNION SELECT ${byKey} FROM main.${t} WHERE ${scope}),
+`
+    : '';
+  return `WITH ${keys}v AS (
+  SELECT * EXCLUDE ("_valid_from"), "_valid_from" AS "_evsync_from", 0 AS "_evsync_o" FROM _history.${t} x${only('x')}
   UNION ALL BY NAME
-  SELECT *, ${validFromSql(live)} AS "_evsync_from", 1 AS "_evsync_o" FROM main.${t}
+  SELECT *, ${validFromSql(live)} AS "_evsync_from", 1 AS "_evsync_o" FROM main.${t} x${only('x')}
 ), o AS (
   SELECT *${ended.length ? ` REPLACE (${ended.join(',\n    ')})` : ''},
          lag("_evsync_from") OVER w AS "_evsync_prev", row_number() OVER w AS "_evsync_n"
