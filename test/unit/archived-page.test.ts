@@ -15,7 +15,8 @@ describe('archived pages', () => {
       { text, quarantinedAt: [1, 3] },
       [{ reason: 'no id' }, { reason: 'repeated' }],
       keep,
-    );
+      8,
+    ).join('');
     expect(body).toContain(text);
     expect(readArchivedPage(body)).toEqual({
       records: [{ id: 1, a: 'x' }, { id: 2 }],
@@ -24,7 +25,30 @@ describe('archived pages', () => {
         { raw: { id: 2, dup: true }, reason: 'repeated' },
       ],
     });
-    expect(readArchivedPage(archivedAnswerText({ text, quarantinedAt: [] }, [], keep))?.records).toHaveLength(4);
+    expect(
+      readArchivedPage(archivedAnswerText({ text, quarantinedAt: [] }, [], keep, 8).join(''))?.records,
+    ).toHaveLength(4);
+  });
+
+  it('a list answer in parts, each scrubbed, and scrubbed whole when a secret spans two parts', () => {
+    const items = Array.from({ length: 50 }, (_, i) => `{"id":${i},"note":"s3cr3t ${i}"}`).join(',');
+    const text = `{"items":[${items}]}`;
+    const scrub = (t: string) => t.replaceAll('s3cr3t', '[REDACTED]');
+    const parts = archivedAnswerText({ text, quarantinedAt: [0] }, [{ reason: 'no s3cr3t' }], scrub, 16);
+    expect(parts).toHaveLength(3);
+    expect(parts.join('')).not.toContain('s3cr3t');
+    expect(readArchivedPage(parts.join(''))?.quarantined).toEqual([
+      { raw: { id: 0, note: '[REDACTED] 0' }, reason: 'no [REDACTED]' },
+    ]);
+    // A secret that is only whole across the head and the answer: `"answer":{"it` in the scrubber's eyes.
+    const across = (t: string) => t.replaceAll('"answer":{"it', '[REDACTED]');
+    const whole = archivedAnswerText({ text, quarantinedAt: [] }, [], across, 16);
+    expect(whole).toHaveLength(1);
+    expect(whole.join('')).not.toContain('"answer":{"it');
+    // So is one across the answer and the end, and any secret in an answer too short to be split.
+    const atEnd = (t: string) => t.replaceAll(']}}', '[REDACTED]');
+    expect(archivedAnswerText({ text, quarantinedAt: [] }, [], atEnd, 16).join('')).not.toContain(']}}');
+    expect(archivedAnswerText({ text: '{"items":[]}', quarantinedAt: [] }, [], across, 16)).toHaveLength(1);
   });
 
   it('records and quarantined records come back as they were, scrubbed', () => {
