@@ -68,7 +68,7 @@ export class PageLoader {
     input: {
       stream: ResolvedStream;
       quarantined?: readonly { raw: unknown; reason: string }[];
-      answer?: { text: string; quarantinedAt: readonly number[] };
+      answer?: { text: string; bytes?: Buffer | undefined; quarantinedAt: readonly number[] };
       request?: Record<string, unknown> | null;
       serverDate?: string | null;
     },
@@ -125,7 +125,7 @@ export class PageLoader {
     seenWalkId?: string;
     idsOnly?: boolean;
     /** The list answer the records are (page-loop.ts SourcePage.answer): the archive keeps its text as it came. */
-    answer?: { text: string; quarantinedAt: readonly number[] };
+    answer?: { text: string; bytes?: Buffer | undefined; quarantinedAt: readonly number[] };
     /** What produced the records (path, window, page; a delivery's object), kept with them in the archive. */
     request?: Record<string, unknown> | null;
     /** The answer's Date header (ISO), when it had one. */

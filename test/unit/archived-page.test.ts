@@ -51,6 +51,24 @@ describe('archived pages', () => {
     expect(archivedAnswerText({ text: '{"items":[]}', quarantinedAt: [] }, [], across, 16)).toHaveLength(1);
   });
 
+  it("an answer the scrub leaves as it was is given as the bytes it came in, when they are its text's UTF-8", () => {
+    const items = Array.from({ length: 50 }, (_, i) => `{"id":${i},"name":"Zoë ${i}"}`).join(',');
+    const text = `{"items":[${items}]}`;
+    const bytes = Buffer.from(text);
+    const parts = archivedAnswerText({ text, bytes, quarantinedAt: [] }, [], keep, 16);
+    expect(parts[1]).toBe(bytes);
+    expect(readArchivedPage(Buffer.concat(parts.map((p) => Buffer.from(p))).toString('utf8'))?.records).toHaveLength(
+      50,
+    );
+    // Scrubbed: the text as scrubbed, never the bytes that held the secret.
+    const scrubbed = archivedAnswerText({ text, bytes, quarantinedAt: [] }, [], (t) => t.replaceAll('Zoë 7', 'x'), 16);
+    expect(typeof scrubbed[1]).toBe('string');
+    expect(scrubbed.join('')).not.toContain('Zoë 7');
+    // Bytes that are not UTF-8 (the text has replacement characters where they were) are not kept.
+    const bad = Buffer.concat([bytes.subarray(0, 20), Buffer.from([0xff]), bytes.subarray(20)]);
+    expect(typeof archivedAnswerText({ text, bytes: bad, quarantinedAt: [] }, [], keep, 16)[1]).toBe('string');
+  });
+
   it('records and quarantined records come back as they were, scrubbed', () => {
     const scrub = (t: string) => t.replaceAll('s3cr3t', '[REDACTED]');
     const body = archivedPageText(

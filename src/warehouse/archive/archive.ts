@@ -6,8 +6,8 @@
  * - On the live path an entry is a file of its own in the spool (`spool/g<gen>/<entry>.json`, fsynced with its folder
  *   before the caller commits the page) and a line of `meta.jsonl` beside it, with no compression in Node (gzip -1
  *   cost 10 us a row, brotli 13; Node 20 has no zstd): 1.8 us a row on `large` registrant pages (1.4 KB a row).
- *   A list page is kept as the service's answer itself (src/sync/archived-page.ts), not written out again (its
- *   parts written as strings, never joined first).
+ *   A list page is kept as the service's answer itself (src/sync/archived-page.ts), not written out again: the
+ *   bytes it came in when the scrub found nothing in it, else its text (written as strings, never joined first).
  * - Generations of the spool (32 MiB each, four at a time: ROLL_GENERATIONS) are rolled up by DuckDB (read_text:
  *   the bodies never cross into JavaScript) into two Parquet files, `segments/<gen>-<last entry>.pages.parquet`
  *   (entry, body: zstd level 1, no dictionary) and `.meta.parquet` (the entries' metadata): 12.4% of the raw JSON of
@@ -245,9 +245,10 @@ export class Archive {
   /**
    * Appends one entry and makes it durable (body and directory fsynced) before returning its number:
    * call it before the transaction that commits what the entry holds. `body` is JSON text, already scrubbed, whole
-   * or in parts written one after the other (a list page: its head, the answer's text as it came, its end).
+   * or in parts written one after the other (a list page: its head, the answer as it came, its end); a part given
+   * as bytes is UTF-8.
    */
-  append(meta: EntryMeta, body: string | readonly string[]): number {
+  append(meta: EntryMeta, body: string | readonly (string | Uint8Array)[]): number {
     if (this.readOnly || this.closed) throw new Error(`archive ${this.dir} is not open for writing`);
     const entry = this.nextEntry++;
     const dir = this.genDir(this.gen);
@@ -261,7 +262,14 @@ export class Archive {
     let bytes = 0;
     const fd = openSync(join(dir, `${pad(entry, 12)}.json`), 'wx', 0o600);
     try {
-      for (const part of typeof body === 'string' ? [body] : body) bytes += writeSync(fd, part);
+      for (const part of typeof body === 'string' ? [body] : body) {
+        if (typeof part === 'string') {
+          bytes += writeSync(fd, part);
+          continue;
+        }
+        for (let at = 0; at < part.length; ) at += writeSync(fd, part, at, part.length - at);
+        bytes += part.length;
+      }
       fsyncSync(fd);
     } finally {
       closeSync(fd);
