@@ -28,6 +28,8 @@ export interface ChildReport {
   bytes: number;
   /** CPU time of the process (user + system, DuckDB's threads included). */
   cpuMs: number;
+  /** Of cpuMs, the kernel's share (system time: writes, fsyncs, page faults). */
+  systemMs: number;
   /** process.resourceUsage().maxRSS: kilobytes. */
   maxRssKb: number;
   /** At the end, for telling V8's share from native memory (DuckDB): MB. */
@@ -94,6 +96,7 @@ async function syncMode(
     rows: Number(counted.rows[0]?.n ?? 0),
     bytes: 0,
     cpuMs: cpuMs(),
+    systemMs: Math.round(process.cpuUsage().system / 1000),
     maxRssKb: process.resourceUsage().maxRSS,
     endMemoryMb: memory,
     status: result.status === 'done' ? 'done' : `${result.status}: ${result.errors.slice(0, 2).join('; ')}`,
@@ -115,6 +118,7 @@ async function baselineMode(requestsFile: string, concurrency: number): Promise<
     rows: 0,
     bytes: r.bytes,
     cpuMs: cpuMs(),
+    systemMs: Math.round(process.cpuUsage().system / 1000),
     maxRssKb: process.resourceUsage().maxRSS,
     endMemoryMb: endMemory(),
     status: 'done',

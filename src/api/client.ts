@@ -202,7 +202,14 @@ export class ApiClient extends EventEmitter<ApiClientEvents> {
       parse: (ex) => {
         const { items, meta } = parseListEnvelope(ex);
         const serverDate = parseHttpDate(header(ex.headers, 'date'));
-        return { items: items as T[], meta, serverDate, path: rel, text: ex.text };
+        return {
+          items: items as T[],
+          meta,
+          serverDate,
+          path: rel,
+          text: ex.text,
+          ...(ex.bytes ? { bytes: ex.bytes } : {}),
+        };
       },
     });
   }

@@ -22,6 +22,8 @@ export interface Exchange {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** The body's bytes as they came, which `text` was decoded from (the archive can keep them without encoding again). */
+  bytes?: Buffer;
   sentAt: number;
   receivedAt: number;
 }
@@ -46,7 +48,7 @@ export class BodyTooLarge extends Error {
 }
 
 /** The body as text, refused as soon as it passes `limit` bytes (a 400 MB page was once buffered whole). */
-async function readLimited(response: Dispatcher.ResponseData, limit: number): Promise<string> {
+async function readLimited(response: Dispatcher.ResponseData, limit: number): Promise<{ text: string; bytes: Buffer }> {
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit, response.statusCode);
   const chunks: Buffer[] = [];
@@ -57,7 +59,8 @@ async function readLimited(response: Dispatcher.ResponseData, limit: number): Pr
     if (size > limit) throw new BodyTooLarge(limit, response.statusCode);
     chunks.push(buf);
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  const bytes = Buffer.concat(chunks, size);
+  return { text: bytes.toString('utf8'), bytes };
 }
 
 /**
@@ -95,8 +98,8 @@ export async function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Pr
     });
     clearTimeout(timer);
     timer = arm('body', req.bodyMs);
-    const text = await readLimited(response, req.maxBytes);
-    return { status: response.statusCode, headers: response.headers, text, sentAt, receivedAt: req.now() };
+    const { text, bytes } = await readLimited(response, req.maxBytes);
+    return { status: response.statusCode, headers: response.headers, text, bytes, sentAt, receivedAt: req.now() };
   } catch (err) {
     if (response && !response.body.destroyed) response.body.destroy();
     throw timedOut ?? (req.signal?.aborted ? req.signal.reason : err);

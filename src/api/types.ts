@@ -63,6 +63,8 @@ export interface ListPage<T = Record<string, unknown>> {
   path: string;
   /** The answer's body as the service sent it (the archive keeps it as it is); absent for a page not read so. */
   text?: string;
+  /** The bytes `text` was decoded from, as they came. */
+  bytes?: Buffer;
 }
 
 export interface KeysetQuery extends Omit<ListQuery, 'page' | 'sort'> {

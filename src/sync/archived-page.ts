@@ -7,6 +7,7 @@
  * would overflow the stack) is kept in its storable form (normalizer/storable.ts) under UNWRITABLE: the live load
  * quarantined it, and a rebuild quarantines it again with the same reason, its neighbours loaded.
  */
+import { isUtf8 } from 'node:buffer';
 import { storableRaw } from '../../normalizer/storable.js';
 
 const UNWRITABLE = '__evsync_unwritable__';
@@ -40,16 +41,34 @@ export function archivedPageText(page: ArchivedPage, scrub: (text: string) => st
   return scrub(JSON.stringify({ records: page.records.map(safe), ...(quarantined?.length ? { quarantined } : {}) }));
 }
 
-/** A list page's archive body: the answer's text as it came, and where its quarantined items were and why. */
+/**
+ * A list page's archive body: the answer's text as it came, and where its quarantined items were and why. In three
+ * parts, each scrubbed on its own (the answer's text is scanned as the flat string it arrived as: scanning it joined
+ * to its head cost a copy of it first), written one after the other (Archive.append). A held secret across a junction
+ * of two parts (at most `reach` characters long: page-loader.ts) is looked for around the junctions; were one there,
+ * the body would be scrubbed whole, as one string. An answer the scrub left as it was is given as the bytes it came
+ * in, when they are at hand and are the UTF-8 its text was decoded from (not encoding it again saves 1 us a row).
+ */
 export function archivedAnswerText(
-  answer: { text: string; quarantinedAt: readonly number[] },
+  answer: { text: string; bytes?: Buffer | undefined; quarantinedAt: readonly number[] },
   quarantined: readonly { reason: string }[],
   scrub: (text: string) => string,
-): string {
+  reach: number,
+): readonly (string | Buffer)[] {
   const reasons = JSON.stringify(quarantined.map((q) => q.reason));
-  return scrub(
-    `{"quarantinedAt":${JSON.stringify(answer.quarantinedAt)},"reasons":${reasons},"answer":${answer.text}}`,
-  );
+  const raw = [
+    `{"quarantinedAt":${JSON.stringify(answer.quarantinedAt)},"reasons":${reasons},"answer":`,
+    answer.text,
+    '}',
+  ];
+  // A short answer is scrubbed joined (cheap): a secret could then span all three parts.
+  if (answer.text.length <= 2 * reach) return [scrub(raw.join(''))];
+  const [head, text, end] = raw.map(scrub) as [string, string, string];
+  const junctions = [head.slice(-reach) + text.slice(0, reach), text.slice(-reach) + end];
+  if (junctions.some((around) => scrub(around) !== around)) return [scrub(raw.join(''))];
+  // isUtf8: bytes that are not (decoded with replacement characters) are not what the text says.
+  const asCame = text === answer.text && answer.bytes !== undefined && isUtf8(answer.bytes) ? answer.bytes : text;
+  return [head, asCame, end];
 }
 
 /** A list page's items split back into the records and the quarantined, as the walk split them. */

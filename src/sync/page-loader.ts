@@ -9,6 +9,17 @@ import { archivedAnswerText, archivedPageText } from './archived-page.js';
 import { withoutSecretValues } from './secret-values.js';
 
 /**
+ * The most characters a held secret takes in stored text (normalizer/secrets.ts: as is, with `/` escaped, or
+ * URL-encoded, which writes a character as at most 9), and never less than 4 KiB: how far around the junctions of an
+ * archived answer's parts a secret is looked for (archived-page.ts).
+ */
+function secretReach(): number {
+  let longest = 0;
+  for (const s of registeredSecrets()) longest = Math.max(longest, s.length);
+  return Math.max(4096, 9 * longest);
+}
+
+/**
  * The one sink from records to rows, whatever brought them: a polled page, a webhook payload, a re-read by id.
  * Header secret values out, normalize (every stored text scrubbed of the credentials live clients hold), quarantine
  * what cannot be a row into `_evsync.rejected`, add the columns new fields call for, load. Walks run concurrently;
@@ -57,7 +68,7 @@ export class PageLoader {
     input: {
       stream: ResolvedStream;
       quarantined?: readonly { raw: unknown; reason: string }[];
-      answer?: { text: string; quarantinedAt: readonly number[] };
+      answer?: { text: string; bytes?: Buffer | undefined; quarantinedAt: readonly number[] };
       request?: Record<string, unknown> | null;
       serverDate?: string | null;
     },
@@ -69,7 +80,7 @@ export class PageLoader {
     // so does an answer with \u escapes, which could spell a held credential the scrubber would not recognise.
     const body =
       input.answer && !input.stream.secretValues?.length && !input.answer.text.includes('\\u')
-        ? archivedAnswerText(input.answer, input.quarantined ?? [], this.scrub.text)
+        ? archivedAnswerText(input.answer, input.quarantined ?? [], this.scrub.text, secretReach())
         : this.recordsText(input, records);
     return archive.append(this.archiveMeta(input, records.length), body);
   }
@@ -114,7 +125,7 @@ export class PageLoader {
     seenWalkId?: string;
     idsOnly?: boolean;
     /** The list answer the records are (page-loop.ts SourcePage.answer): the archive keeps its text as it came. */
-    answer?: { text: string; quarantinedAt: readonly number[] };
+    answer?: { text: string; bytes?: Buffer | undefined; quarantinedAt: readonly number[] };
     /** What produced the records (path, window, page; a delivery's object), kept with them in the archive. */
     request?: Record<string, unknown> | null;
     /** The answer's Date header (ISO), when it had one. */

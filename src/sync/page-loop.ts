@@ -37,9 +37,10 @@ export interface SourcePage {
   quarantined?: readonly { raw: unknown; reason: string }[];
   /**
    * The answer the records are, as the service sent it: its items are `records` and `quarantined` (the latter at
-   * `quarantinedAt`), nothing else. The archive keeps this text instead of writing the records again.
+   * `quarantinedAt`), nothing else. The archive keeps this text instead of writing the records again (its bytes as
+   * they came, when it has them: the text encoded again cost 1 us a row of `large` registrants).
    */
-  answer?: { text: string; quarantinedAt: readonly number[] };
+  answer?: { text: string; bytes?: Buffer | undefined; quarantinedAt: readonly number[] };
   meta: PageMeta;
   /** Where the walk stands after this page (keyset: the last id; offset: the page number); null: unchanged. */
   position: number | null;

@@ -36,7 +36,9 @@ export async function* keysetSource(
     yield {
       records: page.items,
       quarantined: page.quarantined,
-      ...(page.text !== undefined ? { answer: { text: page.text, quarantinedAt: page.quarantinedAt } } : {}),
+      ...(page.text !== undefined
+        ? { answer: { text: page.text, bytes: page.bytes, quarantinedAt: page.quarantinedAt } }
+        : {}),
       meta: page.meta,
       position: page.lastId,
       done: page.done,
@@ -120,7 +122,8 @@ async function* auditSource(item: WorkItem, ctx: WalkContext, walk: Walk): Async
     perPage: stream.maxPerPage,
   };
   for await (const answer of ctx.client.pages(path, query, { signal: ctx.signal })) {
-    const raw = answer.text !== undefined ? { answer: { text: answer.text, quarantinedAt: [] } } : {};
+    const raw =
+      answer.text !== undefined ? { answer: { text: answer.text, bytes: answer.bytes, quarantinedAt: [] } } : {};
     yield { records: answer.items, ...raw, meta: answer.meta, position: answer.page, done: answer.done };
   }
 }

@@ -15,7 +15,8 @@ describe('archived pages', () => {
       { text, quarantinedAt: [1, 3] },
       [{ reason: 'no id' }, { reason: 'repeated' }],
       keep,
-    );
+      8,
+    ).join('');
     expect(body).toContain(text);
     expect(readArchivedPage(body)).toEqual({
       records: [{ id: 1, a: 'x' }, { id: 2 }],
@@ -24,7 +25,48 @@ describe('archived pages', () => {
         { raw: { id: 2, dup: true }, reason: 'repeated' },
       ],
     });
-    expect(readArchivedPage(archivedAnswerText({ text, quarantinedAt: [] }, [], keep))?.records).toHaveLength(4);
+    expect(
+      readArchivedPage(archivedAnswerText({ text, quarantinedAt: [] }, [], keep, 8).join(''))?.records,
+    ).toHaveLength(4);
+  });
+
+  it('a list answer in parts, each scrubbed, and scrubbed whole when a secret spans two parts', () => {
+    const items = Array.from({ length: 50 }, (_, i) => `{"id":${i},"note":"s3cr3t ${i}"}`).join(',');
+    const text = `{"items":[${items}]}`;
+    const scrub = (t: string) => t.replaceAll('s3cr3t', '[REDACTED]');
+    const parts = archivedAnswerText({ text, quarantinedAt: [0] }, [{ reason: 'no s3cr3t' }], scrub, 16);
+    expect(parts).toHaveLength(3);
+    expect(parts.join('')).not.toContain('s3cr3t');
+    expect(readArchivedPage(parts.join(''))?.quarantined).toEqual([
+      { raw: { id: 0, note: '[REDACTED] 0' }, reason: 'no [REDACTED]' },
+    ]);
+    // A secret that is only whole across the head and the answer: `"answer":{"it` in the scrubber's eyes.
+    const across = (t: string) => t.replaceAll('"answer":{"it', '[REDACTED]');
+    const whole = archivedAnswerText({ text, quarantinedAt: [] }, [], across, 16);
+    expect(whole).toHaveLength(1);
+    expect(whole.join('')).not.toContain('"answer":{"it');
+    // So is one across the answer and the end, and any secret in an answer too short to be split.
+    const atEnd = (t: string) => t.replaceAll(']}}', '[REDACTED]');
+    expect(archivedAnswerText({ text, quarantinedAt: [] }, [], atEnd, 16).join('')).not.toContain(']}}');
+    expect(archivedAnswerText({ text: '{"items":[]}', quarantinedAt: [] }, [], across, 16)).toHaveLength(1);
+  });
+
+  it("an answer the scrub leaves as it was is given as the bytes it came in, when they are its text's UTF-8", () => {
+    const items = Array.from({ length: 50 }, (_, i) => `{"id":${i},"name":"Zoë ${i}"}`).join(',');
+    const text = `{"items":[${items}]}`;
+    const bytes = Buffer.from(text);
+    const parts = archivedAnswerText({ text, bytes, quarantinedAt: [] }, [], keep, 16);
+    expect(parts[1]).toBe(bytes);
+    expect(readArchivedPage(Buffer.concat(parts.map((p) => Buffer.from(p))).toString('utf8'))?.records).toHaveLength(
+      50,
+    );
+    // Scrubbed: the text as scrubbed, never the bytes that held the secret.
+    const scrubbed = archivedAnswerText({ text, bytes, quarantinedAt: [] }, [], (t) => t.replaceAll('Zoë 7', 'x'), 16);
+    expect(typeof scrubbed[1]).toBe('string');
+    expect(scrubbed.join('')).not.toContain('Zoë 7');
+    // Bytes that are not UTF-8 (the text has replacement characters where they were) are not kept.
+    const bad = Buffer.concat([bytes.subarray(0, 20), Buffer.from([0xff]), bytes.subarray(20)]);
+    expect(typeof archivedAnswerText({ text, bytes: bad, quarantinedAt: [] }, [], keep, 16)[1]).toBe('string');
   });
 
   it('records and quarantined records come back as they were, scrubbed', () => {

@@ -3,15 +3,18 @@
  * (scrubbed of secrets), append-only, beside the warehouse in `<database>.archive/`. Why this format, measured by
  * bench/archive-format.ts (bench/results/archive-format.json, 150 `large` pages):
  *
- * - On the live path an entry is a file of its own in the spool (`spool/g<gen>/<entry>.json`) and a line of
- *   `meta.jsonl` beside it, both fsynced before the caller commits the page, with no compression in Node (gzip -1
+ * - On the live path an entry is a file of its own in the spool (`spool/g<gen>/<entry>.json`, fsynced with its folder
+ *   before the caller commits the page) and a line of `meta.jsonl` beside it, with no compression in Node (gzip -1
  *   cost 10 us a row, brotli 13; Node 20 has no zstd): 1.8 us a row on `large` registrant pages (1.4 KB a row).
- *   A list page is kept as the service's answer itself (src/sync/archived-page.ts), not written out again.
- * - A generation of the spool is rolled up by DuckDB (read_text: the bodies never cross into JavaScript) into two
- *   Parquet files, `segments/<gen>-<last entry>.pages.parquet` (entry, body: zstd level 1, no dictionary) and
- *   `.meta.parquet` (the entries' metadata): 12.4% of the raw JSON of a `large` backfill, 3.6-4 us a row. A DuckDB
- *   table was ruled out: `USING COMPRESSION zstd` does nothing in files of the default storage version (198% of
- *   raw), 15-53 us a row, +0.7-1.8 GB RSS. zstd's faster levels save little (-3: 3.0 us, 17.8%).
+ *   A list page is kept as the service's answer itself (src/sync/archived-page.ts), not written out again: the
+ *   bytes it came in when the scrub found nothing in it, else its text (written as strings, never joined first).
+ * - Generations of the spool (32 MiB each, four at a time: ROLL_GENERATIONS) are rolled up by DuckDB (read_text:
+ *   the bodies never cross into JavaScript) into two Parquet files, `segments/<gen>-<last entry>.pages.parquet`
+ *   (entry, body: zstd level 1, no dictionary) and `.meta.parquet` (the entries' metadata): 12.4% of the raw JSON of
+ *   a `large` backfill, 3.6-4 us a row (zstd's own share about 2.2; lz4_raw and snappy cost as much on these pages,
+ *   for 23-25% of the raw JSON). A DuckDB table was ruled out: `USING COMPRESSION zstd` does nothing in files of
+ *   the default storage version (198% of raw), 15-53 us a row, +0.7-1.8 GB RSS. zstd's faster levels save little
+ *   (-3: 3.0 us, 17.8%; -1 on a backfill's sync-cost: within the bench's noise).
  *
  * With a remote (`archive.to` in the configuration: the lake), a segment's pages file goes there once rolled up
  * (`<gen>-<last>.remote.json` records it, then the local file is removed); its small metadata file stays beside the
@@ -103,11 +106,17 @@ const META_COLUMNS = `{${Object.entries({
 const ROW_GROUP_BYTES = 8 * 1_048_576;
 const MAX_ROW_GROUP_ENTRIES = 64;
 /**
- * A generation is rolled up once its bodies pass this many bytes (and when the warehouse closes). DuckDB's read_text
+ * A generation is closed once its bodies pass this many bytes (and when the warehouse closes). DuckDB's read_text
  * hands a whole generation over in one chunk, so its memory is a generation plus a row group being written (and
  * that group compressed): 64 MiB generations needed 128 MB (a large backfill's roll-up failed at 64 MB).
  */
-const ROLL_BYTES = 32 * 1_048_576;
+const GEN_BYTES = 32 * 1_048_576;
+/**
+ * Closed generations are rolled up once this many wait (and when the warehouse closes), one after the other on one
+ * DuckDB instance: an instance opened and closed per generation cost 13 ms of CPU each time (0.6 us a row of a
+ * `large` backfill), and one kept open between roll-ups would hold its memory in a daemon.
+ */
+const ROLL_GENERATIONS = 4;
 /** The archive's DuckDB (roll-ups, a rebuild's reads): a generation, a row group twice over, and room. */
 const ARCHIVE_MEMORY = '96MB';
 
@@ -159,6 +168,8 @@ export class Archive {
   private gen: number;
   private metaFd: number | null = null;
   private genBytes = 0;
+  /** Generations closed since the last roll-up began. */
+  private closedGens = 0;
   private rolling: Promise<void> = Promise.resolve();
   private db: Db | null = null;
   private closed = false;
@@ -233,9 +244,11 @@ export class Archive {
 
   /**
    * Appends one entry and makes it durable (body and directory fsynced) before returning its number:
-   * call it before the transaction that commits what the entry holds. `body` is JSON text, already scrubbed.
+   * call it before the transaction that commits what the entry holds. `body` is JSON text, already scrubbed, whole
+   * or in parts written one after the other (a list page: its head, the answer as it came, its end); a part given
+   * as bytes is UTF-8.
    */
-  append(meta: EntryMeta, body: string): number {
+  append(meta: EntryMeta, body: string | readonly (string | Uint8Array)[]): number {
     if (this.readOnly || this.closed) throw new Error(`archive ${this.dir} is not open for writing`);
     const entry = this.nextEntry++;
     const dir = this.genDir(this.gen);
@@ -243,12 +256,20 @@ export class Archive {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       this.metaFd = openSync(join(dir, 'meta.jsonl'), 'a', 0o600);
     }
-    // Encoded once (its length is the encoding's): writing the string and measuring it were two passes over it.
-    const data = Buffer.from(body);
-    const bytes = data.length;
+    // Each part written as a string (encoded once, on its way to the file; the count of bytes written is its length):
+    // a Buffer of the whole body first (1.4 MB a page of `large` registrants) cost the join of the parts into one
+    // string, a copy, and garbage collections (V8 counts the Buffers' memory and collects as it grows).
+    let bytes = 0;
     const fd = openSync(join(dir, `${pad(entry, 12)}.json`), 'wx', 0o600);
     try {
-      writeSync(fd, data);
+      for (const part of typeof body === 'string' ? [body] : body) {
+        if (typeof part === 'string') {
+          bytes += writeSync(fd, part);
+          continue;
+        }
+        for (let at = 0; at < part.length; ) at += writeSync(fd, part, at, part.length - at);
+        bytes += part.length;
+      }
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -258,18 +279,27 @@ export class Archive {
     writeSync(this.metaFd, `${JSON.stringify({ entry, ...meta, bytes })}\n`);
     fsyncPath(dir, 'r');
     this.genBytes += bytes;
-    if (this.genBytes >= ROLL_BYTES) void this.rollUp().catch(() => undefined);
+    if (this.genBytes >= GEN_BYTES) {
+      this.closeGeneration();
+      if (this.closedGens >= ROLL_GENERATIONS) void this.rollUp().catch(() => undefined);
+    }
     return entry;
+  }
+
+  /** Closes the spool's open generation (the next append starts another). */
+  private closeGeneration(): void {
+    if (this.metaFd === null) return;
+    closeSync(this.metaFd);
+    this.metaFd = null;
+    this.gen += 1;
+    this.genBytes = 0;
+    this.closedGens += 1;
   }
 
   /** Closes the spool's generation and compresses every closed one into a segment (one roll-up at a time). */
   rollUp(): Promise<void> {
-    if (this.metaFd !== null) {
-      closeSync(this.metaFd);
-      this.metaFd = null;
-      this.gen += 1;
-      this.genBytes = 0;
-    }
+    this.closeGeneration();
+    this.closedGens = 0;
     const run = this.rolling.then(() => this.withDuck(() => this.rollClosed(), true));
     this.rolling = run.then(
       () => {
