@@ -61,7 +61,7 @@ const post = async (path: string, body: unknown) =>
     body: JSON.stringify(body),
   }).then((r) => r.json())) as Record<string, Record<string, number>>;
 const client = simulatorClient(sim, { rateLimit: { limit: 10_000_000, windowMs: 600_000 } });
-const file = join(values.dir, `history-${history}.duckdb`);
+const file = join(values.dir, `history-${values.feed}-${history}.duckdb`);
 const w = await Warehouse.open(file, { archive: false });
 try {
   const overrides: Record<string, StreamOverride> = history === 'off' ? { registrants: { history: false } } : {};
@@ -142,7 +142,7 @@ try {
       : 0;
   let historyParquetBytes = 0;
   if (versions > 0) {
-    const parquet = join(values.dir, `history-${history}.parquet`);
+    const parquet = join(values.dir, `history-${values.feed}-${history}.parquet`);
     await w.query(`COPY (SELECT * FROM _history.registrants) TO '${parquet}' (FORMAT parquet, COMPRESSION zstd)`);
     historyParquetBytes = statSync(parquet).size;
   }
