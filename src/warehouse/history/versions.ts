@@ -70,6 +70,18 @@ export function forgetReadyHistory(db: Db): void {
   for (const key of [...db.memo.keys()]) if (key.startsWith('history.ready.')) db.memo.delete(key);
 }
 
+/** Db.memo's key for whether a stream's history is on (1) or off (0), read once from `_evsync.meta`. */
+const onKey = (table: string) => `history.on.${table}`;
+
+/** Whether a stream's history is kept, in the warehouse (the answer kept in Db.memo until setHistoryOff). */
+async function historyOn(db: Db, table: string): Promise<boolean> {
+  const known = db.memo.get(onKey(table));
+  if (known !== undefined) return known === 1;
+  const on = !(await historyOff(db, true)).has(table);
+  db.memo.set(onKey(table), on ? 1 : 0);
+  return on;
+}
+
 /** The streams whose history is off (`history_off` in `_evsync.meta`). */
 export async function historyOff(db: Db, inWarehouse = false): Promise<Set<string>> {
   // A snapshot's catalogue has no meta: it holds the histories the warehouse kept, and no other.
@@ -87,10 +99,11 @@ export async function setHistoryOff(db: Db, streams: readonly string[]): Promise
   // Written only when it changes: every run says it, and a write would make readers' copies look stale.
   if (JSON.stringify([...(await historyOff(db))].sort()) === JSON.stringify(sorted)) return;
   await db.run(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [OFF_KEY, JSON.stringify(sorted)]);
+  for (const key of [...db.memo.keys()]) if (key.startsWith('history.on.')) db.memo.delete(key);
 }
 
 /** `_valid_from` of the current row of a table with these columns (see the module comment). */
-export function validFromSql(columns: ReadonlyMap<string, string>, alias = ''): string {
+export function validFromSql(columns: ReadonlyMap<string, unknown>, alias = ''): string {
   const a = alias ? `${alias}.` : '';
   const updated = columns.has('updated_at') ? `TRY_CAST(${a}"updated_at" AS TIMESTAMP), ` : '';
   return `coalesce(${a}"_deleted_at", ${updated}${a}"_synced_at")`;
@@ -132,14 +145,23 @@ export async function ensureHistory(db: Db, table: string, keyed: boolean): Prom
  * The stream table's columns, once `_history.<table>` holds every one of them; null when the stream's history is
  * off or the table does not exist.
  */
-export async function readyHistory(db: Db, table: string): Promise<Map<string, string> | null> {
-  if ((await historyOff(db, true)).has(table)) return null;
+export async function readyHistory(
+  db: Db,
+  table: string,
+  /** The table's columns as the caller knows them (a merge's): when they are those last made ready, nothing is asked. */
+  known?: ReadonlyMap<string, unknown>,
+): Promise<ReadonlyMap<string, unknown> | null> {
+  if (!(await historyOn(db, table))) return null;
+  // Made ready once per process and columns: a batch of a stream whose columns did not change asks DuckDB nothing.
+  const knownMark = known ? columnsMark(new Map([...known].map(([c, type]) => [c, String(type)]))) : null;
+  if (known && db.memo.get(`${readyKey(table)}.known`) === knownMark) return known;
   const live = await describeTable(db, 'main', table);
   const mark = columnsMark(live);
-  // Made ready once per process and columns (a batch of a stream whose columns did not change asks nothing more).
-  if (db.memo.get(readyKey(table)) === mark) return live;
-  await ensureHistoryTable(db, table, live);
-  db.memo.set(readyKey(table), mark);
+  if (db.memo.get(readyKey(table)) !== mark) {
+    await ensureHistoryTable(db, table, live);
+    db.memo.set(readyKey(table), mark);
+  }
+  if (knownMark !== null) db.memo.set(`${readyKey(table)}.known`, knownMark);
   return live;
 }
 
@@ -148,8 +170,14 @@ export async function readyHistory(db: Db, table: string): Promise<Map<string, s
  * versions, before the caller's write replaces or marks them, in the caller's transaction. Returns how many were
  * kept (0 when the stream's history is off).
  */
-export async function keepVersions(db: Db, table: string, where: string, params: unknown[] = []): Promise<number> {
-  const live = await readyHistory(db, table);
+export async function keepVersions(
+  db: Db,
+  table: string,
+  where: string,
+  params: unknown[] = [],
+  known?: ReadonlyMap<string, unknown>,
+): Promise<number> {
+  const live = await readyHistory(db, table, known);
   if (!live) return 0;
   const t = ident(table);
   const key = historyKey(table) ?? (live.has('id') ? ['id'] : []);
@@ -161,13 +189,18 @@ export async function keepVersions(db: Db, table: string, where: string, params:
     );
   }
   // A version never starts before the one it follows (a record restored without a new updated_at): then it started
-  // when evsync recorded it. The view orders kept versions by what is stored here.
-  const last = `(SELECT max(h."_valid_from") FROM _history.${t} h WHERE ${key.map((k) => `h.${ident(k)} = ${t}.${ident(k)}`).join(' AND ')})`;
+  // when evsync recorded it. The view orders kept versions by what is stored here. The versions it follows are
+  // looked up for the selected rows' keys alone (a semi join: not an aggregate over the whole history per write).
+  const on = (a: string, b: string) => key.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
   return db.run(
     `INSERT INTO _history.${t} BY NAME
-       SELECT ${t}.*, CASE WHEN ${natural} >= coalesce(${last}, ${natural}) THEN ${natural}
-                           ELSE greatest(${t}."_synced_at", ${last}) END AS "_valid_from"
-         FROM main.${t} WHERE ${where}`,
+       WITH s AS (SELECT *, ${natural} AS "_evsync_nat" FROM main.${t} WHERE ${where}),
+            p AS (SELECT ${key.map((k) => `h.${ident(k)}`).join(', ')}, max(h."_valid_from") AS "_evsync_last"
+                    FROM _history.${t} h SEMI JOIN s ON ${on('h', 's')} GROUP BY ALL)
+       SELECT s.* EXCLUDE ("_evsync_nat"),
+              CASE WHEN p."_evsync_last" IS NULL OR s."_evsync_nat" >= p."_evsync_last" THEN s."_evsync_nat"
+                   ELSE greatest(s."_synced_at", p."_evsync_last") END AS "_valid_from"
+         FROM s LEFT JOIN p ON ${on('p', 's')}`,
     params,
   );
 }

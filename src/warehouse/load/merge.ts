@@ -200,8 +200,11 @@ async function applyBatch(
          FROM ${table} t JOIN ${HITS} h ON t.rowid = h.${RID} JOIN ${batch} b ON ${keysMatch('h', 'b')}`,
   );
   since = target.time('compare', since);
-  // The rows about to be replaced are versions the history keeps (history/versions.ts).
-  await keepVersions(db, target.table, `rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`);
+  // The rows about to be replaced are versions the history keeps (history/versions.ts); a batch that changes none
+  // (a page of rows as stored) keeps nothing and asks nothing more.
+  if ((await count(db, `SELECT count(*) AS n FROM ${OLD} WHERE ${CHANGED}`)) > 0) {
+    await keepVersions(db, target.table, `rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`, [], target.columns);
+  }
   since = target.time('history', since);
   const updated = await db.run(`DELETE FROM ${table} WHERE rowid IN (SELECT ${RID} FROM ${OLD} WHERE ${CHANGED})`);
   since = target.time('delete', since);
