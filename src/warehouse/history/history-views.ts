@@ -225,6 +225,9 @@ export async function createHistoryViews(db: Db, tables: readonly string[]): Pro
     }
     if (report.created.includes(table)) await db.run(`COMMENT ON VIEW history.${ident(table)} IS '${mark}'`);
   }
-  await dropOthers(db, new Set(report.created));
+  // Views (and with them their macros) of tables no longer kept: looked for only when a view is gone from the list
+  // (the functions' catalogue is thousands of rows).
+  const made = new Set(report.created);
+  if ([...marks.keys()].some((name) => !made.has(name))) await dropOthers(db, made);
   return report;
 }
