@@ -28,4 +28,11 @@ describe('evsync demo', () => {
     expect(report.answers).toHaveLength(3);
     for (const a of report.answers) expect(a.rows.length).toBeGreaterThan(0);
   }, 120_000);
+
+  it('says where the views and the history of every record are', async () => {
+    const r = await run(['demo'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Views: analytics\.registrations_daily, /m);
+    expect(r.stdout).toMatch(/^History \(every version from now on\): .*history\.registrants(,|$)/m);
+  }, 120_000);
 });

@@ -120,6 +120,7 @@ function printDemo(
   ctx: Ctx,
   report: DemoReport,
   views: string[],
+  history: string[],
   hooks: WebhookDemoModule | null,
   started: number,
 ): void {
@@ -145,6 +146,9 @@ function printDemo(
   out(
     `\nDone in ${formatDuration(ctx.now() - started)}. Explore: evsync query --db ${ctx.config.dbSource === 'flag' ? db : DEMO_DB} "select * from analytics.${views[0] ?? '<view>'}"\n${views.length ? `Views: ${views.map((view) => (view.includes('.') ? view : `analytics.${view}`)).join(', ')}\n` : ''}`,
   );
+  // The history begins with this backfill: each record's row is its first version (README: The history of every record).
+  const kept = history.filter((name) => !name.endsWith('_as_of') && !name.endsWith('_transitions'));
+  if (kept.length) out(`History (every version from now on): ${kept.map((name) => `history.${name}`).join(', ')}\n`);
 }
 
 async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<number> {
@@ -176,7 +180,7 @@ async function demo(ctx: Ctx, flags: { webhooks?: boolean } = {}): Promise<numbe
     const webhooks = hooks ? await hooks.demoWebhooks(ctx, sim, warehouse, client, 'core') : undefined;
     const report: DemoReport = { baseUrl: sim.baseUrl, db, result, tables, creditLimit, answers, webhooks };
     if (ctx.json) ctx.out.write(`${toJson(report, 2)}\n`);
-    else printDemo(ctx, report, built.created, hooks, started);
+    else printDemo(ctx, report, built.created, built.history, hooks, started);
     explain(ctx.log, result, 'evsync demo');
     return exitCodeOf(result);
   } finally {
