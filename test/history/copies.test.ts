@@ -10,16 +10,17 @@
  * - a second publish or export with nothing changed writes no history file (no byte, no upload);
  * - after one record changes, only its event's history partition is written again (and its stream partition).
  */
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportToLake } from '../../src/outputs/lake/export-lake.js';
 import { stagingDirFor } from '../../src/outputs/lake-output.js';
 import { runSync } from '../../src/sync/index.js';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
+import { filesUnder } from '../helpers/files.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { download, duck, listKeys, openTestStore, useTestLake } from '../lake/helpers.js';
-import { snapshot, utcText } from './helpers.js';
+import { pollChanges, snapshot, utcText } from './helpers.js';
 
 const testLake = useTestLake('evsync-history-copies-');
 let h: Harness;
@@ -27,15 +28,7 @@ let h: Harness;
 const polledAt: string[] = [];
 
 async function poll(): Promise<void> {
-  const r = await runSync(h.client(), h.warehouse, {
-    mode: 'incremental',
-    streams: 'events,registrants',
-    lagSeconds: 0,
-    sweepEveryHours: 0,
-    snapshotEveryHours: 0,
-    pastEventPollHours: 0,
-  });
-  expect(r.status).toBe('done');
+  await pollChanges(h);
   polledAt.push(snapshot(h.sim).at);
 }
 
@@ -63,20 +56,7 @@ async function historyFiles(root: string): Promise<Record<string, string | null>
   );
 }
 
-/** Every file under `dir` with what would change if it were written. */
-function filesOf(dir: string): Map<string, string> {
-  const found = new Map<string, string>();
-  const walk = (at: string) => {
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      const st = statSync(path);
-      if (st.isDirectory()) walk(path);
-      else found.set(relative(dir, path), `${st.ino}:${st.mtimeMs}:${st.size}`);
-    }
-  };
-  walk(dir);
-  return found;
-}
+const filesOf = filesUnder;
 
 /**
  * Changes one registrant at the service and polls it: returns its event. (A mutation may update, create or delete

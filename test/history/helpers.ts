@@ -3,8 +3,11 @@
  * snapshotted as the test goes), turned into the versions a history should hold, and the history itself read back
  * from a warehouse the same way.
  */
+import { expect } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
+import { runSync } from '../../src/sync/index.js';
 import type { Warehouse } from '../../src/warehouse/index.js';
+import type { Harness } from '../helpers/harness.js';
 
 /** One record's state as the tests compare it: its version time, a status and whether it is deleted. */
 export interface State {
@@ -114,4 +117,20 @@ export async function historyChecksum(w: Warehouse, stream = 'registrants'): Pro
          FROM (SELECT * EXCLUDE (_recorded_at, _run_id) FROM history.${stream}) x)`,
   );
   return { rows: Number(r.rows[0]?.n), sum: String(r.rows[0]?.sum) };
+}
+
+/**
+ * An incremental sync of events and registrants that sees every change since the last: no lag, every event (past
+ * ones too), sweeping for deletes.
+ */
+export async function pollChanges(h: Harness): Promise<void> {
+  const r = await runSync(h.client(), h.warehouse, {
+    mode: 'incremental',
+    streams: 'events,registrants',
+    lagSeconds: 0,
+    sweepEveryHours: 0,
+    snapshotEveryHours: 0,
+    pastEventPollHours: 0,
+  });
+  expect(r.status).toBe('done');
 }

@@ -14,6 +14,7 @@ import {
   historyChecksum,
   historyVersions,
   intervalProblems,
+  pollChanges,
   type Snapshot,
   snapshot,
   utcText,
@@ -25,18 +26,7 @@ const polled: Snapshot[] = [];
 const between: Snapshot[] = [];
 const ROUNDS = 6;
 
-async function poll(): Promise<void> {
-  const r = await runSync(h.client(), h.warehouse, {
-    mode: 'incremental',
-    streams: 'events,registrants',
-    lagSeconds: 0,
-    sweepEveryHours: 0,
-    snapshotEveryHours: 0,
-    // Past events too, at every sync (they are polled daily by default).
-    pastEventPollHours: 0,
-  });
-  expect(r.status).toBe('done');
-}
+const poll = () => pollChanges(h);
 
 beforeAll(async () => {
   h = await startHarness({ size: 'tiny', seed: 23, rateLimit: { credits: 1_000_000, windowSeconds: 600 } });

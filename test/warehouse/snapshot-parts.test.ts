@@ -4,10 +4,11 @@
  * the warehouse holds, and a replaced part stays for readers of the earlier snapshot until the grace period has
  * passed on the warehouse's clock. Read from another process, as analysts read it.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuckDbReader } from '../helpers/duckdb-reader.js';
+import { filesUnder } from '../helpers/files.js';
 import {
   customFields,
   eventScope,
@@ -20,20 +21,7 @@ import {
   type TempWarehouse,
 } from './helpers.js';
 
-/** Every file under `dir` (the catalogue and its parts) with what would change if it were written. */
-function files(dir: string): Map<string, string> {
-  const found = new Map<string, string>();
-  const walk = (at: string) => {
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      const st = statSync(path);
-      if (st.isDirectory()) walk(path);
-      else found.set(relative(dir, path), `${st.ino}:${st.mtimeMs}:${st.size}`);
-    }
-  };
-  walk(dir);
-  return found;
-}
+const files = filesUnder;
 
 let t: TempWarehouse | null = null;
 let clock = Date.parse('2026-03-01T10:00:00Z');
