@@ -68,16 +68,21 @@ export function historySelect(
     (c) => `CASE WHEN "_deleted_at" IS NOT NULL AND lag("_deleted_at") OVER w IS NULL AND row_number() OVER w > 1
                  THEN lag(${c}) OVER w ELSE ${c} END AS ${c}`,
   );
-  const keyed = (alias: string) => key.map((k) => `k.${ident(k)} = ${alias}.${ident(k)}`).join(' AND ');
-  const only = (alias: string) => (scope ? ` WHERE EXISTS (SELECT 1 FROM k WHERE ${keyed(alias)})` : '');
+  const keyed = (a: string, b: string) => key.map((k) => `${a}.${ident(k)} = ${b}.${ident(k)}`).join(' AND ');
+  const kept = (alias: string) => `EXISTS (SELECT 1 FROM k WHERE ${keyed('k', alias)})`;
+  // k: the records with kept versions (with a scope: those of them with a version in it). Only their versions go
+  // through the windows; every other record is its current row alone, projected (on `large`, a window over a million
+  // rows with a lag per column cost minutes under the daemon's memory limit).
   const keys = scope
-    ? `k AS (SELECT ${byKey} FROM _history.${t} WHERE ${scope} UNION SELECT ${byKey} FROM main.${t} WHERE ${scope}),
+    ? `s AS (SELECT ${byKey} FROM _history.${t} WHERE ${scope} UNION SELECT ${byKey} FROM main.${t} WHERE ${scope}),
+k AS (SELECT DISTINCT ${key.map((c) => `h.${ident(c)}`).join(', ')} FROM _history.${t} h SEMI JOIN s ON ${keyed('s', 'h')}),
 `
-    : '';
+    : `k AS (SELECT DISTINCT ${byKey} FROM _history.${t}),
+`;
   return `WITH ${keys}v AS (
-  SELECT * EXCLUDE ("_valid_from"), "_valid_from" AS "_evsync_from", 0 AS "_evsync_o" FROM _history.${t} x${only('x')}
+  SELECT * EXCLUDE ("_valid_from"), "_valid_from" AS "_evsync_from", 0 AS "_evsync_o" FROM _history.${t} x WHERE ${kept('x')}
   UNION ALL BY NAME
-  SELECT *, ${validFromSql(live)} AS "_evsync_from", 1 AS "_evsync_o" FROM main.${t} x${only('x')}
+  SELECT *, ${validFromSql(live)} AS "_evsync_from", 1 AS "_evsync_o" FROM main.${t} x WHERE ${kept('x')}
 ), o AS (
   SELECT *${ended.length ? ` REPLACE (${ended.join(',\n    ')})` : ''},
          lag("_evsync_from") OVER w AS "_evsync_prev", row_number() OVER w AS "_evsync_n"
@@ -87,6 +92,15 @@ export function historySelect(
                  ELSE greatest("_synced_at", "_evsync_prev") END AS "_valid_from"
     FROM o
 )
+SELECT x.* EXCLUDE ("_synced_at", "_deleted_at"),
+       ${validFromSql(live, 'x')} AS "_valid_from",
+       CAST(NULL AS TIMESTAMP) AS "_valid_to",
+       x."_deleted_at" IS NOT NULL AS "_is_deleted",
+       ${observedBySql('x')} AS "_observed_by",
+       x."_synced_at" AS "_recorded_at",
+       CAST(NULL AS BOOLEAN) AS "_follows_previous"
+  FROM main.${t} x WHERE NOT ${kept('x')}${scope ? ` AND ${scope}` : ''}
+UNION ALL BY NAME
 SELECT * EXCLUDE (${INTERNAL.join(', ')}, "_valid_from", "_synced_at", "_deleted_at"),
        "_valid_from",
        lead("_valid_from") OVER (${order}) AS "_valid_to",
@@ -107,12 +121,13 @@ function asOfSql(table: string): string {
 /** The `_transitions` view: each change of a status column between consecutive versions of a record. */
 function transitionsSql(table: string, key: readonly string[], statuses: readonly string[], scope: string | null) {
   const byKey = key.map(ident).join(', ');
-  // Each part names its own window: DuckDB refuses one name defined twice in a UNION.
+  // Each part names its own window: DuckDB refuses one name defined twice in a UNION. Only records with kept versions
+  // can have changed (the others are their row alone).
   const parts = statuses.map(
     (c, i) => `SELECT ${byKey}${scope ? `, ${ident(scope)}` : ''}, '${c}' AS "column",
        lag(${ident(c)}) OVER w${i} AS "from", ${ident(c)} AS "to", "_valid_from" AS "changed_at", "_observed_by",
        "_follows_previous", "_run_id"
-  FROM history.${ident(table)} WHERE NOT "_is_deleted"
+  FROM history.${ident(table)} x WHERE NOT "_is_deleted" AND EXISTS (SELECT 1 FROM _history.${ident(table)} h WHERE ${key.map((k) => `h.${ident(k)} = x.${ident(k)}`).join(' AND ')})
 WINDOW w${i} AS (PARTITION BY ${byKey} ORDER BY "_valid_from")
 QUALIFY row_number() OVER w${i} > 1 AND "from" IS DISTINCT FROM "to"`,
   );
