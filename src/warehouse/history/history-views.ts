@@ -57,6 +57,8 @@ export function historySelect(
    * are read, each with every version (a window over the whole table per publish cost as much as the table).
    */
   scope?: string,
+  /** Only the records with kept versions (the others are their row alone: they have no change to show). */
+  keptOnly = false,
 ): string {
   const t = ident(table);
   const byKey = key.map(ident).join(', ');
@@ -79,6 +81,19 @@ k AS (SELECT DISTINCT ${key.map((c) => `h.${ident(c)}`).join(', ')} FROM _histor
 `
     : `k AS (SELECT DISTINCT ${byKey} FROM _history.${t}),
 `;
+  // Records without kept versions: their current row is their one version.
+  const single = keptOnly
+    ? ''
+    : `SELECT x.* EXCLUDE ("_synced_at", "_deleted_at"),
+       ${validFromSql(live, 'x')} AS "_valid_from",
+       CAST(NULL AS TIMESTAMP) AS "_valid_to",
+       x."_deleted_at" IS NOT NULL AS "_is_deleted",
+       ${observedBySql('x')} AS "_observed_by",
+       x."_synced_at" AS "_recorded_at",
+       CAST(NULL AS BOOLEAN) AS "_follows_previous"
+  FROM main.${t} x WHERE NOT ${kept('x')}${scope ? ` AND ${scope}` : ''}
+UNION ALL BY NAME
+`;
   return `WITH ${keys}v AS (
   SELECT * EXCLUDE ("_valid_from"), "_valid_from" AS "_evsync_from", 0 AS "_evsync_o" FROM _history.${t} x WHERE ${kept('x')}
   UNION ALL BY NAME
@@ -92,16 +107,7 @@ k AS (SELECT DISTINCT ${key.map((c) => `h.${ident(c)}`).join(', ')} FROM _histor
                  ELSE greatest("_synced_at", "_evsync_prev") END AS "_valid_from"
     FROM o
 )
-SELECT x.* EXCLUDE ("_synced_at", "_deleted_at"),
-       ${validFromSql(live, 'x')} AS "_valid_from",
-       CAST(NULL AS TIMESTAMP) AS "_valid_to",
-       x."_deleted_at" IS NOT NULL AS "_is_deleted",
-       ${observedBySql('x')} AS "_observed_by",
-       x."_synced_at" AS "_recorded_at",
-       CAST(NULL AS BOOLEAN) AS "_follows_previous"
-  FROM main.${t} x WHERE NOT ${kept('x')}${scope ? ` AND ${scope}` : ''}
-UNION ALL BY NAME
-SELECT * EXCLUDE (${INTERNAL.join(', ')}, "_valid_from", "_synced_at", "_deleted_at"),
+${single}SELECT * EXCLUDE (${INTERNAL.join(', ')}, "_valid_from", "_synced_at", "_deleted_at"),
        "_valid_from",
        lead("_valid_from") OVER (${order}) AS "_valid_to",
        "_deleted_at" IS NOT NULL AS "_is_deleted",
@@ -119,7 +125,13 @@ function asOfSql(table: string): string {
 }
 
 /** The `_transitions` view: each change of a status column between consecutive versions of a record. */
-function transitionsSql(table: string, key: readonly string[], statuses: readonly string[], scope: string | null) {
+function transitionsSql(
+  table: string,
+  key: readonly string[],
+  live: ReadonlyMap<string, string>,
+  statuses: readonly string[],
+  scope: string | null,
+) {
   const byKey = key.map(ident).join(', ');
   // Each part names its own window: DuckDB refuses one name defined twice in a UNION. Only records with kept versions
   // can have changed (the others are their row alone).
@@ -127,7 +139,7 @@ function transitionsSql(table: string, key: readonly string[], statuses: readonl
     (c, i) => `SELECT ${byKey}${scope ? `, ${ident(scope)}` : ''}, '${c}' AS "column",
        lag(${ident(c)}) OVER w${i} AS "from", ${ident(c)} AS "to", "_valid_from" AS "changed_at", "_observed_by",
        "_follows_previous", "_run_id"
-  FROM history.${ident(table)} x WHERE NOT "_is_deleted" AND EXISTS (SELECT 1 FROM _history.${ident(table)} h WHERE ${key.map((k) => `h.${ident(k)} = x.${ident(k)}`).join(' AND ')})
+  FROM (${historySelect(table, key, live, undefined, true)}) x WHERE NOT "_is_deleted"
 WINDOW w${i} AS (PARTITION BY ${byKey} ORDER BY "_valid_from")
 QUALIFY row_number() OVER w${i} > 1 AND "from" IS DISTINCT FROM "to"`,
   );
@@ -194,7 +206,7 @@ function historyStatements(table: string, key: readonly string[], live: Readonly
     const name = `${table}_transitions`;
     out.push({
       name,
-      sql: `CREATE OR REPLACE VIEW history.${ident(name)} AS\n${transitionsSql(table, key, statuses, scope)}`,
+      sql: `CREATE OR REPLACE VIEW history.${ident(name)} AS\n${transitionsSql(table, key, live, statuses, scope)}`,
     });
   }
   return out;
