@@ -181,11 +181,12 @@ describe('export --out s3://', () => {
         command: 'test',
         uploadConcurrency: 2,
       });
-      // The partition and its history's (the new registrant's first version): one object each, one replaced each.
-      expect(result.uploaded.files).toBe(2);
-      expect(result.removed).toBe(2);
+      // The partition: one object, one replaced. A new registrant is a first version, which its row in the
+      // partition is: the history output (the versions of records that changed) has nothing to upload.
+      expect(result.uploaded.files).toBe(1);
+      expect(result.removed).toBe(1);
       expect(result.rows.registrants).toBe(31);
-      expect(result.history.rows['history/registrants']).toBe(31);
+      expect(result.history.rows['history/registrants'] ?? 0).toBe(0);
     } finally {
       store.close();
       await w.close();

@@ -1,7 +1,9 @@
 /**
- * The rows of a stream's history output (export-unchanged.ts historyOutputId): those of its `history.<stream>` view
- * (history/history-views.ts historySelect, made here from the tables rather than read from the view, which a
- * warehouse whose views were not built since may lack), derived columns included.
+ * The rows of a stream's history output (export-unchanged.ts historyOutputId): every version of the records that
+ * changed, as its `history.<stream>` view gives them (a record that never changed is its row in the stream's own output
+ * alone: writing every such row again doubled a `large` publish, 459 MB of serve's memory and 40 s of freshness). Made
+ * from history/history-views.ts historySelect (from the tables rather than read from the view, which a warehouse
+ * whose views were not built since may lack), derived columns included.
  *
  * The view's windows run over each record's versions (partitioned by key), so a filter on one event's rows cannot be
  * pushed below them: copied partition by partition from the view, every partition would compute the whole history
@@ -29,7 +31,7 @@ export async function materializeHistory(db: Db, stream: string, only: readonly 
   const partitions = `${ident(PARTITION_COLUMN)} IN (${only?.length ? only.map((id) => String(id)).join(', ') : 'NULL'})`;
   // Only the records with a version in those partitions are read (each with all its versions: the windows stay
   // exact), then only their versions in those partitions kept.
-  const select = historySelect(stream, key, live, only === null ? undefined : partitions);
+  const select = historySelect(stream, key, live, only === null ? undefined : partitions, true);
   await db.run(
     `CREATE TEMP TABLE ${name} AS SELECT * FROM (${select}) h${only === null ? '' : ` WHERE ${partitions}`}`,
   );

@@ -22,8 +22,9 @@ export const PARTITION_COLUMN = 'event_id';
 export const NULL_PARTITION = 'NULL';
 
 /**
- * The history outputs: the rows of a stream's `history.<stream>` view (history/history-views.ts, its derived columns
- * included: what users read), written beside the stream's own output under `history/<stream>` (`<out>/history/
+ * The history outputs: every version of a stream's records that changed, as its `history.<stream>` view gives them
+ * (history/history-views.ts, derived columns included: what users read; a record that never changed is its row in the
+ * stream's own output), written beside the stream's own output under `history/<stream>` (`<out>/history/
  * registrants/event_id=10/...`, `<prefix>/history/registrants/account=<id>/event_id=10/...`), partitioned as the
  * stream is. An output id is a stream's name or `history/<stream>`.
  */
@@ -103,9 +104,9 @@ export async function partFingerprints(
 }
 
 /**
- * The sources of the partitions of a stream's history output (historyOutputId): a partition's rows of the
- * `history.<stream>` view are its kept versions and its current rows (deleted ones included), so its source is both
- * fingerprints (table-parts.ts), under a digest of both tables' columns. Null when the stream keeps no history (no
+ * The sources of the partitions of a stream's history output (historyOutputId): a partition's rows are every version
+ * of its records that changed, its kept versions and their current rows (deleted ones included), so its source is
+ * both fingerprints (table-parts.ts), under a digest of both tables' columns; a partition with no kept version has none. Null when the stream keeps no history (no
  * `_history.<stream>`, or turned off): it has no history output.
  */
 async function historyFingerprints(db: Db, stream: string): Promise<PartFingerprints | null> {
@@ -129,8 +130,18 @@ async function historyFingerprints(db: Db, stream: string): Promise<PartFingerpr
       both.set(key, pair);
     }
   }
-  return new Map([...both].map(([key, [current, kept]]) => [key, `${digest}:${current}+${kept}`]));
+  // A partition with no kept version has no history rows (the output holds the records that changed): its source
+  // says so (NO_ROWS), and it is unchanged while it has no file (or, a table's one empty file, that file).
+  return new Map(
+    [...both].map(([key, [current, kept]]) => [
+      key,
+      kept === '-' ? `${digest}:${NO_ROWS}` : `${digest}:${current}+${kept}`,
+    ]),
+  );
 }
+
+/** The source of a partition that has no row to write (a history output's partition with no kept version). */
+const NO_ROWS = 'no-rows';
 
 /** The partitions (PartFingerprints' keys) of a partitioned table holding a row not deleted. */
 async function eventsWithLiveRows(db: Db, table: string): Promise<Set<string>> {
@@ -163,7 +174,7 @@ export function partitionsToWrite(
   const changed = keys.filter((key) => {
     const source = live.get(key);
     const written = recorded.get(key) ?? [];
-    if (written.length === 0) return source !== undefined;
+    if (written.length === 0) return source !== undefined && !source.endsWith(`:${NO_ROWS}`);
     return source === undefined || !written.every((f) => f.source === source && present(f));
   });
   if (changed.some((key) => !/^-?\d+$/.test(key))) return null;
