@@ -28,6 +28,7 @@ export {
 export { DatabaseInUseError, WarehouseError } from './db/errors.js';
 export { utcNow } from './db/sql.js';
 export { statementRefusal } from './db/statement-check.js';
+export { CAPTURE_RUN_ID } from './history/versions.js';
 export type {
   CaptureStore,
   CaptureStreamState,

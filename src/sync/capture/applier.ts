@@ -9,7 +9,7 @@ import type { StreamOverride } from '../../../connectors/index.js';
 import { LIST_CALL_CREDITS } from '../../../connectors/service.js';
 import type { Now } from '../../../schemas/clock.js';
 import { type ApiClient, EvsyncApiError } from '../../api/index.js';
-import type { Partition, Warehouse } from '../../warehouse/index.js';
+import { CAPTURE_RUN_ID, type Partition, type Warehouse } from '../../warehouse/index.js';
 import type { EventFilters } from '../event-scope.js';
 import { PageLoader } from '../page-loader.js';
 import { applyBatch, type BatchContext } from './apply-batch.js';
@@ -76,7 +76,8 @@ export class Applier {
 
   constructor(private readonly o: ApplierOptions) {
     this.batchSize = o.batchSize ?? 500;
-    const runId = o.runId ?? 'capture';
+    // The history tells a webhook's versions by this run id (warehouse history/versions.ts).
+    const runId = o.runId ?? CAPTURE_RUN_ID;
     this.ctx = {
       warehouse: o.warehouse,
       client: o.client,

@@ -22,20 +22,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
-import { ident } from '../db/sql.js';
-import { historyKey, historyOff, validFromSql } from './versions.js';
+import { ident, literal } from '../db/sql.js';
+import { CAPTURE_RUN_ID, historyKey, historyOff, REBUILD_RUN_PREFIX, validFromSql } from './versions.js';
 
 /** What createHistoryViews made (names in schema `history`) and what it could not. */
 interface HistoryViewsReport {
   created: string[];
   warnings: string[];
 }
-
-/** Rows a rebuild wrote carry its run id, which starts so (state/runs-sql.ts): readers' copies have no runs table. */
-export const REBUILD_RUN_PREFIX = 'rebuild-';
-
-/** `_run_id` of rows a webhook delivery wrote (sync/capture/applier.ts). */
-const CAPTURE_RUN_ID = 'capture';
 
 /** `_observed_by` of a stored row (current or kept): see the module comment. */
 function observedBySql(alias = ''): string {
@@ -155,16 +149,9 @@ async function attempt(db: Db, name: string, sql: string, report: HistoryViewsRe
   }
 }
 
-/** Drops every view and macro of schema `history` that `keep` does not name. */
-async function dropOthers(db: Db, keep: ReadonlySet<string>): Promise<void> {
-  const views = await db.query(
-    `SELECT view_name AS name FROM duckdb_views()
-      WHERE database_name = current_database() AND schema_name = 'history' AND NOT internal`,
-  );
-  for (const row of views.rows) {
-    const name = String(row.name);
-    if (!keep.has(name)) await db.run(`DROP VIEW IF EXISTS history.${ident(name)}`);
-  }
+/** Drops the views `held` (schema `history`), and every macro there, that `keep` does not name. */
+async function dropOthers(db: Db, held: Iterable<string>, keep: ReadonlySet<string>): Promise<void> {
+  for (const name of held) if (!keep.has(name)) await db.run(`DROP VIEW IF EXISTS history.${ident(name)}`);
   const macros = await db.query(
     `SELECT DISTINCT function_name AS name FROM duckdb_functions()
       WHERE database_name = current_database() AND schema_name = 'history' AND function_type = 'table_macro'`,
@@ -229,11 +216,11 @@ export async function createHistoryViews(db: Db, tables: readonly string[]): Pro
   await db.run(`CREATE SCHEMA IF NOT EXISTS history`);
   const off = await historyOff(db);
   const columns = await allColumns(db);
-  const views = await db.query(
+  const held = await db.query(
     `SELECT view_name, comment FROM duckdb_views()
       WHERE database_name = current_database() AND schema_name = 'history' AND NOT internal`,
   );
-  const marks = new Map(views.rows.map((row) => [String(row.view_name), row.comment]));
+  const marks = new Map(held.rows.map((row) => [String(row.view_name), row.comment]));
   for (const table of tables) {
     const key = historyKey(table);
     const live = columns.get(`main.${table}`);
@@ -250,11 +237,11 @@ export async function createHistoryViews(db: Db, tables: readonly string[]): Pro
       await attempt(db, s.name, s.sql, report);
       if (!report.created.includes(table)) break;
     }
-    if (report.created.includes(table)) await db.run(`COMMENT ON VIEW history.${ident(table)} IS '${mark}'`);
+    if (report.created.includes(table)) await db.run(`COMMENT ON VIEW history.${ident(table)} IS ${literal(mark)}`);
   }
   // Views (and with them their macros) of tables no longer kept: looked for only when a view is gone from the list
   // (the functions' catalogue is thousands of rows).
   const made = new Set(report.created);
-  if ([...marks.keys()].some((name) => !made.has(name))) await dropOthers(db, made);
+  if ([...marks.keys()].some((name) => !made.has(name))) await dropOthers(db, marks.keys(), made);
   return report;
 }

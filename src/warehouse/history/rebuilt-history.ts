@@ -6,7 +6,8 @@
  * compared as multisets of whole rows and, when they differ, replaced whole in the rebuild's transaction.
  */
 import type { Db } from '../db/connection.js';
-import { ident, literal } from '../db/sql.js';
+import { ident } from '../db/sql.js';
+import { alignHistoryColumns, columnsOf } from './versions.js';
 
 /** Versions the rebuilt history has that the live one lacks (`added`), and the other way round (`removed`). */
 export interface HistoryChange {
@@ -14,14 +15,9 @@ export interface HistoryChange {
   removed: number;
 }
 
-async function historyColumns(db: Db, database: string | null, table: string): Promise<Map<string, string>> {
-  const r = await db.query(
-    `SELECT column_name, data_type FROM duckdb_columns()
-      WHERE database_name = ${database === null ? 'current_database()' : literal(database)}
-        AND schema_name = '_history' AND table_name = ? ORDER BY column_index`,
-    [table],
-  );
-  return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
+/** `_history.<table>`'s columns in the scratch (attached as `scratch`) or, without it, in the live file. */
+function historyColumns(db: Db, scratch: string | null, table: string): Promise<Map<string, string>> {
+  return columnsOf(db, '_history', table, scratch ?? undefined);
 }
 
 /** The versions' rows as text over `columns` (a column a side lacks read as NULL): 1 and '1' compare equal. */
@@ -61,11 +57,7 @@ export async function replaceHistory(db: Db, scratch: string, table: string): Pr
     await db.run(`CREATE TABLE _history.${t} AS SELECT * FROM ${ident(scratch)}._history.${t}`);
     return true;
   }
-  for (const [name, type] of rebuilt) {
-    const has = live.get(name);
-    if (has === undefined) await db.run(`ALTER TABLE _history.${t} ADD COLUMN ${ident(name)} ${type}`);
-    else if (has !== type) await db.run(`ALTER TABLE _history.${t} ALTER COLUMN ${ident(name)} SET DATA TYPE ${type}`);
-  }
+  await alignHistoryColumns(db, table, live, rebuilt);
   await db.run(`DELETE FROM _history.${t}`);
   await db.run(`INSERT INTO _history.${t} BY NAME SELECT * FROM ${ident(scratch)}._history.${t}`);
   return true;

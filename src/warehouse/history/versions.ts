@@ -21,7 +21,7 @@
  */
 import { getStream, hasStream } from '../../../connectors/index.js';
 import type { Db } from '../db/connection.js';
-import { ident } from '../db/sql.js';
+import { ident, literal } from '../db/sql.js';
 import { tableExists } from '../state/bookkeeping.js';
 
 export const HISTORY_DDL = [`CREATE SCHEMA IF NOT EXISTS _history`, `CREATE SCHEMA IF NOT EXISTS history`];
@@ -35,14 +35,52 @@ export function historyKey(table: string): readonly string[] | null {
   return def.kind === 'audit' || def.key.length === 0 ? null : def.key;
 }
 
-/** Columns of a table in a schema of this database, with DuckDB's type names, in order (empty: no table). */
-export async function columnsOf(db: Db, schema: string, table: string): Promise<Map<string, string>> {
+/** Rows a rebuild wrote carry its run id, which starts so (state/runs-sql.ts): readers' copies have no runs table. */
+export const REBUILD_RUN_PREFIX = 'rebuild-';
+
+/** `_run_id` of the rows a webhook delivery wrote (sync/capture/applier.ts): the history says `webhook` for them. */
+export const CAPTURE_RUN_ID = 'capture';
+
+/**
+ * Columns of a table in a schema of this database (or of the attached `database`), with DuckDB's type names, in
+ * order (empty: no table).
+ */
+export async function columnsOf(
+  db: Db,
+  schema: string,
+  table: string,
+  database?: string,
+): Promise<Map<string, string>> {
   const r = await db.query(
     `SELECT column_name, data_type FROM duckdb_columns()
-      WHERE database_name = current_database() AND schema_name = ? AND table_name = ? ORDER BY column_index`,
+      WHERE database_name = ${database === undefined ? 'current_database()' : literal(database)}
+        AND schema_name = ? AND table_name = ? ORDER BY column_index`,
     [schema, table],
   );
   return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
+}
+
+/**
+ * Gives `_history.<table>` (holding `kept`) every column of `wanted` with its type: a column it lacks is added, one of
+ * another type converted. Columns are never dropped.
+ */
+export async function alignHistoryColumns(
+  db: Db,
+  table: string,
+  kept: ReadonlyMap<string, string>,
+  wanted: ReadonlyMap<string, string>,
+): Promise<void> {
+  const t = ident(table);
+  for (const [name, type] of wanted) {
+    const has = kept.get(name);
+    if (has === undefined) await db.run(`ALTER TABLE _history.${t} ADD COLUMN ${ident(name)} ${type}`);
+    else if (has !== type) await db.run(`ALTER TABLE _history.${t} ALTER COLUMN ${ident(name)} SET DATA TYPE ${type}`);
+  }
+}
+
+/** Drops the Db.memo entries whose key starts with `prefix` (what this module keeps there, see readyKey, onKey). */
+function forgetMemo(db: Db, prefix: string): void {
+  for (const key of [...db.memo.keys()]) if (key.startsWith(prefix)) db.memo.delete(key);
 }
 
 /**
@@ -67,7 +105,7 @@ function columnsMark(columns: ReadonlyMap<string, string>): number {
 
 /** Forgets which history tables were made ready (after a change made outside the writes: a rebuild, a user). */
 export function forgetReadyHistory(db: Db): void {
-  for (const key of [...db.memo.keys()]) if (key.startsWith('history.ready.')) db.memo.delete(key);
+  forgetMemo(db, 'history.ready.');
 }
 
 /** Db.memo's key for whether a stream's history is on (1) or off (0), read once from `_evsync.meta`. */
@@ -99,7 +137,7 @@ export async function setHistoryOff(db: Db, streams: readonly string[]): Promise
   // Written only when it changes: every run says it, and a write would make readers' copies look stale.
   if (JSON.stringify([...(await historyOff(db))].sort()) === JSON.stringify(sorted)) return;
   await db.run(`INSERT OR REPLACE INTO _evsync.meta VALUES (?, ?)`, [OFF_KEY, JSON.stringify(sorted)]);
-  for (const key of [...db.memo.keys()]) if (key.startsWith('history.on.')) db.memo.delete(key);
+  forgetMemo(db, 'history.on.');
 }
 
 /** `_valid_from` of the current row of a table with these columns (see the module comment). */
@@ -123,13 +161,7 @@ async function ensureHistoryTable(db: Db, table: string, live: ReadonlyMap<strin
     );
     return;
   }
-  for (const [name, type] of live) {
-    const has = kept.get(name);
-    if (has === undefined) await db.run(`ALTER TABLE _history.${t} ADD COLUMN ${ident(name)} ${type}`);
-    else if (has !== type) {
-      await db.run(`ALTER TABLE _history.${t} ALTER COLUMN ${ident(name)} SET DATA TYPE ${type}`);
-    }
-  }
+  await alignHistoryColumns(db, table, kept, live);
 }
 
 /**

@@ -69,25 +69,22 @@ export async function markMissing(
         (row) => Number(row.r),
       );
     const byRow = 'rowid IN (SELECT unnest(CAST(? AS BIGINT[])))';
-    const gone = await rowsWhere(missing);
-    let deleted = 0;
-    if (gone.length > 0) {
-      await keepVersions(db, stream.name, byRow, [JSON.stringify(gone)]);
-      deleted = await db.run(
-        `UPDATE ${table} SET "_deleted_at" = CAST(? AS TIMESTAMP), "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)
-          WHERE ${byRow}`,
-        [at, runId, now, JSON.stringify(gone)],
-      );
-    }
-    const back = await rowsWhere(seenAgain);
-    let restored = 0;
-    if (back.length > 0) {
-      await keepVersions(db, stream.name, byRow, [JSON.stringify(back)]);
-      restored = await db.run(
-        `UPDATE ${table} SET "_deleted_at" = NULL, "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP) WHERE ${byRow}`,
-        [runId, now, JSON.stringify(back)],
-      );
-    }
+    /** Keeps the versions the rows `where` selects end, then sets `set` on them; returns how many changed. */
+    const mark = async (where: string, set: string, params: unknown[]) => {
+      const rows = await rowsWhere(where);
+      if (rows.length === 0) return 0;
+      await keepVersions(db, stream.name, byRow, [JSON.stringify(rows)]);
+      return db.run(`UPDATE ${table} SET ${set} WHERE ${byRow}`, [...params, JSON.stringify(rows)]);
+    };
+    const deleted = await mark(
+      missing,
+      `"_deleted_at" = CAST(? AS TIMESTAMP), "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)`,
+      [at, runId, now],
+    );
+    const restored = await mark(seenAgain, `"_deleted_at" = NULL, "_run_id" = ?, "_synced_at" = CAST(? AS TIMESTAMP)`, [
+      runId,
+      now,
+    ]);
     await db.run(`DELETE FROM _evsync.seen WHERE stream = ? AND scope = ? AND walk_id = ?`, seenParams);
     const detail = {
       scope: { key: scope.key, column: scope.column, value: scope.value },

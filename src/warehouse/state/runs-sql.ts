@@ -8,7 +8,7 @@
  */
 import type { Db, ResultRow } from '../db/connection.js';
 import { timestampText, utcNow } from '../db/sql.js';
-import { REBUILD_RUN_PREFIX } from '../history/history-views.js';
+import { REBUILD_RUN_PREFIX } from '../history/versions.js';
 import type { CreditRow, RunSummary } from '../types.js';
 import { json, newRunId, num, str, tableExists } from './bookkeeping.js';
 
