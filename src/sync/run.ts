@@ -176,8 +176,6 @@ async function openRun(
     // The config says which streams keep no history; before any page of the run is written.
     const off = Object.entries(options.overrides ?? {}).filter(([, o]) => o.history === false);
     await warehouse.setHistoryOff(off.map(([name]) => name));
-  }
-  if (!dry) {
     credits?.runStarted(runId);
     options.onProgress?.({ type: 'run', runId });
   }

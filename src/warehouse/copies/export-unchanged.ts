@@ -103,11 +103,14 @@ export async function partFingerprints(
   return out;
 }
 
+/** The source of a partition that has no row to write (a history output's partition with no kept version). */
+const NO_ROWS = 'no-rows';
+
 /**
  * The sources of the partitions of a stream's history output (historyOutputId): a partition's rows are every version
  * of its records that changed, its kept versions and their current rows (deleted ones included), so its source is
- * both fingerprints (table-parts.ts), under a digest of both tables' columns; a partition with no kept version has none. Null when the stream keeps no history (no
- * `_history.<stream>`, or turned off): it has no history output.
+ * both fingerprints (table-parts.ts), under a digest of both tables' columns; a partition with no kept version has
+ * NO_ROWS. Null when the stream keeps no history (no `_history.<stream>`, or turned off): it has no history output.
  */
 async function historyFingerprints(db: Db, stream: string): Promise<PartFingerprints | null> {
   if ((await keptHistories(db, [stream])).length === 0) return null;
@@ -139,9 +142,6 @@ async function historyFingerprints(db: Db, stream: string): Promise<PartFingerpr
     ]),
   );
 }
-
-/** The source of a partition that has no row to write (a history output's partition with no kept version). */
-const NO_ROWS = 'no-rows';
 
 /** The partitions (PartFingerprints' keys) of a partitioned table holding a row not deleted. */
 async function eventsWithLiveRows(db: Db, table: string): Promise<Set<string>> {
