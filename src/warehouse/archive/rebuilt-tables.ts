@@ -4,6 +4,8 @@
  * and later publishes see either every old table or every rebuilt one. The scratch is attached read-only; its
  * process must have closed it (DuckDB's lock is per process: see Db.openSnapshotReader).
  */
+
+import { columnsOf } from '../db/columns.js';
 import type { Db } from '../db/connection.js';
 import { ident, literal, utcNow } from '../db/sql.js';
 import { compareHistory, type HistoryChange, replaceHistory } from '../history/rebuilt-history.js';
@@ -43,14 +45,8 @@ async function attached<T>(db: Db, scratch: string, work: () => Promise<T>): Pro
 
 /** A table's columns and their DuckDB types, in order (null: no such table) in the live file or the scratch. */
 async function columnTypes(db: Db, table: string, inScratch: boolean): Promise<Map<string, string> | null> {
-  const database = inScratch ? `'_evsync_rebuild'` : 'current_database()';
-  const r = await db.query(
-    `SELECT column_name, data_type FROM duckdb_columns()
-      WHERE database_name = ${database} AND schema_name = 'main' AND table_name = ? ORDER BY column_index`,
-    [table],
-  );
-  if (r.rows.length === 0) return null;
-  return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
+  const columns = await columnsOf(db, 'main', table, inScratch ? SCRATCH_NAME : undefined);
+  return columns.size === 0 ? null : columns;
 }
 
 /** The columns of a table in the live file and in the scratch, compared. */

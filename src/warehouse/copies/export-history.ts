@@ -13,10 +13,11 @@
  * partitions' versions: under DuckDB's memory limit, spilled to its temporary folder beyond.
  */
 import { randomBytes } from 'node:crypto';
+import { columnsOf } from '../db/columns.js';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
 import { historySelect } from '../history/history-views.js';
-import { columnsOf, historyKey } from '../history/versions.js';
+import { historyKey } from '../history/versions.js';
 import { PARTITION_COLUMN } from './export-unchanged.js';
 
 /**

@@ -15,9 +15,11 @@
  * fingerprint), and a run's id is new: a row rewritten by another run changes the sum even when the clock did not
  * move. Reading it scans three system columns, not the data: on `large`'s registrants a small share of copying them.
  */
+
+import { columnsOf } from '../db/columns.js';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
-import { columnsOf, historyOff } from '../history/versions.js';
+import { historyOff } from '../history/versions.js';
 
 /**
  * A table copied for readers, named by an id: `<stream>`, the stream table (schema `main`), or `_history.<stream>`,

@@ -5,9 +5,11 @@
  * after its archive (layout 3 migrated) gets the versions of the archive's earlier changes. The kept versions are
  * compared as multisets of whole rows and, when they differ, replaced whole in the rebuild's transaction.
  */
+
+import { columnsOf } from '../db/columns.js';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
-import { alignHistoryColumns, columnsOf } from './versions.js';
+import { alignHistoryColumns } from './versions.js';
 
 /** Versions the rebuilt history has that the live one lacks (`added`), and the other way round (`removed`). */
 export interface HistoryChange {

@@ -20,8 +20,9 @@
  * false`): no version is kept, the `history` views are not made, and what was kept stays.
  */
 import { getStream, hasStream } from '../../../connectors/index.js';
+import { columnsOf } from '../db/columns.js';
 import type { Db } from '../db/connection.js';
-import { ident, literal } from '../db/sql.js';
+import { ident } from '../db/sql.js';
 import { tableExists } from '../state/bookkeeping.js';
 
 export const HISTORY_DDL = [`CREATE SCHEMA IF NOT EXISTS _history`, `CREATE SCHEMA IF NOT EXISTS history`];
@@ -40,25 +41,6 @@ export const REBUILD_RUN_PREFIX = 'rebuild-';
 
 /** `_run_id` of the rows a webhook delivery wrote (sync/capture/applier.ts): the history says `webhook` for them. */
 export const CAPTURE_RUN_ID = 'capture';
-
-/**
- * Columns of a table in a schema of this database (or of the attached `database`), with DuckDB's type names, in
- * order (empty: no table).
- */
-export async function columnsOf(
-  db: Db,
-  schema: string,
-  table: string,
-  database?: string,
-): Promise<Map<string, string>> {
-  const r = await db.query(
-    `SELECT column_name, data_type FROM duckdb_columns()
-      WHERE database_name = ${database === undefined ? 'current_database()' : literal(database)}
-        AND schema_name = ? AND table_name = ? ORDER BY column_index`,
-    [schema, table],
-  );
-  return new Map(r.rows.map((row) => [String(row.column_name), String(row.data_type)]));
-}
 
 /**
  * Gives `_history.<table>` (holding `kept`) every column of `wanted` with its type: a column it lacks is added, one of
