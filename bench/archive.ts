@@ -1,29 +1,3 @@
-/**
- * The archive's costs (issue 36), against its targets:
- *
- * - `live-cost`: what keeping the archive adds to the live load. The replay scenario's recording (20 pages of
- *   `large` registrants, replay.ts) is replayed into the loader by replay-child.ts (a process of its own, DuckDB on
- *   one thread) twice on the same rows, `--archive off` then `--archive on`; CPU us per row both ways, the close
- *   (where the archive's last roll-up into Parquet happens) counted. The replay repeats the same 20 pages, so the
- *   archive it writes compresses far better than real pages would: its size is shown, never used for the size target.
- * - `size-rebuild`: a warehouse of `events,registrants` backfilled WITH its archive from the simulator (seed
- *   BACKFILL_SEED, unthrottled). Raw bytes: the `bytes` of every archive entry (the JSON text appended); archive
- *   bytes: the files under `<db>.archive/`. A sample of registrant pages is requested again from the simulator to
- *   set the bytes of the HTTP bodies it answered against the bytes the archive takes in for the same pages. Then
- *   `rebuild` of registrants (not a dry run) on a copy of the warehouse and its archive, in a process of its own
- *   (archive-rebuild-child.ts): wall, CPU, peak RSS (VmHWM).
- *
- *   npm run build && node dist/bench/archive.js [--size large] [--db /work/bench-cache/large-reg-archived.duckdb]
- *        [--rows 1000000] [--only live-cost,size-rebuild]  -> bench/results/archive.json (another size: -<size>.json)
- *   npm run bench -- --only archive --db <file> [--quick]  (the same as a group; --quick: small, 200k replay rows)
- *
- * From dist: the replay's recording starts the simulator in a child process from dist (sim-process.ts).
- *
- * `--db` names the archived warehouse: built there (with `<db>.archive/` beside it) when missing, kept for later runs,
- * never changed (the rebuild runs on a copy). On large the build takes 10-20 minutes.
- */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -40,6 +14,7 @@ import {
   type BenchOptions,
   figure,
   formatTable,
+  jsonChild,
   round,
   type ScenarioResult,
   seconds,
@@ -78,19 +53,6 @@ export interface ArchiveBenchOptions extends BenchOptions {
   /** Rows replayed each way for live-cost (default 1M, 200k with `quick`). */
   rows?: number;
   only?: readonly ArchivePart[];
-}
-
-/** Runs a bench child; its last stdout line is its JSON report. */
-async function child<T>(args: string[]): Promise<T> {
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  proc.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const [code] = await once(proc, 'exit');
-  const line = out.trim().split('\n').pop() ?? '';
-  if (code !== 0 || !line.startsWith('{')) throw new Error(`${args.join(' ')} exited with ${String(code)}`);
-  return JSON.parse(line) as T;
 }
 
 /** Bytes of every file under `dir`, recursively. */
@@ -326,7 +288,7 @@ async function liveCost(o: ArchiveBenchOptions, rows: number): Promise<ScenarioR
     const run = async (archive: 'on' | 'off') => {
       o.log(`archive: replay of ${rows} rows, archive ${archive}`);
       const db = tmp.path(`replay-${archive}.duckdb`);
-      const report = await child<ReplayReport>([
+      const report = await jsonChild<ReplayReport>([
         ...nodeArgs('replay-child'),
         '--recording',
         file,
@@ -343,7 +305,7 @@ async function liveCost(o: ArchiveBenchOptions, rows: number): Promise<ScenarioR
     const on = await run('on');
     // The floor of this shape on the same recording (replay-floor.ts), as the replay scenario measures it.
     o.log('archive: the floor of this shape (DuckDB alone reading and inserting the same pages)');
-    const floor = await child<FloorReport>([
+    const floor = await jsonChild<FloorReport>([
       ...nodeArgs('replay-floor'),
       '--recording',
       file,
@@ -472,7 +434,7 @@ async function sizeAndRebuild(o: ArchiveBenchOptions, size: SimulatorSize, base:
     cpSync(base, db);
     cpSync(`${base}.archive`, `${db}.archive`, { recursive: true });
     o.log(`archive: rebuild of registrants on a copy (${db})`);
-    const r = await child<RebuildReport>([
+    const r = await jsonChild<RebuildReport>([
       ...nodeArgs('archive-rebuild-child'),
       '--db',
       db,

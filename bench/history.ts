@@ -1,35 +1,11 @@
-/**
- * The history of every record (issue 37): what keeping it costs on the live path and on disk. The same simulated
- * account (`small`, seed 5) is backfilled twice, once with the history on and once off, then changed in rounds of
- * registrant changes, each followed by an incremental sync (polls), or delivered by the simulator's webhooks to a
- * receiver that applies them (webhooks); each configuration runs in a process of its own
- * (history-child.ts), the simulator in another. Reported: versions written and bytes per 1,000 changes (the
- * warehouse file's growth over the same syncs with the history off, and the versions as zstd Parquet, what readers'
- * copies carry), and the syncs' CPU per change with the history on and off.
- *
- *   npm run bench -- --only history        (node dist/bench/history.js alone: the same, printed)
- */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HistoryChildReport } from './history-child.js';
-import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
+import { type BenchOptions, figure, jsonChild, round, type ScenarioResult, tempDir } from './lib.js';
 import { machineInfo } from './machine.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'history-child.js');
-
-async function child(args: string[]): Promise<HistoryChildReport> {
-  const proc = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  proc.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const [code] = (await once(proc, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`history-child ${args.join(' ')} exited with ${String(code)}`);
-  return JSON.parse(out.trim().split('\n').pop() ?? '') as HistoryChildReport;
-}
 
 /** One feed's figures: the same changes with the history on and off. */
 async function feedFigures(
@@ -42,7 +18,7 @@ async function feedFigures(
   const run = (history: 'on' | 'off') => {
     o.log(`history: ${rounds} rounds of ${changes} registrant changes by ${feed}, history ${history}`);
     const args = ['--size', 'small', '--history', history, '--feed', feed, '--rounds', String(rounds)];
-    return child([...args, '--changes', String(changes), '--dir', dir]);
+    return jsonChild<HistoryChildReport>([CHILD, ...args, '--changes', String(changes), '--dir', dir]);
   };
   const off = await run('off');
   const on = await run('on');

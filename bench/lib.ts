@@ -2,6 +2,8 @@
  * What every scenario shares: the result shape written to bench/results/latest.json, the options a run was started
  * with, and small helpers (timing, temporary databases, logging to stderr so stdout stays the table).
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,4 +87,20 @@ export function formatTable(results: readonly ScenarioResult[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/**
+ * Runs a bench child (`node <args>`: a process of its own, so its CPU time and memory are its alone); its last
+ * stdout line is its JSON report.
+ */
+export async function jsonChild<T>(args: string[]): Promise<T> {
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const [code] = await once(proc, 'exit');
+  const line = out.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`${args.join(' ')} exited with ${String(code)}`);
+  return JSON.parse(line) as T;
 }

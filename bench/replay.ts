@@ -1,19 +1,8 @@
-/**
- * The loader alone, without the simulator's serving speed: registrant pages recorded once from the `large`
- * simulator, then replayed from memory into the engine's loader (normalize + load + checkpoint) in a process of its
- * own (replay-child.ts), with DuckDB on one thread. The table grows to 1M rows (quick) or 5M (full), so the figures
- * say whether the cost of a row and the memory depend on how many rows the table already holds.
- *
- * Rows per second are given per second of the process's CPU time (all its threads), which is what "one core"
- * measures and what other processes on a shared machine distort least; wall-clock rows/s are in the detail.
- */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { customFieldsFromDefinitions } from '../connectors/index.js';
 import { requestFields } from '../schemas/columns.js';
-import { type BenchOptions, figure, round, type ScenarioResult, tempDir } from './lib.js';
+import { type BenchOptions, figure, jsonChild, round, type ScenarioResult, tempDir } from './lib.js';
 import { type Recording, writeRecording } from './recording.js';
 import type { ReplayReport } from './replay-child.js';
 import type { FloorReport } from './replay-floor.js';
@@ -63,22 +52,7 @@ export async function record(o: BenchOptions): Promise<Recording> {
 }
 
 async function replay(file: string, db: string, rows: number, extra: string[]): Promise<ReplayReport> {
-  return child<ReplayReport>([CHILD, '--recording', file, '--db', db, '--rows', String(rows), ...extra]);
-}
-
-/** Runs a bench child (a process of its own: its CPU time and memory are its alone); its last stdout line is JSON. */
-async function child<T>(args: string[]): Promise<T> {
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const [code] = await once(child, 'exit');
-  const line = out.trim().split('\n').pop() ?? '';
-  if (code !== 0 || !line.startsWith('{')) throw new Error(`${args[0]} exited with ${String(code)}`);
-  return JSON.parse(line) as T;
+  return jsonChild<ReplayReport>([CHILD, '--recording', file, '--db', db, '--rows', String(rows), ...extra]);
 }
 
 const mb = (kb: number) => round(kb / 1024, 1);
@@ -105,7 +79,7 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
     // The loader alone, as the floor below measures it: the page archive (on by default) is left out.
     const r = await replay(file, tmp.path('replay.duckdb'), big, ['--archive', 'off']);
     o.log('replay: the floor of this shape (DuckDB alone reading and inserting the same pages)');
-    const floor = await child<FloorReport>([FLOOR_CHILD, '--recording', file, '--dir', tmp.path('floor')]);
+    const floor = await jsonChild<FloorReport>([FLOOR_CHILD, '--recording', file, '--dir', tmp.path('floor')]);
     const first = cpuPerRow(r, 0, 200_000);
     const last = cpuPerRow(r, big - 1_000_000, big);
     const oneM = r.bands.find((b) => b.rows >= 1_000_000);
