@@ -25,16 +25,30 @@ export interface SecretScrubber {
   refresh(): void;
   /** `text` with every held secret replaced by `[REDACTED]`; the same string when it holds none. */
   text(text: string): string;
+  /**
+   * Whether JSON text has a `\uXXXX` escape naming a character of a held secret's forms: such text could spell a
+   * secret that `text()` does not see, so it must be parsed and scrubbed value by value. An answer that escapes only
+   * what no secret holds (every non-ASCII character, as Python's `json.dumps` writes them) can be scrubbed as text.
+   */
+  escapesMayHide(text: string): boolean;
 }
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
 
-/** The forms a secret takes in stored text: as is, slash-escaped in JSON (`\/`, as PHP writes it), URL-encoded. */
+/**
+ * The forms a secret takes in stored text: as is, slash-escaped in JSON (`\/`, as PHP writes it), URL-encoded, and
+ * as JSON text writes it (a `"`, a backslash or a control character escaped), slashes escaped or not.
+ */
 function variants(secret: string): string[] {
-  return [...new Set([secret, secret.replaceAll('/', '\\/'), encodeURIComponent(secret)])];
+  const json = JSON.stringify(secret).slice(1, -1);
+  const slashed = (s: string) => s.replaceAll('/', '\\/');
+  return [...new Set([secret, slashed(secret), encodeURIComponent(secret), json, slashed(json)])];
 }
+
+/** A JSON `\u` escape (or a backslash before `u` and four hex digits that is not one: counted all the same). */
+const UNICODE_ESCAPE = /\\u([0-9a-fA-F]{4})/g;
 
 /**
  * A scrubber over the secrets `secrets()` returns (client secret and its encodings, the Basic string, current and
@@ -45,6 +59,8 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
   let source: readonly string[] = [];
   let test: RegExp | null = null;
   let replace: RegExp | null = null;
+  /** Every character of the scrubbed forms: an escape of one of them could spell a secret. */
+  let characters = new Set<string>();
   let built = false;
 
   function sameList(list: readonly string[]): boolean {
@@ -62,6 +78,8 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
     const forms = [...new Set(list.filter((s) => s.length >= MIN_SCRUBBED_LENGTH).flatMap(variants))];
     // Longest first, so a secret containing another is replaced whole.
     forms.sort((a, b) => b.length - a.length);
+    // UTF-16 code units, as `\u` escapes name them (a character past U+FFFF is two escapes).
+    characters = new Set(forms.flatMap((f) => f.split('')));
     if (forms.length === 0) {
       test = replace = null;
       scrubber.shortest = Number.POSITIVE_INFINITY;
@@ -78,8 +96,16 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
     return test.test(value) ? value.replace(replace, SCRUBBED) : value;
   }
 
+  function escapesMayHide(value: string): boolean {
+    if (test === null || !value.includes('\\u')) return false;
+    for (const m of value.matchAll(UNICODE_ESCAPE)) {
+      if (characters.has(String.fromCharCode(Number.parseInt(m[1] as string, 16)))) return true;
+    }
+    return false;
+  }
+
   // A plain field rather than a getter: the normalizer reads it for every text value.
-  const scrubber = { shortest: Number.POSITIVE_INFINITY, refresh, text };
+  const scrubber = { shortest: Number.POSITIVE_INFINITY, refresh, text, escapesMayHide };
   refresh();
   return scrubber;
 }

@@ -39,7 +39,7 @@ const DELAYS = new Map<string, { rate: NumericFault; ms: NumericFault; defaultMs
 
 /**
  * Parses the `--faults` spec:
- * `errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header`, and for webhook
+ * `errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header,ascii-json`, and for webhook
  * deliveries `hook-drop=0.05,hook-dup=0.05,hook-reorder=0.05,hook-delay=0.05:2000`.
  */
 export function parseFaults(text: string): FaultSpec {
@@ -65,6 +65,8 @@ export function parseFaults(text: string): FaultSpec {
       spec.latencyMs = ms;
     } else if (key === 'no-reset-header') {
       spec.omitResetHeader = true;
+    } else if (key === 'ascii-json') {
+      spec.asciiJson = true;
     } else {
       throw new RangeError(`unknown fault "${key}"`);
     }

@@ -22,6 +22,11 @@ export interface FaultSpec {
   storm429Rate?: number;
   /** Leave out X-Rate-Limit-Reset (the client must cope). */
   omitResetHeader?: boolean;
+  /**
+   * Write every non-ASCII character of a JSON answer as a `\uXXXX` escape, as Python's `json.dumps` does by default
+   * (JSON allows either; the spec says nothing): not a fault, a way a real service may write its answers.
+   */
+  asciiJson?: boolean;
   /** Fraction of webhook deliveries silently never sent. */
   webhookDropRate?: number;
   /** Fraction of webhook deliveries sent twice. */

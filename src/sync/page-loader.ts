@@ -77,9 +77,10 @@ export class PageLoader {
     const archive = this.warehouse.archive;
     if (!archive) return null;
     // A stream with header secrets keeps its records with their values taken out, never the answer that had them;
-    // so does an answer with \u escapes, which could spell a held credential the scrubber would not recognise.
+    // so does an answer whose \u escapes name a character of a held credential (they could spell one the text
+    // scrubber would not recognise). Escapes of what no credential holds (non-ASCII text) keep the answer.
     const body =
-      input.answer && !input.stream.secretValues?.length && !input.answer.text.includes('\\u')
+      input.answer && !input.stream.secretValues?.length && !this.scrub.escapesMayHide(input.answer.text)
         ? archivedAnswerText(input.answer, input.quarantined ?? [], this.scrub.text, secretReach())
         : this.recordsText(input, records);
     return archive.append(this.archiveMeta(input, records.length), body);

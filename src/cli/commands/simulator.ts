@@ -42,6 +42,7 @@ Fault spec (comma-separated):
   slow=<rate>:<ms>   hold that fraction for <ms> before any header (trips client timeouts)
   storm429=<rate>    answer 429 although credits are left
   no-reset-header    leave out X-Rate-Limit-Reset
+  ascii-json         write every non-ASCII character of an answer as a \\u escape (as Python's json.dumps does)
   hook-drop=<rate>   webhook deliveries silently never sent
   hook-dup=<rate>    webhook deliveries sent twice
   hook-reorder=<rate>  webhook deliveries held back and sent after the next one to the same webhook

@@ -26,6 +26,11 @@ interface Outcome {
 
 const NO_FAULT: FaultDecision = { kind: 'none', status: 200, slowMs: 0 };
 
+/** JSON text with every non-ASCII UTF-16 unit escaped (`é` as `\u00e9`, an emoji as two escapes), as Python writes it. */
+function asciiJson(text: string): string {
+  return text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function errorResponse(e: HttpError): ApiResponse {
   return { status: e.status, body: e.body() };
 }
@@ -177,6 +182,7 @@ export class ApiServer {
       return;
     }
     let body = typeof response.body === 'string' ? response.body : JSON.stringify(response.body as Json);
+    if (this.ctx.faults.asciiJson) body = asciiJson(body);
     headers['Content-Type'] = 'application/json; charset=UTF-8';
     const kind = fault?.kind ?? NO_FAULT.kind;
     if (kind === 'malformed') {

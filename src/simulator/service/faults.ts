@@ -42,6 +42,10 @@ export class Faults {
     return this.spec.omitResetHeader === true;
   }
 
+  get asciiJson(): boolean {
+    return this.spec.asciiJson === true;
+  }
+
   decide(): FaultDecision {
     const s = this.spec;
     const slowMs = rate(s.slowRate) > 0 && this.rng.next() < rate(s.slowRate) ? Math.max(0, s.slowMs ?? 5000) : 0;
