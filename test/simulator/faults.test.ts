@@ -72,6 +72,17 @@ describe('faults', () => {
     expect((await c.get('/events')).headers['x-rate-limit-reset']).toBeDefined();
   });
 
+  it('ascii-json: the same answer with every non-ASCII character as a \\u escape', async () => {
+    const plain = (await c.get('/contacts?per_page=200')).text;
+    c.sim.setFaults({ asciiJson: true });
+    const ascii = (await c.get('/contacts?per_page=200')).text;
+    c.sim.setFaults({});
+    expect(/[^\x00-\x7f]/.test(plain)).toBe(true);
+    expect(/[^\x00-\x7f]/.test(ascii)).toBe(false);
+    expect(ascii).toMatch(/\\u00[89a-f][0-9a-f]/);
+    expect(JSON.parse(ascii)).toEqual(JSON.parse(plain));
+  });
+
   it('parses the CLI fault and rate-limit specs', () => {
     expect(
       parseFaults('errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header'),
@@ -85,6 +96,7 @@ describe('faults', () => {
       storm429Rate: 0.02,
       omitResetHeader: true,
     });
+    expect(parseFaults('ascii-json')).toEqual({ asciiJson: true });
     expect(() => parseFaults('errors=2')).toThrow();
     expect(() => parseFaults('whatever=1')).toThrow();
     expect(parseRateLimit('50/2')).toEqual({ credits: 50, windowSeconds: 2 });
