@@ -42,7 +42,7 @@ export const ARCHIVE_STREAMS = 'events,registrants';
 const SAMPLE_EVENTS = 4;
 const SAMPLE_PAGES_PER_EVENT = 5;
 
-export const ARCHIVE_PARTS = ['live-cost', 'sync-cost', 'size-rebuild'] as const;
+export const ARCHIVE_PARTS = ['live-cost', 'sync-cost', 'sync-cost-ascii', 'size-rebuild'] as const;
 export type ArchivePart = (typeof ARCHIVE_PARTS)[number];
 
 export interface ArchiveBenchOptions extends BenchOptions {
@@ -241,8 +241,15 @@ const perRow = (ms: number, rows: number) => round((ms * 1000) / rows, 2);
  * with the archive off then on, each into a new warehouse: the process's CPU per row both ways (DuckDB's threads,
  * the archive's roll-ups and the close included). The simulator's CPU is its own process's and is not counted.
  */
-async function syncCost(o: ArchiveBenchOptions, size: SimulatorSize, rows: number): Promise<ScenarioResult[]> {
-  const sim = await startSimProcess({ size, rateLimit: '10000000/600' });
+async function syncCost(
+  o: ArchiveBenchOptions,
+  size: SimulatorSize,
+  rows: number,
+  /** Simulator faults: `ascii-json` for a service that escapes every non-ASCII character (sync-cost-ascii). */
+  faults?: string,
+): Promise<ScenarioResult[]> {
+  const sim = await startSimProcess({ size, rateLimit: '10000000/600', ...(faults ? { faults } : {}) });
+  const answers = faults ? `, answers written with --faults ${faults}` : '';
   const tmp = tempDir('evsync-bench-archive-sync-');
   try {
     const { ids, rows: picked } = pickEvents(await eventCounts(sim), rows);
@@ -264,15 +271,15 @@ async function syncCost(o: ArchiveBenchOptions, size: SimulatorSize, rows: numbe
       `${seconds(on.wallMs)} vs ${seconds(off.wallMs)} s; peak RSS ${round(on.maxRssKb / 1024)} vs ${round(off.maxRssKb / 1024)} MiB`;
     return [
       figure(
-        `archive: sync CPU per row, archive on vs off (backfill of ${on.rows} registrants, ${size})`,
+        `archive: sync CPU per row, archive on vs off (backfill of ${on.rows} registrants, ${size}${answers})`,
         'ratio',
         ratio,
         1.1,
         '<=',
         detail,
       ),
-      figure(`archive: sync with the archive (${size})`, 'us CPU per row', round(perRow(on), 2), null, null),
-      figure(`archive: sync without the archive (${size})`, 'us CPU per row', round(perRow(off), 2), null, null),
+      figure(`archive: sync with the archive (${size}${answers})`, 'us CPU per row', round(perRow(on), 2), null, null),
+      figure(`archive: sync without the archive (${size}${answers})`, 'us CPU per row', round(perRow(off), 2), null, null),
     ];
   } finally {
     tmp.remove();
@@ -531,6 +538,7 @@ export async function archiveBench(
   };
   if (only.includes('live-cost')) await part('live-cost', () => liveCost(o, rows));
   if (only.includes('sync-cost')) await part('sync-cost', () => syncCost(o, size, rows));
+  if (only.includes('sync-cost-ascii')) await part('sync-cost-ascii', () => syncCost(o, size, rows, 'ascii-json'));
   if (only.includes('size-rebuild')) {
     const tmp = tempDir('evsync-bench-archive-build-');
     try {
