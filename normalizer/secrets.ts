@@ -47,8 +47,18 @@ function variants(secret: string): string[] {
   return [...new Set([secret, slashed(secret), encodeURIComponent(secret), json, slashed(json)])];
 }
 
-/** A JSON `\u` escape (or a backslash before `u` and four hex digits that is not one: counted all the same). */
-const UNICODE_ESCAPE = /\\u([0-9a-fA-F]{4})/g;
+/**
+ * A pattern matching a JSON `\u` escape of any of `characters` (UTF-16 units), hex digits in either case: a backslash
+ * before `u` that is itself escaped matches too, which only sends text down the careful path.
+ */
+function escapesOf(characters: ReadonlySet<string>): RegExp | null {
+  if (characters.size === 0) return null;
+  const hex = (c: string) =>
+    [...c.charCodeAt(0).toString(16).padStart(4, '0')]
+      .map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d))
+      .join('');
+  return new RegExp(`\\\\u(?:${[...characters].map(hex).join('|')})`);
+}
 
 /**
  * A scrubber over the secrets `secrets()` returns (client secret and its encodings, the Basic string, current and
@@ -59,8 +69,8 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
   let source: readonly string[] = [];
   let test: RegExp | null = null;
   let replace: RegExp | null = null;
-  /** Every character of the scrubbed forms: an escape of one of them could spell a secret. */
-  let characters = new Set<string>();
+  /** An escape of a character of the scrubbed forms (which could spell a secret), null when none is held. */
+  let hiding: RegExp | null = null;
   let built = false;
 
   function sameList(list: readonly string[]): boolean {
@@ -79,7 +89,7 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
     // Longest first, so a secret containing another is replaced whole.
     forms.sort((a, b) => b.length - a.length);
     // UTF-16 code units, as `\u` escapes name them (a character past U+FFFF is two escapes).
-    characters = new Set(forms.flatMap((f) => f.split('')));
+    hiding = escapesOf(new Set(forms.flatMap((f) => f.split(''))));
     if (forms.length === 0) {
       test = replace = null;
       scrubber.shortest = Number.POSITIVE_INFINITY;
@@ -97,11 +107,9 @@ export function makeSecretScrubber(secrets: () => readonly string[]): SecretScru
   }
 
   function escapesMayHide(value: string): boolean {
-    if (test === null || !value.includes('\\u')) return false;
-    for (const m of value.matchAll(UNICODE_ESCAPE)) {
-      if (characters.has(String.fromCharCode(Number.parseInt(m[1] as string, 16)))) return true;
-    }
-    return false;
+    // One scan for escapes of those characters only: text that escapes every non-ASCII character (thousands of
+    // escapes on a page of names in another script) costs no more than text with none.
+    return hiding !== null && value.includes('\\u') && hiding.test(value);
   }
 
   // A plain field rather than a getter: the normalizer reads it for every text value.
