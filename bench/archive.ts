@@ -279,7 +279,13 @@ async function syncCost(
         detail,
       ),
       figure(`archive: sync with the archive (${size}${answers})`, 'us CPU per row', round(perRow(on), 2), null, null),
-      figure(`archive: sync without the archive (${size}${answers})`, 'us CPU per row', round(perRow(off), 2), null, null),
+      figure(
+        `archive: sync without the archive (${size}${answers})`,
+        'us CPU per row',
+        round(perRow(off), 2),
+        null,
+        null,
+      ),
     ];
   } finally {
     tmp.remove();

@@ -270,12 +270,14 @@ export class Warehouse {
     scratch: string,
     tables: readonly string[],
     keys: (table: string) => readonly string[],
+    /** Rows per slice of the comparison's join (rebuilt-tables.ts DIFF_SLICE_ROWS by default). */
+    sliceRows?: number,
   ): Promise<TableChange[]> {
     return this.db.exclusive(async () => {
       // Under the load's memory limit: the comparison scans every column of the tables once, and the open's limit
       // would keep more of their blocks cached (a rebuild of a million registrants peaked at 403 MB without).
       await this.threadsFor(true);
-      return compareRebuilt(this.db, scratch, tables, keys);
+      return compareRebuilt(this.db, scratch, tables, keys, sliceRows);
     });
   }
 
@@ -288,12 +290,23 @@ export class Warehouse {
     tables: readonly string[],
     keys: (table: string) => readonly string[],
     runId: string,
+    /** Rows per slice of the comparison's join (rebuilt-tables.ts DIFF_SLICE_ROWS by default). */
+    sliceRows?: number,
   ): Promise<string[]> {
     return this.db.exclusive(async () => {
       await this.mergeNow();
       await this.threadsFor(true);
       const stamp = { at: utcNow(this.db.now), runId };
-      const done = await replaceWithRebuilt(this.db, this.ops, scratch, tables, keys, stamp, this.publishing);
+      const done = await replaceWithRebuilt(
+        this.db,
+        this.ops,
+        scratch,
+        tables,
+        keys,
+        stamp,
+        this.publishing,
+        sliceRows,
+      );
       for (const t of done) this.tables.delete(t);
       forgetReadyHistory(this.db);
       this.db.forgetPrepared();

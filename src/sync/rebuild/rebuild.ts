@@ -175,7 +175,9 @@ export async function rebuild(o: RebuildOptions): Promise<RebuildResult> {
       replayed = await replayInto();
     }
   } finally {
+    // The live warehouse's own archive stays open for its writes; its reads are over.
     if (ownArchive) await archive.close();
+    else await archive.doneReading();
   }
   const keyOf = (table: string) => streams.get(table)?.key ?? ['id'];
   const changes = await live.compareRebuilt(scratchPath, names, keyOf);

@@ -485,6 +485,15 @@ export class Archive {
   }
 
   /**
+   * Done reading bodies (a rebuild's replay ended): the DuckDB instance its reads kept is closed unless a roll-up
+   * uses it (which closes it when done). Kept into a rebuild's comparison, it held its memory beside the largest
+   * join of the rebuild.
+   */
+  async doneReading(): Promise<void> {
+    await this.withDuck(async () => undefined, true);
+  }
+
+  /**
    * The bodies of `entries` (JSON text), in the order asked; an entry the archive does not hold is absent from the
    * map. Reads the spool's files and the segments' row groups that hold the rest.
    */

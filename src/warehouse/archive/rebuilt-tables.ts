@@ -75,27 +75,68 @@ function rowHash(columns: readonly string[], retyped: ReadonlySet<string>): stri
 const DIFF = 'temp."_evsync_diff"';
 
 /**
+ * Rows a slice of the comparison joins at most (per side): the join's hash table of a million registrants' keys and
+ * hashes raised a rebuild's RSS by about 90 MB at once, beside three DuckDB instances (live, scratch, archive).
+ */
+const DIFF_SLICE_ROWS = 262_144;
+
+/**
+ * The key ranges the comparison is cut into: for a single integer key, ranges of about `sliceRows` rows of the
+ * larger side over the keys both sides span (a scan skips the row groups outside a range by their min/max, and
+ * hashes only the rows inside it); otherwise one slice, the whole table.
+ */
+async function slicesOf(db: Db, table: string, pair: TablePair, sliceRows: number): Promise<(string | null)[]> {
+  const key = pair.key[0] as string;
+  const type = pair.live.get(key);
+  if (pair.key.length !== 1 || pair.retyped.has(key) || !(type === 'BIGINT' || type === 'INTEGER')) return [null];
+  const k = ident(key);
+  const t = ident(table);
+  const r = await db.query(
+    `SELECT max(n) AS n, CAST(min(lo) AS VARCHAR) AS lo, CAST(max(hi) AS VARCHAR) AS hi FROM (
+       SELECT count(*) AS n, min(${k}) AS lo, max(${k}) AS hi FROM main.${t}
+       UNION ALL SELECT count(*), min(${k}), max(${k}) FROM ${SCRATCH}.main.${t})`,
+  );
+  const row = r.rows[0];
+  const n = Number(row?.n ?? 0);
+  if (n <= sliceRows || row?.lo === null || row?.hi === null) return [null];
+  const lo = BigInt(String(row?.lo));
+  const hi = BigInt(String(row?.hi));
+  const count = BigInt(Math.ceil(n / sliceRows));
+  const width = (hi - lo) / count + 1n;
+  const out: string[] = [];
+  for (let from = lo; from <= hi; from += width) out.push(`x.${k} BETWEEN ${from} AND ${from + width - 1n}`);
+  // A row without its key (none is stored so) would be in no range.
+  out.push(`x.${k} IS NULL`);
+  return out;
+}
+
+/**
  * The keys whose rows differ between the live table and the scratch's, in DIFF: `change` added, removed or changed
  * (any column both have, system columns included), and `data` whether a changed row's values or deletion differ
- * (not only its `_synced_at`/`_run_id`). Each side is read once as its keys and two hashes: narrow rows, where a join
- * of whole rows held both sides' every column (out of memory on a million registrants).
+ * (not only its `_synced_at`/`_run_id`). Each side is read as its keys and two hashes: narrow rows, where a join
+ * of whole rows held both sides' every column (out of memory on a million registrants); and in slices of the key's
+ * range (slicesOf), so that the join holds a slice's keys, not the table's.
  */
-async function diffTable(db: Db, table: string, pair: TablePair): Promise<void> {
+async function diffTable(db: Db, table: string, pair: TablePair, sliceRows: number): Promise<void> {
   const t = ident(table);
   const data = pair.both.filter((c) => c !== '_synced_at' && c !== '_run_id');
-  const side = (source: string) =>
+  const side = (source: string, where: string | null) =>
     `(SELECT ${pair.key.map((c) => `x.${ident(c)}`).join(', ')}, ${rowHash(pair.both, pair.retyped)} AS ha,
-             ${rowHash(data, pair.retyped)} AS hd FROM ${source} x)`;
+             ${rowHash(data, pair.retyped)} AS hd FROM ${source} x${where ? ` WHERE ${where}` : ''})`;
   const k0 = ident(pair.key[0] as string);
-  await db.run(
-    `CREATE OR REPLACE TEMP TABLE "_evsync_diff" AS
-       SELECT ${pair.key.map((c) => `coalesce(l.${ident(c)}, r.${ident(c)}) AS ${ident(c)}`).join(', ')},
-              CASE WHEN l.${k0} IS NULL THEN 'added' WHEN r.${k0} IS NULL THEN 'removed' ELSE 'changed' END AS change,
-              l.hd IS DISTINCT FROM r.hd AS data
-         FROM ${side(`main.${t}`)} l FULL OUTER JOIN ${side(`${SCRATCH}.main.${t}`)} r
-           ON ${pair.key.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ')}
-        WHERE l.${k0} IS NULL OR r.${k0} IS NULL OR l.ha <> r.ha`,
-  );
+  const slices = await slicesOf(db, table, pair, sliceRows);
+  for (let i = 0; i < slices.length; i++) {
+    const where = slices[i] ?? null;
+    await db.run(
+      `${i === 0 ? 'CREATE OR REPLACE TEMP TABLE "_evsync_diff" AS' : `INSERT INTO ${DIFF}`}
+         SELECT ${pair.key.map((c) => `coalesce(l.${ident(c)}, r.${ident(c)}) AS ${ident(c)}`).join(', ')},
+                CASE WHEN l.${k0} IS NULL THEN 'added' WHEN r.${k0} IS NULL THEN 'removed' ELSE 'changed' END AS change,
+                l.hd IS DISTINCT FROM r.hd AS data
+           FROM ${side(`main.${t}`, where)} l FULL OUTER JOIN ${side(`${SCRATCH}.main.${t}`, where)} r
+             ON ${pair.key.map((c) => `l.${ident(c)} = r.${ident(c)}`).join(' AND ')}
+          WHERE l.${k0} IS NULL OR r.${k0} IS NULL OR l.ha <> r.ha`,
+    );
+  }
 }
 
 /** Per table, what replacing the live table with the scratch's would change (tables the scratch lacks: skipped). */
@@ -104,6 +145,7 @@ export async function compareRebuilt(
   scratch: string,
   tables: readonly string[],
   key: (table: string) => readonly string[],
+  sliceRows = DIFF_SLICE_ROWS,
 ): Promise<TableChange[]> {
   return attached(db, scratch, async () => {
     const out: TableChange[] = [];
@@ -128,7 +170,7 @@ export async function compareRebuilt(
         continue;
       }
       const pair = pairOf(live, rebuilt, key(table));
-      await diffTable(db, table, pair);
+      await diffTable(db, table, pair, sliceRows);
       const r = await db.query(
         `SELECT count(*) FILTER (WHERE change = 'added') AS added, count(*) FILTER (WHERE change = 'removed') AS removed,
                 count(*) FILTER (WHERE change = 'changed') AS changed FROM ${DIFF}`,
@@ -218,6 +260,7 @@ export async function replaceWithRebuilt(
   keys: (table: string) => readonly string[],
   stamp: RebuildStamp,
   owe: boolean,
+  sliceRows = DIFF_SLICE_ROWS,
 ): Promise<string[]> {
   return attached(db, scratch, () =>
     db.transaction(async () => {
@@ -235,7 +278,7 @@ export async function replaceWithRebuilt(
           done.push(table);
           continue;
         }
-        if (await writeDifferences(db, table, pair, stamp)) {
+        if (await writeDifferences(db, table, pair, stamp, sliceRows)) {
           await logStamped(db, ops, table, pair.key, stamp);
           done.push(table);
         } else if (history) done.push(table);
@@ -251,8 +294,14 @@ export async function replaceWithRebuilt(
 }
 
 /** The rows of the live table that differ from the rebuilt ones replaced by them; false when none differ. */
-async function writeDifferences(db: Db, table: string, pair: TablePair, stamp: RebuildStamp): Promise<boolean> {
-  await diffTable(db, table, pair);
+async function writeDifferences(
+  db: Db,
+  table: string,
+  pair: TablePair,
+  stamp: RebuildStamp,
+  sliceRows: number,
+): Promise<boolean> {
+  await diffTable(db, table, pair, sliceRows);
   const t = ident(table);
   const n = Number((await db.query(`SELECT count(*) AS n FROM ${DIFF}`)).rows[0]?.n ?? 0);
   if (n === 0) {
