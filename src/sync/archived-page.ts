@@ -13,7 +13,7 @@ import { storableRaw } from '../../normalizer/storable.js';
 const UNWRITABLE = '__evsync_unwritable__';
 const UNWRITABLE_REASON = 'nested deeper than JSON can be written: kept in the archive in its storable form';
 
-interface ArchivedPage {
+export interface ArchivedPage {
   records: readonly unknown[];
   quarantined?: readonly { raw: unknown; reason: string }[];
 }
