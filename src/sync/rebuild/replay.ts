@@ -56,6 +56,16 @@ interface ReplayInput {
   window?: number | undefined;
 }
 
+/** A page op's archived body read back; one that is not JSON names its entry and op. */
+function readBody(op: Extract<Op, { kind: 'page' }>, text: string): ArchivedPage | null {
+  try {
+    return readArchivedPage(text);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new Error(`archive entry ${op.entry} of op ${op.seq} (${op.stream}, ${op.at}) cannot be read: ${why}`);
+  }
+}
+
 /** One replay: its loaders (one per live run, as the live run had one) and its progress. */
 class Replay {
   private readonly loaders = new Map<string, PageLoader>();
@@ -86,7 +96,7 @@ class Replay {
           : `archive entry ${op.entry} of op ${op.seq} (${op.stream}, ${op.at}) is not in the archive (pruned?)`,
       );
     }
-    const body = ahead === undefined ? readArchivedPage(text as string) : ahead;
+    const body = ahead === undefined ? readBody(op, text as string) : ahead;
     if (!body) throw new Error(`archive entry ${op.entry} (op ${op.seq}) holds no page of records`);
     await this.loaderOf(op.runId).load({
       stream,
