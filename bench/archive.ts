@@ -1,3 +1,33 @@
+/**
+ * The archive's costs (issue 36), against its targets:
+ *
+ * - `live-cost`: what keeping the archive adds to the live load. The replay scenario's recording (20 pages of
+ *   `large` registrants, replay.ts) is replayed into the loader by replay-child.ts (a process of its own, DuckDB on
+ *   one thread) twice on the same rows, `--archive off` then `--archive on`; CPU us per row both ways, the close
+ *   (where the archive's last roll-up into Parquet happens) counted. The replay repeats the same 20 pages, so the
+ *   archive it writes compresses far better than real pages would: its size is shown, never used for the size target.
+ * - `sync-cost`: the same on a real backfill: registrants of the first events of the size (about `--rows` rows) from
+ *   the unthrottled simulator in a process of its own, synced by pipeline-child.ts with the archive off then on; the
+ *   whole process's CPU per row both ways (HTTP, parsing, loading, DuckDB's threads, roll-ups and close).
+ * - `sync-cost-ascii`: `sync-cost` against a simulator that writes its answers ASCII-only (`--faults ascii-json`,
+ *   every non-ASCII character as a `\u` escape, as Python's json.dumps does), which the archive keeps as it came.
+ * - `size-rebuild`: a warehouse of `events,registrants` backfilled WITH its archive from the simulator (seed
+ *   BACKFILL_SEED, unthrottled). Raw bytes: the `bytes` of every archive entry (the JSON text appended); archive
+ *   bytes: the files under `<db>.archive/`. A sample of registrant pages is requested again from the simulator to
+ *   set the bytes of the HTTP bodies it answered against the bytes the archive takes in for the same pages. Then
+ *   `rebuild` of registrants (not a dry run) on a copy of the warehouse and its archive, in a process of its own
+ *   (archive-rebuild-child.ts): wall, CPU, peak RSS (VmHWM).
+ *
+ *   npm run build && node dist/bench/archive.js [--size large] [--db /work/bench-cache/large-reg-archived.duckdb]
+ *        [--rows 1000000] [--only live-cost,sync-cost,sync-cost-ascii,size-rebuild]
+ *        -> bench/results/archive.json (another size: -<size>.json)
+ *   npm run bench -- --only archive --db <file> [--quick]  (the same as a group; --quick: small, 200k replay rows)
+ *
+ * From dist: the replay's recording starts the simulator in a child process from dist (sim-process.ts).
+ *
+ * `--db` names the archived warehouse: built there (with `<db>.archive/` beside it) when missing, kept for later runs,
+ * never changed (the rebuild runs on a copy). On large the build takes 10-20 minutes.
+ */
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -1,3 +1,14 @@
+/**
+ * The history of every record (issue 37): what keeping it costs on the live path and on disk. The same simulated
+ * account (`small`, seed 5) is backfilled twice, once with the history on and once off, then changed in rounds of
+ * registrant changes, each followed by an incremental sync (polls), or delivered by the simulator's webhooks to a
+ * receiver that applies them (webhooks); each configuration runs in a process of its own
+ * (history-child.ts), the simulator in another. Reported: versions written and bytes per 1,000 changes (the
+ * warehouse file's growth over the same syncs with the history off, and the versions as zstd Parquet, what readers'
+ * copies carry), and the syncs' CPU per change with the history on and off.
+ *
+ *   npm run bench -- --only history        (node dist/bench/history.js alone: the same, printed)
+ */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

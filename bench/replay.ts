@@ -1,3 +1,12 @@
+/**
+ * The loader alone, without the simulator's serving speed: registrant pages recorded once from the `large`
+ * simulator, then replayed from memory into the engine's loader (normalize + load + checkpoint) in a process of its
+ * own (replay-child.ts), with DuckDB on one thread. The table grows to 1M rows (quick) or 5M (full), so the figures
+ * say whether the cost of a row and the memory depend on how many rows the table already holds.
+ *
+ * Rows per second are given per second of the process's CPU time (all its threads), which is what "one core"
+ * measures and what other processes on a shared machine distort least; wall-clock rows/s are in the detail.
+ */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { customFieldsFromDefinitions } from '../connectors/index.js';

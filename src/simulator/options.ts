@@ -39,8 +39,8 @@ const DELAYS = new Map<string, { rate: NumericFault; ms: NumericFault; defaultMs
 
 /**
  * Parses the `--faults` spec:
- * `errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header,ascii-json`, and for webhook
- * deliveries `hook-drop=0.05,hook-dup=0.05,hook-reorder=0.05,hook-delay=0.05:2000`.
+ * `errors=0.05,latency=20,resets=0.01,malformed=0.01,slow=0.01:5000,storm429=0.02,no-reset-header,ascii-json`,
+ * and for webhook deliveries `hook-drop=0.05,hook-dup=0.05,hook-reorder=0.05,hook-delay=0.05:2000`.
  */
 export function parseFaults(text: string): FaultSpec {
   const spec: FaultSpec = {};

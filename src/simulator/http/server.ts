@@ -26,7 +26,7 @@ interface Outcome {
 
 const NO_FAULT: FaultDecision = { kind: 'none', status: 200, slowMs: 0 };
 
-/** JSON text with every non-ASCII UTF-16 unit escaped (`é` as `\u00e9`, an emoji as two escapes), as Python writes it. */
+/** JSON text with every non-ASCII UTF-16 unit escaped (`é` as `\u00e9`, an emoji as two), as Python writes it. */
 function asciiJson(text: string): string {
   return text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -20,7 +20,7 @@
  * false`): no version is kept, the `history` views are not made, and what was kept stays.
  */
 import { getStream, hasStream } from '../../../connectors/index.js';
-import { columnsOf } from '../db/columns.js';
+import { columnsOf, describeTable } from '../db/columns.js';
 import type { Db } from '../db/connection.js';
 import { ident } from '../db/sql.js';
 import { tableExists } from '../state/bookkeeping.js';
@@ -63,15 +63,6 @@ export async function alignHistoryColumns(
 /** Drops the Db.memo entries whose key starts with `prefix` (what this module keeps there, see readyKey, onKey). */
 function forgetMemo(db: Db, prefix: string): void {
   for (const key of [...db.memo.keys()]) if (key.startsWith(prefix)) db.memo.delete(key);
-}
-
-/**
- * Columns of a table known to exist, with DuckDB's type names, in order: DESCRIBE binds that table alone, where
- * duckdb_columns() lists every table's and view's columns (milliseconds on a warehouse with its views, per batch).
- */
-async function describeTable(db: Db, schema: string, table: string): Promise<Map<string, string>> {
-  const r = await db.query(`DESCRIBE ${schema}.${ident(table)}`);
-  return new Map(r.rows.map((row) => [String(row.column_name), String(row.column_type)]));
 }
 
 /** Db.memo's key for the columns `_history.<table>` was last made to hold (cleared by a rollback, as memo is). */
