@@ -397,7 +397,8 @@ async function liveCost(o: ArchiveBenchOptions, rows: number): Promise<ScenarioR
         '>=',
         `${rate(on.report)} rows per CPU-second with the archive, ${rate(off.report)} without ` +
           `(${round(rate(off.report) / floor.floorRowsPerCpuSecond, 2)} of the floor), floor ` +
-          `${floor.floorRowsPerCpuSecond} (replay-floor.ts, ${floor.rows} rows, same recording, same run)`,
+          `${floor.floorRowsPerCpuSecond} (replay-floor.ts, ${floor.rows} rows, same recording, same run); the floor ` +
+          `plus the page contract alone (no archive) reaches ${round(floor.contract.rowsPerCpuSecond / floor.floorRowsPerCpuSecond, 2)} of it`,
       ),
       figure(
         `archive: live load with the archive (replay of ${on.report.rows} rows)`,
