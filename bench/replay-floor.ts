@@ -54,7 +54,7 @@ export interface ContractReport {
   rows: number;
   usPerRow: number;
   rowsPerCpuSecond: number;
-  /** Microseconds of CPU per row in each part (the rest of the total is between them: reading the next page). */
+  /** Microseconds of CPU per row in each part (their sum is the total; reading the pages is outside it). */
   parts: { normalizeStringify: number; stagedWrite: number; pageTransaction: number; mergeInsert: number };
 }
 
@@ -120,15 +120,15 @@ async function contractFloor(file: string, dir: string, pages: number): Promise<
       pending = [];
     };
     for (let p = 0; p < pages; p++) {
-      // Read and parsed outside the timing, as the engine's replay reads its pages (replay-child.ts).
+      // Read, parsed and given new ids outside the timing, as the engine's replay reads its pages (replay-child.ts).
       const source = recording.page(p % recording.pages);
+      for (const r of source) r.id = Number(r.id) + p * 10_000_000;
       const c0 = cpuMs();
-      const normalized: NormalizedRow[] = source.map((r) => {
-        const out = normalizer.normalize({ ...r, id: Number(r.id) + p * 10_000_000 });
+      const page: NormalizedRow[] = source.map((r) => {
+        const out = normalizer.normalize(r);
         if (!out.ok) throw new Error(`contract floor: ${out.reason}`);
         return out.row;
       });
-      const page = normalized;
       columns ??= Object.keys(page[0] ?? {}).filter((k) => page.some((r) => r[k] != null));
       const text = duckJson(page, columns);
       const c1 = cpuMs();
@@ -188,11 +188,15 @@ async function main(): Promise<void> {
   let rows = 0;
   let js = 0;
   mkdirSync(values.dir, { recursive: true });
+  // The p-th page's records with ids of their own, made outside the timing (the engine's replay shifts its ids
+  // outside its timing too: replay-child.ts).
+  const shifted = (p: number) =>
+    (recording.pages[p % recording.pages.length] ?? []).map((r) => ({ ...r, id: Number(r.id) + p * 10_000_000 }));
   for (let p = 0; p < pages; p++) {
-    const source = recording.pages[p % recording.pages.length] ?? [];
+    const source = shifted(p);
     const c0 = cpuMs();
     const normalized: NormalizedRow[] = source.map((r) => {
-      const out = normalizer.normalize({ ...r, id: Number(r.id) + p * 10_000_000 });
+      const out = normalizer.normalize(r);
       if (!out.ok) throw new Error(`floor: ${out.reason}`);
       return out.row;
     });
@@ -239,21 +243,27 @@ async function main(): Promise<void> {
     const appended = `${stream.name}_appended`;
     await db.run(createTableSql({ ...stream, name: appended }));
     const tableColumns = [...typeOf.keys()];
-    const c0 = cpuMs();
+    let appending = 0;
+    let c0 = cpuMs();
     const appender = await db.createAppender(appended);
+    appending += cpuMs() - c0;
     for (let p = 0; p < pages; p++) {
-      const source = recording.pages[p % recording.pages.length] ?? [];
+      const source = shifted(p);
+      c0 = cpuMs();
       for (const r of source) {
-        const out = normalizer.normalize({ ...r, id: Number(r.id) + p * 10_000_000 });
+        const out = normalizer.normalize(r);
         if (!out.ok) throw new Error(`floor: ${out.reason}`);
         for (const c of tableColumns) appendValue(appender, out.row[c]);
         appender.endRow();
       }
       appender.flushSync();
+      appending += cpuMs() - c0;
     }
+    c0 = cpuMs();
     appender.closeSync();
     await db.run('CHECKPOINT');
-    const appenderUsPerRow = Number((((cpuMs() - c0) * 1000) / rows).toFixed(1));
+    appending += cpuMs() - c0;
+    const appenderUsPerRow = Number(((appending * 1000) / rows).toFixed(1));
     const report: FloorReport = {
       rows,
       tableColumns: typeOf.size,
