@@ -25,8 +25,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DuckDBAppender, DuckDBInstance } from '@duckdb/node-api';
-import type { NormalizedRow, NormalizedValue } from '../connectors/types.js';
-import { createNormalizer } from '../normalizer/normalize.js';
+import type { NormalizedRow, NormalizedValue, ResolvedStream } from '../connectors/types.js';
+import { createNormalizer, type Normalizer } from '../normalizer/normalize.js';
 import { duckJson, ident, literal } from '../src/warehouse/db/sql.js';
 import { NEW_FILE_OPTIONS } from '../src/warehouse/index.js';
 import { createTableSql } from '../src/warehouse/load/ddl.js';
@@ -72,6 +72,51 @@ const cpuMs = () => {
   return (c.user + c.system) / 1000;
 };
 
+/** A new database file `<dir>/<name>.duckdb` holding the stream's table; DuckDB on one thread, as a load runs it. */
+async function openFloorDb(dir: string, name: string, stream: ResolvedStream) {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '160MB' });
+  const db = await instance.connect();
+  await db.run(`ATTACH ${literal(join(dir, `${name}.duckdb`))} AS ${ident(name)} (${NEW_FILE_OPTIONS})`);
+  await db.run(`USE ${ident(name)}`);
+  await db.run(createTableSql(stream));
+  const described = await db.runAndReadAll(
+    `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ${literal(stream.name)}`,
+  );
+  /** The table's columns and their types, in order. */
+  const typeOf = new Map(described.getRows().map(([n, t]) => [String(n), String(t)]));
+  const close = () => {
+    db.closeSync();
+    instance.closeSync();
+  };
+  return { db, typeOf, close };
+}
+
+/**
+ * The rows of page files as the stream's table takes them, as the loader reads them (merge.ts pageRows): `read_json`
+ * with declared types over `columns`, JSON text cast to JSON.
+ */
+function readPagesSql(files: readonly string[], columns: readonly string[], typeOf: ReadonlyMap<string, string>) {
+  const spec = columns.map(
+    (c) => `${literal(c)}: ${literal(typeOf.get(c) === 'JSON' ? 'VARCHAR' : String(typeOf.get(c)))}`,
+  );
+  const select = columns.map((c) => (typeOf.get(c) === 'JSON' ? `CAST(${ident(c)} AS JSON)` : ident(c)));
+  return `SELECT ${select.join(', ')} FROM read_json([${files.map(literal).join(', ')}], format = 'array', columns = {${spec.join(', ')}})`;
+}
+
+/** A page's records normalized (any the normalizer refuses fails the bench: the recording is the service's own). */
+function normalizePage(normalizer: Normalizer, records: readonly Record<string, unknown>[]): NormalizedRow[] {
+  return records.map((r) => {
+    const out = normalizer.normalize(r);
+    if (!out.ok) throw new Error(`floor: ${out.reason}`);
+    return out.row;
+  });
+}
+
+/** As the loader does: the columns null in every row of the page stay out of its file. */
+function fileColumnsOf(page: readonly NormalizedRow[]): string[] {
+  return Object.keys(page[0] ?? {}).filter((k) => page.some((r) => r[k] != null));
+}
+
 /** Pages merged per INSERT: the floor reads its files 100 at a time too. */
 const CONTRACT_BATCH = 100;
 
@@ -80,39 +125,25 @@ async function contractFloor(file: string, dir: string, pages: number): Promise<
   const recording = openRecording(file);
   const stream = recording.stream;
   const normalizer = createNormalizer(stream);
-  const path = join(dir, 'contract.duckdb');
-  const staging = Staging.forDatabase(path);
-  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '160MB' });
-  const db = await instance.connect();
+  const staging = Staging.forDatabase(join(dir, 'contract.duckdb'));
+  const { db, typeOf, close } = await openFloorDb(dir, 'contract', stream);
   const parts = { normalizeStringify: 0, stagedWrite: 0, pageTransaction: 0, mergeInsert: 0 };
   let total = 0;
   let rows = 0;
   try {
-    await db.run(`ATTACH ${literal(path)} AS contract (${NEW_FILE_OPTIONS})`);
-    await db.run('USE contract');
-    await db.run(createTableSql(stream));
     await db.run('CREATE TABLE staged (file VARCHAR, row_count INTEGER, keys VARCHAR)');
     await db.run('CREATE TABLE cursors (stream VARCHAR, walk VARCHAR)');
     await db.run(`INSERT INTO cursors VALUES (${literal(stream.name)}, NULL)`);
     const register = await db.prepare('INSERT INTO staged VALUES ($1, $2, $3)');
     const cursor = await db.prepare('UPDATE cursors SET walk = $1 WHERE stream = $2');
-    const described = await db.runAndReadAll(
-      `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ${literal(stream.name)}`,
-    );
-    const typeOf = new Map(described.getRows().map(([n, t]) => [String(n), String(t)]));
     let columns: string[] | null = null;
     let pending: string[] = [];
     const merge = async () => {
       if (pending.length === 0 || columns === null) return;
-      const spec = columns.map(
-        (c) => `${literal(c)}: ${literal(typeOf.get(c) === 'JSON' ? 'VARCHAR' : String(typeOf.get(c)))}`,
-      );
-      const select = columns.map((c) => (typeOf.get(c) === 'JSON' ? `CAST(${ident(c)} AS JSON)` : ident(c)));
+      const files = pending.map((f) => staging.path(f));
       await db.run('BEGIN TRANSACTION');
       await db.run(
-        `INSERT INTO ${ident(stream.name)} (${columns.map(ident).join(', ')}) SELECT ${select.join(', ')}
-           FROM read_json([${pending.map((f) => literal(staging.path(f))).join(', ')}], format = 'array',
-                          columns = {${spec.join(', ')}})`,
+        `INSERT INTO ${ident(stream.name)} (${columns.map(ident).join(', ')}) ${readPagesSql(files, columns, typeOf)}`,
       );
       await db.run('DELETE FROM staged');
       await db.run('COMMIT');
@@ -124,12 +155,8 @@ async function contractFloor(file: string, dir: string, pages: number): Promise<
       const source = recording.page(p % recording.pages);
       for (const r of source) r.id = Number(r.id) + p * 10_000_000;
       const c0 = cpuMs();
-      const page: NormalizedRow[] = source.map((r) => {
-        const out = normalizer.normalize(r);
-        if (!out.ok) throw new Error(`contract floor: ${out.reason}`);
-        return out.row;
-      });
-      columns ??= Object.keys(page[0] ?? {}).filter((k) => page.some((r) => r[k] != null));
+      const page = normalizePage(normalizer, source);
+      columns ??= fileColumnsOf(page);
       const text = duckJson(page, columns);
       const c1 = cpuMs();
       const name = await staging.write(text, true);
@@ -156,8 +183,7 @@ async function contractFloor(file: string, dir: string, pages: number): Promise<
       rows += page.length;
     }
   } finally {
-    db.closeSync();
-    instance.closeSync();
+    close();
     staging.dispose();
   }
   const perRow = (ms: number) => Number(((ms * 1000) / rows).toFixed(1));
@@ -195,13 +221,8 @@ async function main(): Promise<void> {
   for (let p = 0; p < pages; p++) {
     const source = shifted(p);
     const c0 = cpuMs();
-    const normalized: NormalizedRow[] = source.map((r) => {
-      const out = normalizer.normalize(r);
-      if (!out.ok) throw new Error(`floor: ${out.reason}`);
-      return out.row;
-    });
-    // As the loader does: columns null in every row stay out of the file.
-    columns ??= Object.keys(normalized[0] ?? {}).filter((k) => normalized.some((r) => r[k] != null));
+    const normalized = normalizePage(normalizer, source);
+    columns ??= fileColumnsOf(normalized);
     const text = duckJson(normalized, columns);
     js += cpuMs() - c0;
     rows += normalized.length;
@@ -210,26 +231,10 @@ async function main(): Promise<void> {
     files.push(file);
   }
   const cols = columns ?? [];
-  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '160MB' });
-  const db = await instance.connect();
+  const { db, typeOf, close } = await openFloorDb(values.dir, 'floor', stream);
   try {
-    await db.run(`ATTACH ${literal(join(values.dir, 'floor.duckdb'))} AS floor (${NEW_FILE_OPTIONS})`);
-    await db.run('USE floor');
-    await db.run(createTableSql(stream));
-    const described = await db.runAndReadAll(
-      `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ${literal(stream.name)}`,
-    );
-    const typeOf = new Map(described.getRows().map(([n, t]) => [String(n), String(t)]));
-    const spec = cols.map(
-      (c) => `${literal(c)}: ${literal(typeOf.get(c) === 'JSON' ? 'VARCHAR' : String(typeOf.get(c)))}`,
-    );
-    const select = cols.map((c) => (typeOf.get(c) === 'JSON' ? `CAST(${ident(c)} AS JSON)` : ident(c))).join(', ');
     const list = cols.map(ident).join(', ');
-    const read = (from: number) =>
-      `SELECT ${select} FROM read_json([${files
-        .slice(from, from + 100)
-        .map(literal)
-        .join(', ')}], format = 'array', columns = {${spec.join(', ')}})`;
+    const read = (from: number) => readPagesSql(files.slice(from, from + 100), cols, typeOf);
     const timed = async (statement: (from: number) => string, checkpoint: boolean): Promise<number> => {
       const c0 = cpuMs();
       for (let i = 0; i < files.length; i += 100) await db.run(statement(i));
@@ -278,8 +283,7 @@ async function main(): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {
-    db.closeSync();
-    instance.closeSync();
+    close();
   }
 }
 

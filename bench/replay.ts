@@ -93,11 +93,15 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
     const first = cpuPerRow(r, 0, 200_000);
     const last = cpuPerRow(r, big - 1_000_000, big);
     const oneM = r.bands.find((b) => b.rows >= 1_000_000);
+    /** The engine's rows per CPU-second, its ratio to the floor, and the contract floor's (replay-floor.ts). */
+    const rate = Math.round(r.rows / (r.cpuMs / 1000));
+    const ofFloor = round(rate / floor.floorRowsPerCpuSecond, 2);
+    const contractOfFloor = round(floor.contract.rowsPerCpuSecond / floor.floorRowsPerCpuSecond, 2);
     const out: ScenarioResult[] = [
       figure(
         `replay: load ${r.rows} recorded registrants (normalize + load + checkpoint), one core`,
         'rows per CPU-second',
-        Math.round(r.rows / (r.cpuMs / 1000)),
+        rate,
         30_000,
         '>=',
         `${Math.round(r.rows / (r.wallMs / 1000))} rows/s wall; ${r.pages} pages of ${(RECORDED_PAGES * 1000) / RECORDED_PAGES} rows, ` +
@@ -149,17 +153,16 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
         `${floor.rows} rows; us CPU per row: normalize + stringify ${floor.jsUsPerRow}; DuckDB read_json of the ` +
           `${floor.fileColumns} columns the files carry ${floor.parseUsPerRow}; insert into a ${floor.fileColumns}-column ` +
           `table ${floor.narrowInsertUsPerRow}; insert into the stream's ${floor.tableColumns}-column table ` +
-          `${floor.tableInsertUsPerRow}; the engine above reaches ${round(Math.round(r.rows / (r.cpuMs / 1000)) / floor.floorRowsPerCpuSecond, 2)} of the floor`,
+          `${floor.tableInsertUsPerRow}; the engine above reaches ${ofFloor} of the floor`,
       ),
       figure(
         `replay: the engine vs the floor (rows per CPU-second, the replay above against the floor above)`,
         'ratio',
-        round(Math.round(r.rows / (r.cpuMs / 1000)) / floor.floorRowsPerCpuSecond, 2),
+        ofFloor,
         0.8,
         '>=',
-        `${Math.round(r.rows / (r.cpuMs / 1000))} vs ${floor.floorRowsPerCpuSecond}; the floor plus the page contract ` +
-          `alone (below) reaches ${round(floor.contract.rowsPerCpuSecond / floor.floorRowsPerCpuSecond, 2)} of the floor, ` +
-          `and the engine ${round(Math.round(r.rows / (r.cpuMs / 1000)) / floor.contract.rowsPerCpuSecond, 2)} of that`,
+        `${rate} vs ${floor.floorRowsPerCpuSecond}; the floor plus the page contract alone (below) reaches ` +
+          `${contractOfFloor} of the floor, and the engine ${round(rate / floor.contract.rowsPerCpuSecond, 2)} of that`,
       ),
       figure(
         `replay: the floor plus the page contract (each page normalized, stringified, staged durably and committed with its cursor; merged 100 pages at a time), one core`,
@@ -171,7 +174,7 @@ export async function replayScenarios(o: BenchOptions): Promise<ScenarioResult[]
           `${floor.contract.parts.normalizeStringify}, the staged file written and synced ${floor.contract.parts.stagedWrite}, ` +
           `the page's transaction (registration + cursor) ${floor.contract.parts.pageTransaction}, the merge's INSERT ` +
           `from read_json + CHECKPOINT ${floor.contract.parts.mergeInsert}; ` +
-          `${round(floor.contract.rowsPerCpuSecond / floor.floorRowsPerCpuSecond, 2)} of the floor (replay-floor.ts): ` +
+          `${contractOfFloor} of the floor (replay-floor.ts): ` +
           'no loader that keeps the contract does less, so none comes nearer to the floor than this',
       ),
       figure(

@@ -89,14 +89,16 @@ class Replay {
   private async page(op: Extract<Op, { kind: 'page' }>, stream: ResolvedStream, text: string | undefined) {
     const ahead = op.entry === null ? undefined : this.parsed.get(op.entry);
     if (op.entry !== null) this.parsed.delete(op.entry);
-    if (ahead === undefined && text === undefined) {
+    let body: ArchivedPage | null;
+    if (ahead !== undefined) body = ahead;
+    else if (text !== undefined) body = readBody(op, text);
+    else {
       throw new MissingArchiveError(
         op.entry === null
           ? `op ${op.seq} (${op.stream}, ${op.at}) was loaded with the archive off: its records were not kept`
           : `archive entry ${op.entry} of op ${op.seq} (${op.stream}, ${op.at}) is not in the archive (pruned?)`,
       );
     }
-    const body = ahead !== undefined ? ahead : text !== undefined ? readBody(op, text) : null;
     if (!body) throw new Error(`archive entry ${op.entry} (op ${op.seq}) holds no page of records`);
     await this.loaderOf(op.runId).load({
       stream,
